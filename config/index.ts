@@ -1,0 +1,108 @@
+// The one place that reads process.env: every setting the product understands, validated
+// against a JSON Schema at boot (with defaults from the schema) and frozen. The table in
+// ENV_VARS is also the documentation source checked by test/unit/config-docs.test.ts.
+import Ajv from 'ajv';
+import { resolve } from 'node:path';
+
+export interface EnvVarSpec {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'boolean';
+  readonly default?: string | number | boolean;
+  readonly description: string;
+}
+
+export const ENV_VARS: readonly EnvVarSpec[] = [
+  { name: 'DATA_DIR', type: 'string', default: './data', description: 'Directory for the embedded engines: JetStream store, Temporal SQLite file, chdb data, demo credentials.' },
+  { name: 'HTTP_HOST', type: 'string', default: '0.0.0.0', description: 'Address the HTTP gateway listens on.' },
+  { name: 'HTTP_PORT', type: 'integer', default: 8080, description: 'Port of the HTTP gateway (SMS API, legacy API, ingestion, /health, /metrics).' },
+  { name: 'SMPP_PORT', type: 'integer', default: 2775, description: 'Port of the customer-facing SMPP server.' },
+  { name: 'SIMULATOR_PORT', type: 'integer', default: 2776, description: 'Port of the carrier simulator SMSC (embedded default only).' },
+  { name: 'NATS_URL', type: 'string', description: 'External NATS server(s), comma-separated. When set, no nats-server is spawned.' },
+  { name: 'NATS_PORT', type: 'integer', default: 4222, description: 'Client port of the embedded nats-server.' },
+  { name: 'NATS_REPLICAS', type: 'integer', default: 1, description: 'Replicas for streams and KV buckets the product creates (3 on a cluster).' },
+  { name: 'TEMPORAL_ADDRESS', type: 'string', description: 'External Temporal frontend host:port. When set, no Temporal dev server is spawned.' },
+  { name: 'TEMPORAL_NAMESPACE', type: 'string', default: 'default', description: 'Temporal namespace.' },
+  { name: 'TEMPORAL_TASK_QUEUE', type: 'string', default: 'sms', description: 'Task queue of the product workflows.' },
+  { name: 'TEMPORAL_PORT', type: 'integer', default: 7233, description: 'gRPC port of the embedded Temporal dev server.' },
+  { name: 'TEMPORAL_UI_PORT', type: 'integer', default: 8233, description: 'Web UI port of the embedded Temporal dev server.' },
+  { name: 'CLICKHOUSE_URL', type: 'string', description: 'External ClickHouse HTTP endpoint (e.g. http://clickhouse:8123). When unset, ClickHouse runs embedded via chdb in $DATA_DIR/clickhouse.' },
+  { name: 'CLICKHOUSE_USER', type: 'string', default: 'default', description: 'ClickHouse user (external server only).' },
+  { name: 'CLICKHOUSE_PASSWORD', type: 'string', default: '', description: 'ClickHouse password (external server only).' },
+  { name: 'CLICKHOUSE_DATABASE', type: 'string', default: 'sms_platform', description: 'ClickHouse database the product owns; created by the migrations.' },
+  { name: 'LOG_LEVEL', type: 'string', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace.' },
+  { name: 'HTTP_BODY_LIMIT_BYTES', type: 'integer', default: 1048576, description: 'Largest accepted request body; larger bodies get 413.' },
+  { name: 'RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per organization per endpoint.' },
+  { name: 'RATE_LIMIT_BULK_PER_MINUTE', type: 'integer', default: 600, description: 'Default requests per minute per organization for POST /sms/bulk.' },
+  { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
+  { name: 'DEMO_SEED', type: 'boolean', default: true, description: 'Create the demo organization on first start with an empty data store.' },
+];
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: Object.fromEntries(ENV_VARS.map((v) => [v.name, { type: v.type, ...(v.default !== undefined ? { default: v.default } : {}) }])),
+  required: [],
+} as const;
+
+export interface Config {
+  readonly dataDir: string;
+  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number };
+  readonly smpp: { readonly port: number };
+  readonly simulator: { readonly port: number };
+  readonly nats: { readonly url: string | undefined; readonly port: number; readonly replicas: number };
+  readonly temporal: { readonly address: string | undefined; readonly namespace: string; readonly taskQueue: string; readonly port: number; readonly uiPort: number };
+  readonly clickhouse: { readonly url: string | undefined; readonly user: string; readonly password: string; readonly database: string };
+  readonly logLevel: string;
+  readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
+  readonly messageStateTtlHours: number;
+  readonly demoSeed: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Raw = Record<string, string | number | boolean | undefined>;
+
+function coerce(env: NodeJS.ProcessEnv): Raw {
+  const raw: Raw = {};
+  for (const spec of ENV_VARS) {
+    const value = env[spec.name];
+    if (value === undefined || value === '') continue;
+    if (spec.type === 'integer') raw[spec.name] = /^-?\d+$/.test(value) ? Number(value) : value;
+    else if (spec.type === 'boolean') raw[spec.name] = value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
+    else raw[spec.name] = value;
+  }
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const ajv = new Ajv({ useDefaults: true, allErrors: true });
+  const validate = ajv.compile(schema);
+  const raw = coerce(env);
+  if (!validate(raw)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'config'} ${e.message ?? 'is invalid'}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const str = (k: string): string => String(raw[k]);
+  const opt = (k: string): string | undefined => (raw[k] === undefined ? undefined : String(raw[k]));
+  const num = (k: string): number => Number(raw[k]);
+  return deepFreeze({
+    dataDir: resolve(str('DATA_DIR')),
+    http: { host: str('HTTP_HOST'), port: num('HTTP_PORT'), bodyLimitBytes: num('HTTP_BODY_LIMIT_BYTES') },
+    smpp: { port: num('SMPP_PORT') },
+    simulator: { port: num('SIMULATOR_PORT') },
+    nats: { url: opt('NATS_URL'), port: num('NATS_PORT'), replicas: num('NATS_REPLICAS') },
+    temporal: { address: opt('TEMPORAL_ADDRESS'), namespace: str('TEMPORAL_NAMESPACE'), taskQueue: str('TEMPORAL_TASK_QUEUE'), port: num('TEMPORAL_PORT'), uiPort: num('TEMPORAL_UI_PORT') },
+    clickhouse: { url: opt('CLICKHOUSE_URL'), user: str('CLICKHOUSE_USER'), password: str('CLICKHOUSE_PASSWORD'), database: str('CLICKHOUSE_DATABASE') },
+    logLevel: str('LOG_LEVEL'),
+    rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
+    messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
+    demoSeed: raw['DEMO_SEED'] === true,
+  });
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) if (inner && typeof inner === 'object') deepFreeze(inner as object);
+  return Object.freeze(value);
+}

@@ -1,0 +1,51 @@
+// Token values, their hashes and SMPP passwords. Token values are 32 random bytes, so an
+// unsalted SHA-256 is a safe at-rest form (as for API keys generally); SMPP passwords are
+// short by protocol (8 characters), so they get a salted scrypt hash instead.
+import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import type { TokenKind } from './types';
+
+const PREFIX: Record<TokenKind, string> = { api_sms: 'sms', legacy: 'leg', datasource: 'dst', product: 'prd' };
+const TOKEN_SHAPE = /^(sms|leg|dst|prd)_[A-Za-z0-9_-]{43}$/;
+
+export function newTokenValue(kind: TokenKind): string {
+  return `${PREFIX[kind]}_${randomBytes(32).toString('base64url')}`;
+}
+
+/** True when the text has the shape of a token value (not whether it is valid). */
+export function looksLikeToken(text: string): boolean {
+  return TOKEN_SHAPE.test(text);
+}
+
+export function hashToken(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+const ALNUM = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
+
+export function randomAlnum(length: number): string {
+  const bytes = randomBytes(length);
+  return Array.from(bytes, (b) => ALNUM[b % ALNUM.length]).join('');
+}
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64url')}`;
+}
+
+export function hashSmppPassword(password: string): string {
+  const salt = randomBytes(16);
+  return `scrypt$${salt.toString('base64')}$${scryptSync(password, salt, 32).toString('base64')}`;
+}
+
+export function verifySmppPassword(password: string, stored: string): boolean {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
+  return timingSafeEqual(actual, expected);
+}

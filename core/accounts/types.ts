@@ -1,0 +1,70 @@
+// Accounts domain (DESIGN §4): organizations own projects; tokens of four kinds authenticate
+// requests; balances and price profiles are per organization.
+export const TOKEN_KINDS = ['api_sms', 'legacy', 'datasource', 'product'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+export const PRODUCT_SCOPES = ['ingest:write', 'ingest:read', 'audience:search', 'PROJECT_AGGREGATIONS'] as const;
+
+export interface Organization {
+  readonly id: string;
+  readonly name: string;
+  readonly currency: string;
+  readonly smppEnabled: boolean;
+  readonly createdAt: string;
+}
+
+export interface Project {
+  readonly id: string;
+  readonly orgId: string;
+  readonly name: string;
+  readonly createdAt: string;
+}
+
+export interface Webhook {
+  readonly url: string;
+  /** HMAC-SHA256 key for webhook signatures. Stored because signing needs it. */
+  readonly secret: string;
+}
+
+export interface SmppCredentials {
+  readonly systemId: string;
+  readonly passwordHash: string;
+}
+
+export interface Token {
+  readonly id: string;
+  readonly kind: TokenKind;
+  readonly name: string;
+  readonly orgId: string;
+  /** Set for api_sms, datasource and product tokens; null for account-wide legacy tokens. */
+  readonly projectId: string | null;
+  readonly datasourceId: string | null;
+  readonly scopes: readonly string[];
+  /** sha256 of the token value; the value itself is never stored. */
+  readonly hash: string;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+  readonly webhook: Webhook | null;
+  readonly smpp: SmppCredentials | null;
+  /** Two-way virtual numbers or sender ids attached to this token. */
+  readonly numbers: readonly string[];
+}
+
+export interface Balance {
+  readonly currency: string;
+  readonly availableMicros: number;
+}
+
+export type PriceKind = 'sms' | 'lookup';
+
+export interface Price {
+  readonly country: string;
+  readonly currency: string;
+  readonly priceMicros: number;
+}
+
+/** What an authenticated request may see: its organization, and its project unless legacy. */
+export interface Principal {
+  readonly token: Token;
+  readonly org: Organization;
+}

@@ -1,0 +1,73 @@
+// The error registry: every failure the product reports has one entry here with a stable
+// code, the HTTP status and title of spec 1 §7, and the SMPP command status used when the
+// same refusal happens on an SMPP session. Nobody matches on message text; callers throw
+// AppError with a code, gateways map it to their wire format.
+
+export const SMPP_STATUS = {
+  ESME_ROK: 0x00000000,
+  ESME_RINVMSGLEN: 0x00000001,
+  ESME_RSYSERR: 0x00000008,
+  ESME_RINVSRCADR: 0x0000000a,
+  ESME_RINVDSTADR: 0x0000000b,
+  ESME_RINVPASWD: 0x0000000e,
+  ESME_RINVSYSID: 0x0000000f,
+  ESME_RTHROTTLED: 0x00000058,
+  ESME_RSUBMITFAIL: 0x00000045,
+  ESME_RINVESMCLASS: 0x00000043,
+  ESME_RINVDCS: 0x00000104,
+  ESME_RX_P_APPN: 0x00000064,
+} as const;
+
+interface ErrorSpec {
+  readonly status: number;
+  readonly title: string;
+  readonly smpp: number;
+  readonly description: string;
+}
+
+export const ERRORS = {
+  MALFORMED_JSON: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'The body is not valid JSON.' },
+  BODY_NOT_OBJECT: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'The body is valid JSON but not a JSON object.' },
+  BODY_NOT_ARRAY: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'The endpoint takes a top-level JSON array (no wrapper object).' },
+  WRONG_SHAPE: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'A field has the wrong JSON type.' },
+  INVALID_FILTER: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'A list filter, sort, paging or group parameter is invalid.' },
+  INVALID_ID: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'A path id is not a valid id.' },
+  UNAUTHORIZED: { status: 401, title: 'Unauthorized', smpp: SMPP_STATUS.ESME_RINVPASWD, description: 'The token is missing, malformed, unknown or revoked.' },
+  INSUFFICIENT_FUNDS: { status: 402, title: 'Payment Required', smpp: SMPP_STATUS.ESME_RX_P_APPN, description: 'The balance does not cover the charge.' },
+  NOT_FOUND: { status: 404, title: 'Not Found', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'The resource does not exist or is not visible to this token.' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', smpp: SMPP_STATUS.ESME_RINVMSGLEN, description: 'The body is over the size limit, or a bulk has more than 100 items.' },
+  VALIDATION_FAILED: { status: 422, title: 'Unprocessable Entity', smpp: SMPP_STATUS.ESME_RSUBMITFAIL, description: 'One or more fields break a rule; the body lists them per field.' },
+  RATE_LIMITED: { status: 429, title: 'Too Many Requests', smpp: SMPP_STATUS.ESME_RTHROTTLED, description: 'The per-organization, per-endpoint rate limit is reached.' },
+  INTERNAL: { status: 500, title: 'Internal Server Error', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'An internal fault; retry with backoff.' },
+  ENGINE_UNAVAILABLE: { status: 503, title: 'Service Unavailable', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'An engine (NATS, Temporal, ClickHouse) is down.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Per-field messages, the body of a 422 (spec 1 §7): `{ errors: { fields: {...} } }`. */
+export type FieldErrors = Record<string, string[]>;
+
+export class AppError extends Error {
+  override readonly name = 'AppError';
+  readonly code: ErrorCode;
+  readonly fields: FieldErrors | undefined;
+
+  constructor(code: ErrorCode, detail: string, options: { cause?: unknown; fields?: FieldErrors } = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.fields = options.fields;
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+export function validationError(fields: FieldErrors): AppError {
+  const names = Object.keys(fields).join(', ');
+  return new AppError('VALIDATION_FAILED', `invalid fields: ${names}`, { fields });
+}

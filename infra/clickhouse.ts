@@ -1,0 +1,103 @@
+// ClickHouse through @clickhouse/client: a server when CLICKHOUSE_URL is set, otherwise the
+// embedded engine (chdb, in-process, one data directory per process). Versioned migrations
+// from infra/migrations/*.sql run at start, idempotently, with identical SQL on both.
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createChdbConnection } from 'chdb/connection';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from './logger';
+
+export interface ClickHouseOptions {
+  readonly url: string | undefined;
+  readonly user: string;
+  readonly password: string;
+  readonly database: string;
+  /** Directory of the embedded engine's data, used when url is undefined. */
+  readonly embeddedPath: string;
+}
+
+export interface ClickHouse {
+  readonly client: ClickHouseClient;
+  readonly kind: 'embedded' | 'server';
+  readonly database: string;
+  /** Fully qualified, quoted table name. The chdb connection ignores a default database. */
+  table(name: string): string;
+  close(): Promise<void>;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function openClickHouse(options: ClickHouseOptions): ClickHouse {
+  if (!IDENTIFIER.test(options.database)) throw new Error(`CLICKHOUSE_DATABASE must be a plain identifier, got "${options.database}"`);
+  let client: ClickHouseClient;
+  if (options.url) {
+    client = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 30_000 });
+  } else {
+    mkdirSync(options.embeddedPath, { recursive: true });
+    client = createClient({ connection: createChdbConnection({ path: options.embeddedPath }) });
+  }
+  return {
+    client,
+    kind: options.url ? 'server' : 'embedded',
+    database: options.database,
+    table: (name) => {
+      if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
+      return `\`${options.database}\`.\`${name}\``;
+    },
+    close: () => client.close(),
+  };
+}
+
+export const MIGRATIONS_DIR = join(__dirname, 'migrations');
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: readonly string[];
+}
+
+export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()
+    .map((file) => {
+      const sql = readFileSync(join(dir, file), 'utf8');
+      const statements = sql
+        .split(/;\s*$/m)
+        .map((s) => s.split('\n').filter((line) => !line.trim().startsWith('--')).join('\n').trim())
+        .filter(Boolean);
+      return { version: Number(file.slice(0, 4)), name: file.replace(/\.sql$/, ''), statements };
+    });
+}
+
+/** Applies every migration not yet recorded in schema_migrations, in version order. */
+export async function migrate(ch: ClickHouse, log: Logger, migrations = loadMigrations()): Promise<number[]> {
+  await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS \`${ch.database}\`` });
+  await ch.client.command({
+    query: `CREATE TABLE IF NOT EXISTS ${ch.table('schema_migrations')} (version UInt32, name String, applied_at DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY version`,
+  });
+  const done = await ch.client.query({ query: `SELECT version FROM ${ch.table('schema_migrations')}`, format: 'JSONEachRow' });
+  const applied = new Set((await done.json<{ version: number }>()).map((r) => Number(r.version)));
+  const ran: number[] = [];
+  for (const migration of migrations) {
+    if (applied.has(migration.version)) continue;
+    for (const statement of migration.statements) {
+      await ch.client.command({ query: statement.replaceAll('{db}', `\`${ch.database}\``) });
+    }
+    await ch.client.insert({
+      table: ch.table('schema_migrations'),
+      values: [{ version: migration.version, name: migration.name, applied_at: Date.now() }],
+      format: 'JSONEachRow',
+    });
+    log.info({ migration: migration.name }, 'clickhouse migration applied');
+    ran.push(migration.version);
+  }
+  return ran;
+}
+
+export async function clickhouseRtt(ch: ClickHouse): Promise<number> {
+  const started = performance.now();
+  const result = await ch.client.ping();
+  if (!result.success) throw result.error;
+  return performance.now() - started;
+}

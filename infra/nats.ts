@@ -1,0 +1,109 @@
+// NATS JetStream: the connection, and the streams and KV buckets the product owns, created
+// idempotently at start. Names here are the contract between roles (see docs/architecture.md).
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import type { Logger } from './logger';
+
+export const STREAMS = {
+  /** Accepted messages (one stream message per request), status transitions, lookups. */
+  sms: { name: 'SMS', subjects: ['sms.>', 'lookup.>'] },
+} as const;
+
+export const SUBJECTS = {
+  smsAccepted: 'sms.accepted',
+  smsStatus: 'sms.status',
+  lookupCreated: 'lookup.created',
+} as const;
+
+const NANOS_PER_MS = 1_000_000;
+const DAY_MS = 24 * 3600 * 1000;
+
+export interface BucketSet {
+  /** Organizations, projects, tokens, prices, numbers. No TTL. */
+  readonly accounts: KV;
+  /** One key per organization: its balance, changed only by compare-and-set. */
+  readonly balances: KV;
+  /** Current state of recent messages and lookups (read-your-writes for GET by id). */
+  readonly messages: KV;
+  /** clientId → message id per project. */
+  readonly idempotency: KV;
+  /** Fixed-window rate-limit counters; keys expire on their own. */
+  readonly ratelimits: KV;
+}
+
+export interface Nats {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  readonly kv: BucketSet;
+  close(): Promise<void>;
+}
+
+export interface NatsOptions {
+  readonly servers: string;
+  readonly replicas: number;
+  readonly messageStateTtlHours: number;
+  readonly name: string;
+}
+
+export async function connectNats(options: NatsOptions, log: Logger): Promise<Nats> {
+  const nc = await connect({
+    servers: options.servers.split(',').map((s) => s.trim()),
+    name: options.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+  });
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnect') log.warn({ nats: status.type }, 'nats connection status');
+    }
+  })();
+  const jsm = await jetstreamManager(nc);
+  await ensureStream(jsm, {
+    name: STREAMS.sms.name,
+    subjects: [...STREAMS.sms.subjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: options.replicas,
+    max_age: 7 * DAY_MS * NANOS_PER_MS,
+    duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
+  });
+  const kvm = new Kvm(nc);
+  const stateTtlMs = options.messageStateTtlHours * 3600 * 1000;
+  const kv: BucketSet = {
+    accounts: await kvm.create('accounts', { replicas: options.replicas, history: 1 }),
+    balances: await kvm.create('balances', { replicas: options.replicas, history: 1 }),
+    messages: await kvm.create('messages', { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
+    idempotency: await kvm.create('idempotency', { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
+    ratelimits: await kvm.create('ratelimits', { replicas: options.replicas, history: 1, ttl: 3 * 60 * 1000 }),
+  };
+  return {
+    nc,
+    js: jetstream(nc),
+    jsm,
+    kv,
+    close: async () => {
+      if (!nc.isClosed()) await nc.drain();
+    },
+  };
+}
+
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    await jsm.streams.info(config.name);
+    await jsm.streams.update(config.name, config);
+  } catch (err) {
+    if (isStreamNotFound(err)) await jsm.streams.add(config);
+    else throw err;
+  }
+}
+
+function isStreamNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound;
+}
+
+/** Round-trip time to the server, for /health. */
+export async function natsRtt(nats: Nats): Promise<number> {
+  return nats.nc.rtt();
+}

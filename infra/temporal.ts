@@ -1,0 +1,75 @@
+// Temporal: the client connection used by gateways and the admin CLI, and the spec of the
+// embedded dev server (SQLite file under DATA_DIR, UI on its own port, tuned for throughput).
+import { Client, Connection } from '@temporalio/client';
+import { join } from 'node:path';
+import type { ChildSpec } from './supervisor';
+
+export interface TemporalOptions {
+  readonly address: string;
+  readonly namespace: string;
+}
+
+export interface Temporal {
+  readonly connection: Connection;
+  readonly client: Client;
+  readonly namespace: string;
+  close(): Promise<void>;
+}
+
+export async function connectTemporal(options: TemporalOptions): Promise<Temporal> {
+  const connection = await Connection.connect({ address: options.address, connectTimeout: 10_000 });
+  const client = new Client({ connection, namespace: options.namespace });
+  return { connection, client, namespace: options.namespace, close: () => connection.close() };
+}
+
+/** Round-trip to the frontend and the namespace, for /health and readiness checks. */
+export async function temporalRtt(temporal: Pick<Temporal, 'connection' | 'namespace'>): Promise<number> {
+  const started = performance.now();
+  await temporal.connection.workflowService.describeNamespace({ namespace: temporal.namespace });
+  return performance.now() - started;
+}
+
+export interface DevServerOptions {
+  readonly binary: string;
+  readonly dataDir: string;
+  readonly port: number;
+  readonly uiPort: number;
+  readonly namespace: string;
+}
+
+/**
+ * Dynamic config and SQLite pragmas that raise the single-shard dev server's throughput.
+ * bench/temporal-tuning.ts measures what each one buys.
+ */
+export const DEV_SERVER_TUNING = {
+  pragmas: ['journal_mode=wal', 'synchronous=NORMAL'],
+  dynamicConfig: [
+    'system.enableActivityEagerExecution=true',
+    'history.shardIOConcurrency=8',
+    'frontend.namespaceRPS=100000',
+    'frontend.namespaceCount=100000',
+    'history.rps=100000',
+    'matching.rps=100000',
+  ],
+} as const;
+
+export function devServerSpec(options: DevServerOptions, ready: () => Promise<boolean>): ChildSpec {
+  return {
+    name: 'temporal',
+    command: options.binary,
+    args: [
+      'server', 'start-dev',
+      '--db-filename', join(options.dataDir, 'temporal.db'),
+      '--ip', '127.0.0.1',
+      '--port', String(options.port),
+      '--ui-port', String(options.uiPort),
+      // "default" always exists; -n creates any other namespace at launch.
+      ...(options.namespace === 'default' ? [] : ['--namespace', options.namespace]),
+      '--log-level', 'warn',
+      ...DEV_SERVER_TUNING.pragmas.flatMap((p) => ['--sqlite-pragma', p]),
+      ...DEV_SERVER_TUNING.dynamicConfig.flatMap((d) => ['--dynamic-config-value', d]),
+    ],
+    ready,
+    readyTimeoutMs: 90_000,
+  };
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// Installs what `npm start` and `npm test` need on a fresh machine, idempotently:
+// npm dependencies from the lockfile, and the pinned Temporal CLI and nats-server built
+// from the Go module proxy into .tools/bin. Plain Node with no dependencies on purpose:
+// it runs before node_modules exists. Fast (< 1 s) when everything is present.
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const toolsBin = join(root, '.tools', 'bin');
+
+export const TOOLS = {
+  temporal: { module: 'github.com/temporalio/cli/cmd/temporal', version: 'v1.5.1' },
+  'nats-server': { module: 'github.com/nats-io/nats-server/v2', version: 'v2.15.2' },
+};
+
+const log = (msg) => process.stderr.write(`[bootstrap] ${msg}\n`);
+
+function fail(msg) {
+  log(`error: ${msg}`);
+  process.exit(1);
+}
+
+function checkNode() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 3)) fail(`Node.js >= 20.3 is required (found ${process.versions.node}). Install a current Node.js LTS.`);
+}
+
+function run(cmd, args, { env, label } = {}) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const heartbeat = setInterval(() => log(`${label}: still working (${Math.round((Date.now() - started) / 1000)} s)`), 15000);
+    child.on('error', (err) => { clearInterval(heartbeat); resolve({ code: 1, err }); });
+    child.on('exit', (code) => { clearInterval(heartbeat); resolve({ code: code ?? 1, seconds: (Date.now() - started) / 1000 }); });
+  });
+}
+
+async function ensureNpmDependencies() {
+  const lock = join(root, 'package-lock.json');
+  if (!existsSync(lock)) fail('package-lock.json is missing: run `npm install` once to create it.');
+  const stampFile = join(root, 'node_modules', '.bootstrap-lock-hash');
+  const lockHash = createHash('sha256').update(readFileSync(lock)).digest('hex');
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === lockHash) {
+    log('npm dependencies: present');
+    return;
+  }
+  // `npm install` rather than `npm ci`: npm 11 writes lockfiles without the other platforms'
+  // optional packages (@swc/core-darwin-*, ...) and `npm ci` then refuses them as out of sync.
+  // `npm install` still installs the locked versions.
+  log('npm dependencies: installing the locked versions (the first time takes a few minutes: chdb is ~560 MB)');
+  const { code, seconds } = await run('npm', ['install', '--no-audit', '--no-fund'], { label: 'npm install' });
+  if (code !== 0) fail('npm install failed (see its output above). Check that the npm registry is reachable.');
+  writeFileSync(stampFile, createHash('sha256').update(readFileSync(lock)).digest('hex'));
+  log(`npm dependencies: installed in ${seconds.toFixed(0)} s`);
+}
+
+// A stamp beside the binary records which module@version built it (`go install` of the
+// Temporal CLI reports its own version as 0.0.0-DEV, so asking the binary is no use).
+const stampOf = (name) => join(toolsBin, `.${name}.installed`);
+const wanted = (name) => `${TOOLS[name].module}@${TOOLS[name].version}`;
+
+function installedVersionMatches(name) {
+  const bin = join(toolsBin, name);
+  if (!existsSync(bin) || !existsSync(stampOf(name))) return false;
+  const stamp = readFileSync(stampOf(name), 'utf8').trim();
+  if (stamp !== wanted(name) && stamp !== 'debian-fallback') return false;
+  return spawnSync(bin, ['--version'], { encoding: 'utf8' }).status === 0;
+}
+
+function goAvailable() {
+  return spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0;
+}
+
+async function ensureGoTool(name) {
+  if (installedVersionMatches(name)) {
+    log(`${name}: present (${TOOLS[name].version})`);
+    return;
+  }
+  const tool = TOOLS[name];
+  if (!goAvailable()) {
+    if (name === 'nats-server' && debianNatsServer()) return;
+    fail(`${name} needs Go >= 1.25 to build (go is not on PATH). Install Go from your OS packages or go.dev, then rerun.`);
+  }
+  mkdirSync(toolsBin, { recursive: true });
+  log(`${name}: building ${tool.module}@${tool.version} into .tools/bin (first time only, 2-6 minutes)`);
+  const { code, seconds } = await run('go', ['install', `${tool.module}@${tool.version}`], { env: { GOBIN: toolsBin }, label: `go install ${name}` });
+  if (code === 0) writeFileSync(stampOf(name), wanted(name));
+  if (code === 0 && installedVersionMatches(name)) {
+    log(`${name}: built in ${seconds.toFixed(0)} s`);
+    return;
+  }
+  if (name === 'nats-server' && debianNatsServer()) return;
+  fail(`go install ${tool.module}@${tool.version} failed: check that the Go module proxy is reachable (go env GOPROXY).`);
+}
+
+// Debian's nats-server (2.9.x) is a fallback only: JetStream works, but it is years old.
+function debianNatsServer() {
+  const found = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).stdout.trim();
+  if (!found) {
+    log('nats-server: not built; trying Debian package nats-server as a fallback');
+    const apt = spawnSync('sh', ['-c', 'apt-get install -y nats-server >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y nats-server >/dev/null 2>&1)']);
+    if (apt.status !== 0) return false;
+  }
+  const path = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).stdout.trim();
+  if (!path) return false;
+  mkdirSync(toolsBin, { recursive: true });
+  spawnSync('ln', ['-sf', path, join(toolsBin, 'nats-server')]);
+  writeFileSync(stampOf('nats-server'), 'debian-fallback');
+  log(`nats-server: using fallback ${path}`);
+  return true;
+}
+
+async function main() {
+  const started = Date.now();
+  checkNode();
+  await ensureNpmDependencies();
+  const needNats = !process.env.NATS_URL || process.env.CI === 'true' || process.argv.includes('--all');
+  const needTemporal = !process.env.TEMPORAL_ADDRESS || process.env.CI === 'true' || process.argv.includes('--all');
+  // The two Go builds are independent: run them side by side.
+  await Promise.all([needNats && ensureGoTool('nats-server'), needTemporal && ensureGoTool('temporal')].filter(Boolean));
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+await main();
