@@ -25,6 +25,8 @@ export interface ClickHouse {
   close(): Promise<void>;
 }
 
+type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
+
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function openClickHouse(options: ClickHouseOptions): ClickHouse {
@@ -34,7 +36,10 @@ export function openClickHouse(options: ClickHouseOptions): ClickHouse {
     client = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 30_000 });
   } else {
     mkdirSync(options.embeddedPath, { recursive: true });
-    client = createClient({ connection: createChdbConnection({ path: options.embeddedPath }) });
+    // chdb implements the client's Connection contract against its own copy of
+    // @clickhouse/client-common's types; the two copies differ only nominally.
+    const connection = createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection;
+    client = createClient({ connection });
   }
   return {
     client,

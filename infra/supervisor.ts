@@ -51,7 +51,9 @@ export class Supervisor {
 
   async start(spec: ChildSpec): Promise<void> {
     const tail: string[] = [];
-    const child = spawn(spec.command, spec.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Own process group: a terminal's Ctrl-C reaches only us, and we stop the engines after
+    // the roles that use them (reapStale covers a parent killed with -9).
+    const child = spawn(spec.command, spec.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const remember = (chunk: Buffer): void => {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {

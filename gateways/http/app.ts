@@ -1,0 +1,33 @@
+// The Express application: ops endpoints, the SMS API v1 under /transactional/v1 and the
+// legacy API at the root of the host (spec 1 §1, §9), with one error mapping for all.
+import express, { type Express } from 'express';
+import type { Config } from '../../config';
+import { AppError } from '../../core/errors';
+import type { Logger } from '../../infra/logger';
+import type { Engines } from '../../roles/engines';
+import { errorHandler } from './errors';
+import { requestObservability } from './observability';
+import { opsRouter } from './ops';
+import { smsApiRouter } from './sms-api';
+
+export interface HttpDeps {
+  readonly config: Config;
+  readonly engines: Engines;
+  readonly log: Logger;
+}
+
+export const SMS_API_BASE = '/transactional/v1';
+
+export function createHttpApp(deps: HttpDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'extended');
+  app.use(requestObservability(deps.log));
+  app.use(opsRouter(deps.engines.probes));
+  app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1' }));
+  app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy' }));
+  app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));
+  app.use(errorHandler(deps.log));
+  return app;
+}

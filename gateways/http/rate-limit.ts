@@ -1,0 +1,23 @@
+// Per-organization, per-endpoint rate limit (spec 1 §8) with the X-RateLimit-* headers on
+// every response; counters are shared by all replicas (stores/rate-limiter.ts).
+import type { RequestHandler } from 'express';
+import { AppError } from '../../core/errors';
+import type { RateLimiter } from '../../stores/rate-limiter';
+
+export function rateLimit(limiter: RateLimiter, endpoint: string, limitPerMinute: number): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const decision = await limiter.take(req.principal.org.id, endpoint, limitPerMinute);
+      res.setHeader('X-RateLimit-Limit', String(decision.limit));
+      res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+      res.setHeader('X-RateLimit-Reset', String(decision.reset));
+      if (!decision.allowed) {
+        res.setHeader('Retry-After', String(Math.max(1, decision.reset - Math.floor(Date.now() / 1000))));
+        throw new AppError('RATE_LIMITED', `rate limit of ${decision.limit} requests per minute reached for ${endpoint}; retry after X-RateLimit-Reset`);
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

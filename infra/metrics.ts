@@ -1,0 +1,27 @@
+// Prometheus metrics (prom-client): one registry per process, with default process metrics.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const httpRequests = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP requests by route and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+
+export const smsAccepted = new Counter({
+  name: 'sms_accepted_total',
+  help: 'Messages accepted (HTTP and SMPP)',
+  labelNames: ['source'] as const,
+  registers: [registry],
+});
+
+export const clickhouseRowsWritten = new Counter({
+  name: 'clickhouse_rows_written_total',
+  help: 'Rows inserted into ClickHouse by the batch writers',
+  labelNames: ['table'] as const,
+  registers: [registry],
+});

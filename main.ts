@@ -1,0 +1,122 @@
+// Entry point of every process: `npm start` runs all roles in one process on the embedded
+// engines; `--role=<name>` (repeatable, or comma-separated) runs some roles alone.
+import { Command, Option } from 'commander';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, type Config } from './config';
+import { createLogger, type Logger } from './infra/logger';
+import { demoBanner, ensureDemo } from './roles/demo-seed';
+import { startEngines, type Engines } from './roles/engines';
+import { startHttpGateway } from './roles/gateway-http';
+import { startWorker } from './roles/worker';
+
+export const ROLES = ['gateway-http', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
+const CLICKHOUSE_ROLES: readonly Role[] = ['gateway-http'];
+
+interface Stoppable {
+  stop(): Promise<void>;
+}
+
+function parseRoles(argv: string[]): Role[] {
+  const program = new Command()
+    .name('sms-platform')
+    .addOption(new Option('--role <roles...>', `roles to run: all, ${ROLES.join(', ')}`).default(['all']))
+    .allowExcessArguments(false)
+    .parse(argv);
+  const requested = (program.opts<{ role: string[] }>().role).flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
+  if (requested.includes('all')) return [...ROLES];
+  for (const role of requested) {
+    if (!(ROLES as readonly string[]).includes(role)) program.error(`unknown role "${role}"; known roles: all, ${ROLES.join(', ')}`);
+  }
+  return requested as Role[];
+}
+
+async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
+  const started = performance.now();
+  const engines: Engines = await startEngines(config, log, {
+    clickhouse: roles.some((r) => CLICKHOUSE_ROLES.includes(r)),
+    processName: `sms-platform:${roles.join('+')}`,
+  });
+  const running: Stoppable[] = [];
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const hardStop = setTimeout(() => {
+      log.error('shutdown took longer than 10 s; exiting');
+      process.exit(1);
+    }, 9_500);
+    hardStop.unref();
+    for (const role of running.reverse()) await role.stop().catch((err: unknown) => log.warn({ err }, 'role stop failed'));
+    await engines.stop();
+    clearTimeout(hardStop);
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // A fault must not leave the engine children orphaned.
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception');
+    void shutdown('uncaughtException').finally(() => process.exit(1));
+  });
+  process.on('unhandledRejection', (err) => {
+    log.fatal({ err }, 'unhandled rejection');
+    void shutdown('unhandledRejection').finally(() => process.exit(1));
+  });
+
+  try {
+    if (roles.includes('worker')) {
+      running.push(await startWorker(
+        { address: engines.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
+        { identity: `worker-${process.pid}` },
+        log,
+      ));
+    }
+    if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
+
+    const seeded = config.demoSeed
+      ? await ensureDemo({ accounts: engines.accounts, balances: engines.balances, kv: engines.nats.kv.accounts, dataDir: config.dataDir })
+      : undefined;
+    log.info({ roles, ms: Math.round(performance.now() - started) }, 'ready');
+    const lines = [
+      '',
+      `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,
+      roles.includes('gateway-http') ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
+      config.temporal.address ? `  Temporal     ${config.temporal.address}` : `  Temporal UI  http://localhost:${config.temporal.uiPort}`,
+      `  NATS         ${config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`}`,
+      `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}`,
+      seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json')) : '',
+      'Press Ctrl-C to stop.',
+      '',
+    ];
+    process.stderr.write(lines.filter((l) => l !== '').join('\n') + '\n');
+  } catch (err) {
+    await shutdown('startup-failure');
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
+    process.exit(2);
+  }
+  const roles = parseRoles(process.argv);
+  const log = createLogger(config.logLevel, { roles: roles.join('+') });
+  try {
+    await run(config, roles, log);
+  } catch (err) {
+    log.fatal({ err }, 'start-up failed');
+    process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+}
+
+void main();

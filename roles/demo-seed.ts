@@ -1,0 +1,87 @@
+// First start on an empty data store: a demo organization with funds, SMS and lookup prices,
+// an api_sms token (with SMPP credentials) and a legacy token, written to $DATA_DIR/demo.json
+// and printed with a ready-to-paste curl command. Later starts find and reuse it.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KV } from '@nats-io/kv';
+import { toMicros } from '../core/money';
+import type { AccountStore } from '../stores/account-store';
+import type { BalanceLedger } from '../stores/balance-ledger';
+
+const MARKER_KEY = 'meta.demo';
+
+/** Per-segment SMS prices (EUR) of the demo price profile. */
+export const DEMO_SMS_PRICES: Readonly<Record<string, number>> = {
+  AT: 0.065, BE: 0.07, CH: 0.06, CZ: 0.045, DE: 0.075, DK: 0.05, ES: 0.055, FI: 0.06, FR: 0.07, GB: 0.04,
+  IE: 0.06, IT: 0.065, NL: 0.07, NO: 0.055, PL: 0.035, PT: 0.04, SE: 0.05, US: 0.01, CA: 0.01, BR: 0.03,
+  MX: 0.035, IN: 0.005, AU: 0.045, JP: 0.07,
+};
+export const DEMO_LOOKUP_PRICE = 0.005;
+export const DEMO_BALANCE = 100;
+
+export interface DemoCredentials {
+  readonly organization: string;
+  readonly project: string;
+  readonly token: string;
+  readonly tokenId: string;
+  readonly legacyToken: string;
+  readonly smpp: { readonly systemId: string; readonly password: string };
+  readonly currency: string;
+  readonly createdAt: string;
+}
+
+export async function ensureDemo(deps: { accounts: AccountStore; balances: BalanceLedger; kv: KV; dataDir: string }): Promise<{ demo: DemoCredentials; created: boolean } | undefined> {
+  const file = join(deps.dataDir, 'demo.json');
+  const marker = await deps.kv.get(MARKER_KEY);
+  if (marker && marker.operation === 'PUT' && marker.length > 0) {
+    return existsSync(file) ? { demo: JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials, created: false } : undefined;
+  }
+  // Claim the seed first so that two processes starting together create one organization.
+  try {
+    await deps.kv.create(MARKER_KEY, JSON.stringify('seeding'));
+  } catch {
+    return undefined;
+  }
+  const org = await deps.accounts.createOrg({ name: 'Demo Org', currency: 'EUR', smppEnabled: true });
+  const project = await deps.accounts.createProject(org.id, 'Demo project');
+  const api = await deps.accounts.createToken({ kind: 'api_sms', orgId: org.id, projectId: project.id, name: 'demo api_sms token' });
+  const legacy = await deps.accounts.createToken({ kind: 'legacy', orgId: org.id, name: 'demo legacy token' });
+  const smpp = await deps.accounts.issueSmppCredentials(api.token.id);
+  await deps.balances.set(org.id, { currency: 'EUR', availableMicros: toMicros(DEMO_BALANCE) });
+  for (const [country, price] of Object.entries(DEMO_SMS_PRICES)) {
+    await deps.accounts.setPrice(org.id, 'sms', country, { country, currency: 'EUR', priceMicros: toMicros(price) });
+    await deps.accounts.setPrice(org.id, 'lookup', country, { country, currency: 'EUR', priceMicros: toMicros(DEMO_LOOKUP_PRICE) });
+  }
+  const demo: DemoCredentials = {
+    organization: org.id,
+    project: project.id,
+    token: api.value,
+    tokenId: api.token.id,
+    legacyToken: legacy.value,
+    smpp: { systemId: smpp.systemId, password: smpp.password },
+    currency: 'EUR',
+    createdAt: new Date().toISOString(),
+  };
+  mkdirSync(deps.dataDir, { recursive: true });
+  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  await deps.kv.put(MARKER_KEY, JSON.stringify(org.id));
+  return { demo, created: true };
+}
+
+export function demoBanner(demo: DemoCredentials, httpPort: number, file: string): string {
+  const base = `http://localhost:${httpPort}/transactional/v1`;
+  return [
+    '',
+    `Demo organization ${demo.organization} (credentials in ${file})`,
+    `  api_sms token: ${demo.token}`,
+    `  legacy token:  ${demo.legacyToken}`,
+    `  SMPP:          system_id=${demo.smpp.systemId} password=${demo.smpp.password}`,
+    '',
+    'Send a message:',
+    `  curl -s -X POST ${base}/sms -H 'Authorization: Bearer ${demo.token}' -H 'Content-Type: application/json' \\`,
+    `       -d '{"from":"Demo","to":"+4915112345678","text":"Hello from the demo"}'`,
+    'Balance:',
+    `  curl -s ${base}/organization/account -H 'Authorization: Bearer ${demo.token}'`,
+    '',
+  ].join('\n');
+}

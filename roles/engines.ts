@@ -1,0 +1,120 @@
+// Brings up what the roles of this process need: the embedded engines (unless external
+// ones are configured), connections to NATS, Temporal and ClickHouse, the migrations, and
+// the stores built on them. One `stop()` closes everything in reverse order.
+import { join } from 'node:path';
+import type { Config } from '../config';
+import { clickhouseRtt, migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
+import type { Logger } from '../infra/logger';
+import { connectNats, natsRtt, type Nats } from '../infra/nats';
+import { Supervisor, portOpen } from '../infra/supervisor';
+import { connectTemporal, devServerSpec, temporalRtt, type Temporal } from '../infra/temporal';
+import { AccountDirectory } from '../stores/account-directory';
+import { AccountStore } from '../stores/account-store';
+import { BalanceLedger } from '../stores/balance-ledger';
+import { RateLimiter } from '../stores/rate-limiter';
+
+export const TOOLS_BIN = join(__dirname, '..', '.tools', 'bin');
+
+export interface Engines {
+  readonly nats: Nats;
+  readonly temporal: Temporal;
+  readonly temporalAddress: string;
+  readonly clickhouse: ClickHouse | undefined;
+  readonly accounts: AccountStore;
+  readonly directory: AccountDirectory;
+  readonly balances: BalanceLedger;
+  readonly rateLimiter: RateLimiter;
+  readonly probes: Record<string, () => Promise<number>>;
+  stop(): Promise<void>;
+}
+
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+}
+
+async function assertFree(port: number, what: string, variable: string): Promise<void> {
+  if (await portOpen(port)) {
+    throw new PortInUseError(`port ${port} (${what}) is already in use: stop the other process (another \`npm start\`?) or set ${variable}`);
+  }
+}
+
+export async function startEngines(config: Config, log: Logger, options: { clickhouse: boolean; processName: string }): Promise<Engines> {
+  const supervisor = new Supervisor(config.dataDir, log);
+  const closers: Array<() => Promise<void>> = [];
+  const stop = async (): Promise<void> => {
+    for (const close of closers.reverse()) {
+      await close().catch((err: unknown) => log.warn({ err }, 'error while stopping'));
+    }
+    await supervisor.stopAll();
+  };
+
+  try {
+    supervisor.reapStale();
+    const natsUrl = config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`;
+    if (!config.nats.url) {
+      await assertFree(config.nats.port, 'NATS', 'NATS_PORT');
+      await supervisor.start({
+        name: 'nats-server',
+        command: join(TOOLS_BIN, 'nats-server'),
+        args: ['-js', '-sd', join(config.dataDir, 'nats'), '-a', '127.0.0.1', '-p', String(config.nats.port), '--server_name', 'sms-embedded'],
+        ready: () => portOpen(config.nats.port),
+      });
+    }
+    const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
+    if (!config.temporal.address) {
+      await assertFree(config.temporal.port, 'Temporal', 'TEMPORAL_PORT');
+      await assertFree(config.temporal.uiPort, 'Temporal UI', 'TEMPORAL_UI_PORT');
+      const spec = devServerSpec(
+        { binary: join(TOOLS_BIN, 'temporal'), dataDir: config.dataDir, port: config.temporal.port, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace },
+        async () => {
+          if (!(await portOpen(config.temporal.port))) return false;
+          const probe = await connectTemporal({ address: temporalAddress, namespace: config.temporal.namespace });
+          try {
+            await temporalRtt(probe);
+            return true;
+          } finally {
+            await probe.close();
+          }
+        },
+      );
+      await supervisor.start(spec);
+    }
+
+    const nats = await connectNats({ servers: natsUrl, replicas: config.nats.replicas, messageStateTtlHours: config.messageStateTtlHours, name: options.processName }, log);
+    closers.push(() => nats.close());
+    const temporal = await connectTemporal({ address: temporalAddress, namespace: config.temporal.namespace });
+    closers.push(() => temporal.close());
+
+    let clickhouse: ClickHouse | undefined;
+    if (options.clickhouse) {
+      clickhouse = openClickHouse({ ...config.clickhouse, embeddedPath: join(config.dataDir, 'clickhouse') });
+      closers.push(() => (clickhouse as ClickHouse).close());
+      await migrate(clickhouse, log);
+    }
+
+    const directory = await AccountDirectory.open(nats.kv.accounts);
+    closers.push(async () => directory.stop());
+
+    const probes: Record<string, () => Promise<number>> = {
+      nats: () => natsRtt(nats),
+      temporal: () => temporalRtt(temporal),
+    };
+    if (clickhouse) probes['clickhouse'] = () => clickhouseRtt(clickhouse as ClickHouse);
+
+    return {
+      nats,
+      temporal,
+      temporalAddress,
+      clickhouse,
+      accounts: new AccountStore(nats.kv.accounts),
+      directory,
+      balances: new BalanceLedger(nats.kv.balances),
+      rateLimiter: new RateLimiter(nats.kv.ratelimits),
+      probes,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,54 @@
+// The worker role: a Temporal worker running the product workflows and activities.
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import type { Logger } from '../infra/logger';
+import { createActivities, type ActivityDeps } from '../activities';
+
+export interface WorkerRole {
+  readonly running: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  readonly address: string;
+  readonly namespace: string;
+  readonly taskQueue: string;
+}
+
+let runtimeInstalled = false;
+
+/** Routes the SDK's own logs into our structured log (warnings and worse by default). */
+function installRuntimeLogger(log: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const level: LogLevel = log.isLevelEnabled('debug') ? 'DEBUG' : 'WARN';
+  Runtime.install({
+    logger: new DefaultLogger(level, (entry) => {
+      const fields = { temporal: entry.meta ?? {} };
+      if (entry.level === 'ERROR') log.error(fields, entry.message);
+      else if (entry.level === 'WARN') log.warn(fields, entry.message);
+      else log.debug(fields, entry.message);
+    }),
+  });
+}
+
+export async function startWorker(options: WorkerOptions, deps: ActivityDeps, log: Logger): Promise<WorkerRole> {
+  installRuntimeLogger(log);
+  const connection = await NativeConnection.connect({ address: options.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowsPath: require.resolve('../workflows'),
+    activities: createActivities(deps),
+    identity: deps.identity,
+  });
+  const running = worker.run().finally(() => connection.close());
+  log.info({ taskQueue: options.taskQueue }, 'temporal worker running');
+  return {
+    running,
+    stop: async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch((err: unknown) => log.error({ err }, 'worker stopped with an error'));
+    },
+  };
+}

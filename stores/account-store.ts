@@ -1,0 +1,241 @@
+// Accounts in NATS KV (bucket `accounts`): organizations, projects, tokens and their
+// indexes (hash → id, SMPP system_id → id, number → id), price profiles. Written by the
+// admin CLI and the demo seed; read on hot paths through AccountDirectory (a watched
+// in-memory mirror). Balances live in their own bucket (stores/balance-ledger.ts).
+import type { KV } from '@nats-io/kv';
+import { newId } from '../core/ids';
+import { hashSmppPassword, hashToken, looksLikeToken, newTokenValue, newWebhookSecret, randomAlnum } from '../core/accounts/secrets';
+import type { Organization, Price, PriceKind, Project, Token, TokenKind, Webhook } from '../core/accounts/types';
+
+export class AccountNotFoundError extends Error {
+  override readonly name = 'AccountNotFoundError';
+}
+
+export class AccountConflictError extends Error {
+  override readonly name = 'AccountConflictError';
+}
+
+export const KEYS = {
+  org: (id: string) => `org.${id}`,
+  project: (id: string) => `project.${id}`,
+  token: (id: string) => `token.${id}`,
+  tokenHash: (hash: string) => `tokenhash.${hash}`,
+  smpp: (systemId: string) => `smpp.${systemId}`,
+  number: (msisdn: string) => `number.${msisdn.replace(/^\+/, '')}`,
+  price: (kind: PriceKind, orgId: string, country: string) => `price.${kind}.${orgId}.${country}`,
+} as const;
+
+const now = (): string => new Date().toISOString();
+
+export interface NewToken {
+  readonly kind: TokenKind;
+  readonly orgId: string;
+  readonly projectId?: string | null;
+  readonly datasourceId?: string | null;
+  readonly scopes?: readonly string[];
+  readonly name?: string;
+}
+
+export class AccountStore {
+  constructor(private readonly kv: KV) {}
+
+  private async read<T>(key: string): Promise<T | null> {
+    const entry = await this.kv.get(key);
+    return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<T>() : null;
+  }
+
+  private async write(key: string, value: unknown): Promise<void> {
+    await this.kv.put(key, JSON.stringify(value));
+  }
+
+  private async list<T>(prefix: string): Promise<T[]> {
+    const keys: string[] = [];
+    for await (const key of await this.kv.keys(`${prefix}.>`)) keys.push(key);
+    const values = await Promise.all(keys.map((k) => this.read<T>(k)));
+    return values.filter((v): v is Awaited<T> => v !== null) as T[];
+  }
+
+  async createOrg(input: { name: string; currency?: string; smppEnabled?: boolean; id?: string }): Promise<Organization> {
+    const org: Organization = { id: input.id ?? newId(), name: input.name, currency: input.currency ?? 'EUR', smppEnabled: input.smppEnabled ?? false, createdAt: now() };
+    await this.write(KEYS.org(org.id), org);
+    return org;
+  }
+
+  async getOrg(id: string): Promise<Organization> {
+    const org = await this.read<Organization>(KEYS.org(id));
+    if (!org) throw new AccountNotFoundError(`organization ${id} not found`);
+    return org;
+  }
+
+  listOrgs(): Promise<Organization[]> {
+    return this.list<Organization>('org');
+  }
+
+  async setOrgSmpp(id: string, smppEnabled: boolean): Promise<Organization> {
+    const org = { ...(await this.getOrg(id)), smppEnabled };
+    await this.write(KEYS.org(id), org);
+    return org;
+  }
+
+  async createProject(orgId: string, name: string, id?: string): Promise<Project> {
+    await this.getOrg(orgId);
+    const project: Project = { id: id ?? newId(), orgId, name, createdAt: now() };
+    await this.write(KEYS.project(project.id), project);
+    return project;
+  }
+
+  async getProject(id: string): Promise<Project> {
+    const project = await this.read<Project>(KEYS.project(id));
+    if (!project) throw new AccountNotFoundError(`project ${id} not found`);
+    return project;
+  }
+
+  async listProjects(orgId?: string): Promise<Project[]> {
+    const all = await this.list<Project>('project');
+    return orgId ? all.filter((p) => p.orgId === orgId) : all;
+  }
+
+  /** Creates a token; the value is returned once and only its hash is stored. */
+  async createToken(input: NewToken): Promise<{ token: Token; value: string }> {
+    await this.getOrg(input.orgId);
+    const projectId = input.projectId ?? null;
+    if (input.kind !== 'legacy' && !projectId) throw new AccountConflictError(`a ${input.kind} token needs a project`);
+    if (projectId) {
+      const project = await this.getProject(projectId);
+      if (project.orgId !== input.orgId) throw new AccountConflictError(`project ${projectId} belongs to another organization`);
+    }
+    const value = newTokenValue(input.kind);
+    const token: Token = {
+      id: newId(),
+      kind: input.kind,
+      name: input.name ?? `${input.kind} token`,
+      orgId: input.orgId,
+      projectId: input.kind === 'legacy' ? null : projectId,
+      datasourceId: input.datasourceId ?? null,
+      scopes: [...(input.scopes ?? [])],
+      hash: hashToken(value),
+      createdAt: now(),
+      revokedAt: null,
+      webhook: null,
+      smpp: null,
+      numbers: [],
+    };
+    await this.write(KEYS.token(token.id), token);
+    await this.write(KEYS.tokenHash(token.hash), token.id);
+    return { token, value };
+  }
+
+  async getToken(id: string): Promise<Token> {
+    const token = await this.read<Token>(KEYS.token(id));
+    if (!token) throw new AccountNotFoundError(`token ${id} not found`);
+    return token;
+  }
+
+  /** Accepts either a token id or a token value (as the admin CLI does). */
+  async resolveToken(idOrValue: string): Promise<Token> {
+    if (!looksLikeToken(idOrValue)) return this.getToken(idOrValue);
+    const id = await this.read<string>(KEYS.tokenHash(hashToken(idOrValue)));
+    if (!id) throw new AccountNotFoundError('no token has this value');
+    return this.getToken(id);
+  }
+
+  async listTokens(filter: { orgId?: string; projectId?: string } = {}): Promise<Token[]> {
+    const all = await this.list<Token>('token');
+    return all.filter((t) => (!filter.orgId || t.orgId === filter.orgId) && (!filter.projectId || t.projectId === filter.projectId));
+  }
+
+  async revokeToken(id: string): Promise<Token> {
+    const token = await this.getToken(id);
+    if (token.revokedAt) return token;
+    const revoked: Token = { ...token, revokedAt: now() };
+    await this.write(KEYS.token(id), revoked);
+    await this.kv.delete(KEYS.tokenHash(token.hash));
+    if (token.smpp) await this.kv.delete(KEYS.smpp(token.smpp.systemId));
+    for (const number of token.numbers) await this.kv.delete(KEYS.number(number));
+    return revoked;
+  }
+
+  /**
+   * Rotation as spec 1 §5 rule 3 describes it: a replacement with the same kind, project,
+   * scopes and webhook is created; the old token stays valid until it is revoked.
+   */
+  async rotateToken(id: string): Promise<{ token: Token; value: string; replaced: Token }> {
+    const old = await this.getToken(id);
+    if (old.revokedAt) throw new AccountConflictError(`token ${id} is revoked; create a new one instead`);
+    const created = await this.createToken({ kind: old.kind, orgId: old.orgId, projectId: old.projectId, datasourceId: old.datasourceId, scopes: old.scopes, name: old.name });
+    const token: Token = { ...created.token, webhook: old.webhook };
+    await this.write(KEYS.token(token.id), token);
+    return { token, value: created.value, replaced: old };
+  }
+
+  async setWebhook(id: string, url: string, secret?: string): Promise<Token> {
+    const token = await this.getToken(id);
+    if (token.kind !== 'api_sms') throw new AccountConflictError('webhooks are configured on api_sms tokens');
+    const webhook: Webhook = { url, secret: secret ?? token.webhook?.secret ?? newWebhookSecret() };
+    const updated: Token = { ...token, webhook };
+    await this.write(KEYS.token(id), updated);
+    return updated;
+  }
+
+  async clearWebhook(id: string): Promise<Token> {
+    const updated: Token = { ...(await this.getToken(id)), webhook: null };
+    await this.write(KEYS.token(id), updated);
+    return updated;
+  }
+
+  /** Issues (or re-issues) the SMPP system_id/password pair of an api_sms token. */
+  async issueSmppCredentials(id: string): Promise<{ token: Token; systemId: string; password: string }> {
+    const token = await this.getToken(id);
+    if (token.kind !== 'api_sms') throw new AccountConflictError('SMPP credentials belong to api_sms tokens');
+    if (token.revokedAt) throw new AccountConflictError('the token is revoked');
+    const org = await this.getOrg(token.orgId);
+    if (!org.smppEnabled) throw new AccountConflictError(`SMPP is not enabled on organization ${org.id}: run \`admin org smpp --org ${org.id} --enable\` first`);
+    if (token.smpp) await this.kv.delete(KEYS.smpp(token.smpp.systemId));
+    const systemId = token.smpp?.systemId ?? `sms${randomAlnum(10)}`;
+    const password = randomAlnum(8);
+    const updated: Token = { ...token, smpp: { systemId, passwordHash: hashSmppPassword(password) } };
+    await this.write(KEYS.token(id), updated);
+    await this.write(KEYS.smpp(systemId), id);
+    return { token: updated, systemId, password };
+  }
+
+  async revokeSmppCredentials(id: string): Promise<Token> {
+    const token = await this.getToken(id);
+    if (token.smpp) await this.kv.delete(KEYS.smpp(token.smpp.systemId));
+    const updated: Token = { ...token, smpp: null };
+    await this.write(KEYS.token(id), updated);
+    return updated;
+  }
+
+  async addNumber(id: string, number: string): Promise<Token> {
+    const token = await this.getToken(id);
+    const owner = await this.read<string>(KEYS.number(number));
+    if (owner && owner !== id) throw new AccountConflictError(`number ${number} is attached to token ${owner}`);
+    const updated: Token = { ...token, numbers: [...new Set([...token.numbers, number])] };
+    await this.write(KEYS.token(id), updated);
+    await this.write(KEYS.number(number), id);
+    return updated;
+  }
+
+  async removeNumber(id: string, number: string): Promise<Token> {
+    const token = await this.getToken(id);
+    const updated: Token = { ...token, numbers: token.numbers.filter((n) => n !== number) };
+    await this.write(KEYS.token(id), updated);
+    await this.kv.delete(KEYS.number(number));
+    return updated;
+  }
+
+  async setPrice(orgId: string, kind: PriceKind, country: string, price: Price): Promise<Price> {
+    await this.getOrg(orgId);
+    await this.write(KEYS.price(kind, orgId, country), price);
+    return price;
+  }
+
+  async removePrice(orgId: string, kind: PriceKind, country: string): Promise<void> {
+    await this.kv.delete(KEYS.price(kind, orgId, country));
+  }
+
+  async listPrices(orgId: string, kind: PriceKind): Promise<Price[]> {
+    return (await this.list<Price>(`price.${kind}.${orgId}`)).sort((a, b) => a.country.localeCompare(b.country));
+  }
+}

@@ -1,0 +1,97 @@
+// Requests per minute per organization per endpoint, counted in the `ratelimits` KV bucket
+// so that every replica shares one counter (fixed one-minute windows; keys expire on their
+// own). Concurrent requests for one counter in this process are coalesced into one
+// compare-and-set, so a hot counter does not cap throughput.
+import type { KV } from '@nats-io/kv';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+
+export interface RateDecision {
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly remaining: number;
+  /** Unix time (seconds) at which the window resets. */
+  readonly reset: number;
+}
+
+interface Waiter {
+  readonly resolve: (d: RateDecision) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface Counter {
+  readonly key: string;
+  readonly limit: number;
+  readonly reset: number;
+  waiters: Waiter[];
+}
+
+const WINDOW_SECONDS = 60;
+
+export class RateLimiter {
+  private readonly pending = new Map<string, Counter>();
+  private readonly flushing = new Set<string>();
+
+  constructor(private readonly kv: KV, private readonly clock: () => number = Date.now) {}
+
+  /** Counts one request of `scope` (e.g. an organization id) on `endpoint`. */
+  take(scope: string, endpoint: string, limit: number): Promise<RateDecision> {
+    const nowSeconds = Math.floor(this.clock() / 1000);
+    const windowStart = nowSeconds - (nowSeconds % WINDOW_SECONDS);
+    const key = `${scope}.${endpoint}.${windowStart}`;
+    return new Promise<RateDecision>((resolve, reject) => {
+      const counter = this.pending.get(key) ?? { key, limit, reset: windowStart + WINDOW_SECONDS, waiters: [] };
+      counter.waiters.push({ resolve, reject });
+      this.pending.set(key, counter);
+      if (!this.flushing.has(key)) void this.flush(key);
+    });
+  }
+
+  private async flush(key: string): Promise<void> {
+    this.flushing.add(key);
+    try {
+      for (;;) {
+        const counter = this.pending.get(key);
+        if (!counter || counter.waiters.length === 0) break;
+        this.pending.delete(key);
+        try {
+          const before = await this.add(counter);
+          counter.waiters.forEach((w, i) => {
+            const count = before + i + 1;
+            w.resolve({ allowed: count <= counter.limit, limit: counter.limit, remaining: Math.max(0, counter.limit - count), reset: counter.reset });
+          });
+        } catch (err) {
+          for (const w of counter.waiters) w.reject(err);
+        }
+      }
+    } finally {
+      this.flushing.delete(key);
+    }
+  }
+
+  /** Adds the admitted part of the waiters to the shared count; returns the count before. */
+  private async add(counter: Counter): Promise<number> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const entry = await this.kv.get(counter.key);
+      const exists = entry !== null && entry.operation === 'PUT' && entry.length > 0;
+      const before = exists ? Number(entry.string()) : 0;
+      const admitted = Math.max(0, Math.min(counter.waiters.length, counter.limit - before));
+      if (admitted === 0) return before;
+      try {
+        if (exists) await this.kv.update(counter.key, String(before + admitted), entry.revision);
+        else await this.kv.create(counter.key, String(before + admitted));
+        return before;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+    }
+    throw new Error(`rate-limit counter ${counter.key}: compare-and-set kept conflicting`);
+  }
+}
+
+function isConflict(err: unknown): boolean {
+  if (err instanceof JetStreamApiError) {
+    return err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
+  }
+  // kv.create on an existing key reports "wrong last sequence" through a plain Error in some versions.
+  return err instanceof Error && /wrong last sequence|key exists/i.test(err.message);
+}
