@@ -17,8 +17,9 @@ module.exports = {
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60000,
     },
   ],
   maxWorkers: 2,
+  // Per-project testTimeout is ignored by jest 30; integration tests drive real engines.
+  testTimeout: 60000,
 };

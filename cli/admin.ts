@@ -1,0 +1,231 @@
+// Admin CLI: `npm run admin -- <noun> <verb> [options] [--json]`. Manages organizations,
+// projects, tokens, balances, prices, webhooks, SMPP credentials and two-way numbers in
+// NATS KV; needs the stack's NATS (the embedded one from `npm start`, or NATS_URL).
+import { Command, Option } from 'commander';
+import { loadConfig } from '../config';
+import { TOKEN_KINDS, type PriceKind, type Token, type TokenKind } from '../core/accounts/types';
+import { fromMicros, toMicros } from '../core/money';
+import { createLogger } from '../infra/logger';
+import { connectNats, type Nats } from '../infra/nats';
+import { connectTemporal } from '../infra/temporal';
+import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
+import { BalanceLedger } from '../stores/balance-ledger';
+
+const config = loadConfig();
+const log = createLogger('warn', { component: 'admin' });
+
+interface Context {
+  readonly nats: Nats;
+  readonly accounts: AccountStore;
+  readonly balances: BalanceLedger;
+}
+
+let json = false;
+
+function print(human: string, data: unknown): void {
+  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
+}
+
+/** A token as shown to operators: never its hash or SMPP password hash. */
+function showToken(t: Token): Record<string, unknown> {
+  return {
+    id: t.id, kind: t.kind, name: t.name, organization: t.orgId, project: t.projectId, datasource: t.datasourceId,
+    scopes: t.scopes, createdAt: t.createdAt, revokedAt: t.revokedAt,
+    webhook: t.webhook ? { url: t.webhook.url } : null, smpp: t.smpp ? { systemId: t.smpp.systemId } : null, numbers: t.numbers,
+  };
+}
+
+async function withContext<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
+  const servers = config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`;
+  let nats: Nats;
+  try {
+    nats = await connectNats({ servers, replicas: config.nats.replicas, messageStateTtlHours: config.messageStateTtlHours, name: 'sms-platform:admin' }, log);
+  } catch (err) {
+    throw new Error(`cannot reach NATS at ${servers} (${err instanceof Error ? err.message : String(err)}): start the stack with \`npm start\` or set NATS_URL`);
+  }
+  try {
+    return await fn({ nats, accounts: new AccountStore(nats.kv.accounts), balances: new BalanceLedger(nats.kv.balances) });
+  } finally {
+    await nats.close();
+  }
+}
+
+function action<A extends unknown[]>(fn: (ctx: Context, ...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  return (...args: A) => withContext((ctx) => fn(ctx, ...args));
+}
+
+function amount(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`"${text}" is not a non-negative amount`);
+  return value;
+}
+
+function priceKind(text: string): PriceKind {
+  if (text !== 'sms' && text !== 'lookup') throw new Error(`--kind must be sms or lookup, got "${text}"`);
+  return text;
+}
+
+const program = new Command()
+  .name('admin')
+  .description('Administer organizations, projects, tokens, balances, prices, webhooks, SMPP credentials and numbers.')
+  .option('--json', 'print JSON instead of text')
+  .hook('preAction', (cmd) => { json = Boolean(cmd.optsWithGlobals<{ json?: boolean }>().json); });
+
+const org = program.command('org').description('organizations');
+org.command('create').requiredOption('--name <name>').option('--currency <code>', 'ISO 4217 currency', 'EUR').option('--smpp', 'enable SMPP')
+  .action(action(async (ctx, o: { name: string; currency: string; smpp?: boolean }) => {
+    const created = await ctx.accounts.createOrg({ name: o.name, currency: o.currency.toUpperCase(), smppEnabled: Boolean(o.smpp) });
+    await ctx.balances.set(created.id, { currency: created.currency, availableMicros: 0 });
+    print(`organization ${created.id} created`, created);
+  }));
+org.command('list').action(action(async (ctx) => {
+  const orgs = await ctx.accounts.listOrgs();
+  print(orgs.map((o) => `${o.id}  ${o.name}  ${o.currency}  smpp=${o.smppEnabled}`).join('\n') || '(none)', orgs);
+}));
+org.command('show').requiredOption('--org <id>').action(action(async (ctx, o: { org: string }) => {
+  const found = await ctx.accounts.getOrg(o.org);
+  print(JSON.stringify(found, null, 2), found);
+}));
+org.command('smpp').description('enable or disable SMPP for an organization').requiredOption('--org <id>').option('--enable').option('--disable')
+  .action(action(async (ctx, o: { org: string; enable?: boolean; disable?: boolean }) => {
+    if (Boolean(o.enable) === Boolean(o.disable)) throw new Error('give exactly one of --enable or --disable');
+    const updated = await ctx.accounts.setOrgSmpp(o.org, Boolean(o.enable));
+    print(`SMPP ${updated.smppEnabled ? 'enabled' : 'disabled'} on ${updated.id}`, updated);
+  }));
+
+const project = program.command('project').description('projects');
+project.command('create').requiredOption('--org <id>').requiredOption('--name <name>').action(action(async (ctx, o: { org: string; name: string }) => {
+  const created = await ctx.accounts.createProject(o.org, o.name);
+  print(`project ${created.id} created`, created);
+}));
+project.command('list').option('--org <id>').action(action(async (ctx, o: { org?: string }) => {
+  const projects = await ctx.accounts.listProjects(o.org);
+  print(projects.map((p) => `${p.id}  ${p.name}  org=${p.orgId}`).join('\n') || '(none)', projects);
+}));
+
+const token = program.command('token').description('API tokens (shown once, stored as a hash)');
+token.command('create').requiredOption('--org <id>').addOption(new Option('--kind <kind>').choices([...TOKEN_KINDS]).makeOptionMandatory())
+  .option('--project <id>').option('--datasource <id>').option('--scope <scope...>', 'scopes of a product token').option('--name <name>')
+  .action(action(async (ctx, o: { org: string; kind: TokenKind; project?: string; datasource?: string; scope?: string[]; name?: string }) => {
+    const created = await ctx.accounts.createToken({ kind: o.kind, orgId: o.org, projectId: o.project ?? null, datasourceId: o.datasource ?? null, scopes: o.scope ?? [], ...(o.name ? { name: o.name } : {}) });
+    print(`token ${created.token.id} (${created.token.kind}) created; its value is shown once:\n${created.value}`, { ...showToken(created.token), value: created.value });
+  }));
+token.command('list').option('--org <id>').option('--project <id>').action(action(async (ctx, o: { org?: string; project?: string }) => {
+  const tokens = await ctx.accounts.listTokens({ ...(o.org ? { orgId: o.org } : {}), ...(o.project ? { projectId: o.project } : {}) });
+  print(tokens.map((t) => `${t.id}  ${t.kind}  ${t.name}  ${t.revokedAt ? `revoked ${t.revokedAt}` : 'active'}`).join('\n') || '(none)', tokens.map(showToken));
+}));
+token.command('show').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
+  const found = showToken(await ctx.accounts.resolveToken(o.token));
+  print(JSON.stringify(found, null, 2), found);
+}));
+token.command('rotate').description('create a replacement (same kind, project, scopes, webhook); the old one stays valid until revoked')
+  .requiredOption('--token <value-or-id>').option('--revoke-old', 'revoke the old token at once')
+  .action(action(async (ctx, o: { token: string; revokeOld?: boolean }) => {
+    const old = await ctx.accounts.resolveToken(o.token);
+    const rotated = await ctx.accounts.rotateToken(old.id);
+    if (o.revokeOld) await ctx.accounts.revokeToken(old.id);
+    print(`token ${rotated.token.id} replaces ${old.id}${o.revokeOld ? ' (revoked)' : ' (still valid: revoke it once deployed)'}; its value is shown once:\n${rotated.value}`,
+      { ...showToken(rotated.token), value: rotated.value, replaced: old.id, replacedRevoked: Boolean(o.revokeOld) });
+  }));
+token.command('revoke').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
+  const revoked = await ctx.accounts.revokeToken((await ctx.accounts.resolveToken(o.token)).id);
+  print(`token ${revoked.id} revoked`, showToken(revoked));
+}));
+
+const balance = program.command('balance').description('organization balances');
+balance.command('show').requiredOption('--org <id>').action(action(async (ctx, o: { org: string }) => {
+  const found = await ctx.balances.get(o.org);
+  const shown = { organization: o.org, currency: found?.currency ?? null, available: fromMicros(found?.availableMicros ?? 0) };
+  print(`${shown.available} ${shown.currency ?? ''}`.trim(), shown);
+}));
+balance.command('set').requiredOption('--org <id>').requiredOption('--amount <amount>').option('--currency <code>')
+  .action(action(async (ctx, o: { org: string; amount: string; currency?: string }) => {
+    const orgRecord = await ctx.accounts.getOrg(o.org);
+    const set = await ctx.balances.set(o.org, { currency: (o.currency ?? orgRecord.currency).toUpperCase(), availableMicros: toMicros(amount(o.amount)) });
+    print(`balance of ${o.org}: ${fromMicros(set.availableMicros)} ${set.currency}`, { organization: o.org, currency: set.currency, available: fromMicros(set.availableMicros) });
+  }));
+balance.command('add').description('add funds (atomic, safe alongside live traffic)').requiredOption('--org <id>').requiredOption('--amount <amount>')
+  .action(action(async (ctx, o: { org: string; amount: string }) => {
+    const orgRecord = await ctx.accounts.getOrg(o.org);
+    if (!(await ctx.balances.get(o.org))) await ctx.balances.set(o.org, { currency: orgRecord.currency, availableMicros: 0 });
+    await ctx.balances.credit(o.org, toMicros(amount(o.amount)));
+    const now = await ctx.balances.get(o.org);
+    print(`balance of ${o.org}: ${fromMicros(now?.availableMicros ?? 0)} ${now?.currency ?? ''}`, { organization: o.org, currency: now?.currency, available: fromMicros(now?.availableMicros ?? 0) });
+  }));
+
+const price = program.command('price').description('price profiles per country (sms per segment, lookup per request)');
+price.command('set').requiredOption('--org <id>').requiredOption('--kind <sms|lookup>').requiredOption('--country <ISO alpha-2>').requiredOption('--price <amount>').option('--currency <code>')
+  .action(action(async (ctx, o: { org: string; kind: string; country: string; price: string; currency?: string }) => {
+    const orgRecord = await ctx.accounts.getOrg(o.org);
+    const country = o.country.toUpperCase();
+    if (!/^[A-Z]{2}$/.test(country)) throw new Error(`--country must be an ISO 3166 alpha-2 code, got "${o.country}"`);
+    const set = await ctx.accounts.setPrice(o.org, priceKind(o.kind), country, { country, currency: (o.currency ?? orgRecord.currency).toUpperCase(), priceMicros: toMicros(amount(o.price)) });
+    print(`${o.kind} price for ${country}: ${fromMicros(set.priceMicros)} ${set.currency}`, { country, currency: set.currency, price: fromMicros(set.priceMicros) });
+  }));
+price.command('list').requiredOption('--org <id>').requiredOption('--kind <sms|lookup>').action(action(async (ctx, o: { org: string; kind: string }) => {
+  const prices = (await ctx.accounts.listPrices(o.org, priceKind(o.kind))).map((p) => ({ country: p.country, currency: p.currency, price: fromMicros(p.priceMicros) }));
+  print(prices.map((p) => `${p.country}  ${p.price} ${p.currency}`).join('\n') || '(none)', prices);
+}));
+price.command('remove').requiredOption('--org <id>').requiredOption('--kind <sms|lookup>').requiredOption('--country <code>').action(action(async (ctx, o: { org: string; kind: string; country: string }) => {
+  await ctx.accounts.removePrice(o.org, priceKind(o.kind), o.country.toUpperCase());
+  print(`${o.kind} price for ${o.country.toUpperCase()} removed`, { removed: true });
+}));
+
+const webhook = program.command('webhook').description('DLR webhook of an api_sms token');
+webhook.command('set').requiredOption('--token <value-or-id>').requiredOption('--url <url>').option('--secret <secret>', 'signing secret (generated when omitted)')
+  .action(action(async (ctx, o: { token: string; url: string; secret?: string }) => {
+    const url = new URL(o.url);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('--url must be an http(s) URL');
+    const updated = await ctx.accounts.setWebhook((await ctx.accounts.resolveToken(o.token)).id, url.toString(), o.secret);
+    print(`webhook of ${updated.id}: ${updated.webhook?.url}\nsigning secret: ${updated.webhook?.secret}`, { token: updated.id, url: updated.webhook?.url, secret: updated.webhook?.secret });
+  }));
+webhook.command('show').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
+  const found = await ctx.accounts.resolveToken(o.token);
+  print(found.webhook ? `${found.webhook.url}\nsigning secret: ${found.webhook.secret}` : '(no webhook)', { token: found.id, url: found.webhook?.url ?? null, secret: found.webhook?.secret ?? null });
+}));
+webhook.command('clear').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
+  const updated = await ctx.accounts.clearWebhook((await ctx.accounts.resolveToken(o.token)).id);
+  print(`webhook of ${updated.id} removed`, { token: updated.id, url: null });
+}));
+
+const smpp = program.command('smpp').description('SMPP credentials of an api_sms token');
+smpp.command('issue').description('issue (or reset) the system_id/password pair').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
+  const issued = await ctx.accounts.issueSmppCredentials((await ctx.accounts.resolveToken(o.token)).id);
+  print(`system_id: ${issued.systemId}\npassword:  ${issued.password} (shown once)`, { token: issued.token.id, systemId: issued.systemId, password: issued.password });
+}));
+smpp.command('revoke').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
+  const updated = await ctx.accounts.revokeSmppCredentials((await ctx.accounts.resolveToken(o.token)).id);
+  print(`SMPP credentials of ${updated.id} revoked`, { token: updated.id, smpp: null });
+}));
+
+const number = program.command('number').description('two-way virtual numbers of an api_sms token');
+number.command('add').requiredOption('--token <value-or-id>').requiredOption('--number <msisdn>').action(action(async (ctx, o: { token: string; number: string }) => {
+  const updated = await ctx.accounts.addNumber((await ctx.accounts.resolveToken(o.token)).id, o.number);
+  print(`numbers of ${updated.id}: ${updated.numbers.join(', ')}`, { token: updated.id, numbers: updated.numbers });
+}));
+number.command('remove').requiredOption('--token <value-or-id>').requiredOption('--number <msisdn>').action(action(async (ctx, o: { token: string; number: string }) => {
+  const updated = await ctx.accounts.removeNumber((await ctx.accounts.resolveToken(o.token)).id, o.number);
+  print(`numbers of ${updated.id}: ${updated.numbers.join(', ') || '(none)'}`, { token: updated.id, numbers: updated.numbers });
+}));
+number.command('list').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
+  const found = await ctx.accounts.resolveToken(o.token);
+  print(found.numbers.join('\n') || '(none)', { token: found.id, numbers: found.numbers });
+}));
+
+const system = program.command('system').description('operations');
+system.command('probe').description('run the system probe workflow on the worker and print its answer').action(async () => {
+  const temporal = await connectTemporal({ address: config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, namespace: config.temporal.namespace });
+  try {
+    const result = await temporal.client.workflow.execute('systemProbe', { taskQueue: config.temporal.taskQueue, workflowId: `system-probe-${Date.now()}`, args: ['ping'], workflowExecutionTimeout: '30 seconds' });
+    print(`worker ${String((result as { worker: string }).worker)} answered`, result);
+  } finally {
+    await temporal.close();
+  }
+});
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  const known = err instanceof AccountNotFoundError || err instanceof AccountConflictError;
+  process.stderr.write(`admin: ${err instanceof Error ? err.message : String(err)}\n`);
+  if (!known && !(err instanceof Error)) process.stderr.write(`${String(err)}\n`);
+  process.exitCode = known ? 3 : 1;
+});

@@ -1,0 +1,99 @@
+// The SMS message as the domain knows it (kept in NATS KV while recent and in ClickHouse for
+// history), the status vocabulary (spec 1 §2.6 plus `queued`, DESIGN §4), and its wire
+// shape (spec 1 §2.2).
+import { fromMicros } from '../money';
+
+export const DLR_STATUSES = ['sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown', 'stop', 'inbound'] as const;
+export type DlrStatus = (typeof DLR_STATUSES)[number];
+export type MessageStatus = 'queued' | DlrStatus;
+
+export const FINAL_STATUSES: readonly MessageStatus[] = ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'];
+
+export type MessageSource = 'http' | 'legacy' | 'smpp';
+
+export interface SmsMessage {
+  readonly id: string;
+  readonly orgId: string;
+  readonly projectId: string;
+  readonly tokenId: string;
+  readonly source: MessageSource;
+  readonly clientId: string | null;
+  readonly status: MessageStatus;
+  readonly statusCode: number | null;
+  readonly from: string;
+  readonly country: string;
+  readonly to: string;
+  readonly normalizedTo: string;
+  readonly charsCount: number;
+  readonly text: string;
+  readonly deliveredText: string;
+  readonly messagesCount: number;
+  readonly encoding: 'GSM-7' | 'UCS-2';
+  readonly unicode: boolean;
+  readonly allowUnicode: boolean;
+  readonly charged: boolean;
+  readonly pricePerSmsMicros: number;
+  readonly priceUserMicros: number;
+  readonly currency: string;
+  readonly createdAt: string;
+  readonly chargedAt: string | null;
+  readonly scheduledAt: string | null;
+  readonly sentAt: string | null;
+  readonly deliveredAt: string | null;
+  readonly updatedAt: string;
+}
+
+/** The SMS response object of spec 1 §2.2. */
+export interface SmsEntity {
+  id: string;
+  clientId: string | null;
+  status: string;
+  statusCode: number | null;
+  from: string;
+  country: string;
+  to: string;
+  normalizedTo: string;
+  charsCount: number;
+  text: string;
+  deliveredText: string;
+  messagesCount: number;
+  encoding: string;
+  unicode: boolean;
+  allowUnicode: boolean;
+  charged: boolean;
+  pricePerSms: number;
+  priceUser: number;
+  createdAt: string;
+  chargedAt: string | null;
+  scheduledAt: string | null;
+  sentAt: string | null;
+  deliveredAt: string | null;
+}
+
+export function toSmsEntity(m: SmsMessage): SmsEntity {
+  return {
+    id: m.id,
+    clientId: m.clientId,
+    status: m.status,
+    statusCode: m.statusCode,
+    from: m.from,
+    country: m.country,
+    to: m.to,
+    normalizedTo: m.normalizedTo,
+    charsCount: m.charsCount,
+    text: m.text,
+    deliveredText: m.deliveredText,
+    messagesCount: m.messagesCount,
+    encoding: m.encoding,
+    unicode: m.unicode,
+    allowUnicode: m.allowUnicode,
+    charged: m.charged,
+    pricePerSms: fromMicros(m.pricePerSmsMicros),
+    priceUser: fromMicros(m.priceUserMicros),
+    createdAt: m.createdAt,
+    chargedAt: m.chargedAt,
+    scheduledAt: m.scheduledAt,
+    sentAt: m.sentAt,
+    deliveredAt: m.deliveredAt,
+  };
+}

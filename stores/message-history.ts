@@ -1,0 +1,104 @@
+// SMS history in ClickHouse (table sms_messages): batch inserts from the writer, reads by id
+// (after the KV state has expired) and filtered lists. Only bound parameters reach SQL.
+import type { ClickHouse } from '../infra/clickhouse';
+import type { MessageSource, MessageStatus, SmsMessage } from '../core/sms/message';
+import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
+
+interface MessageRow {
+  id: string;
+  org_id: string;
+  project_id: string;
+  token_id: string;
+  source: string;
+  client_id: string | null;
+  status: string;
+  status_code: number | null;
+  sender: string;
+  country: string;
+  recipient: string;
+  normalized_to: string;
+  chars_count: number;
+  text: string;
+  delivered_text: string;
+  messages_count: number;
+  encoding: string;
+  unicode: boolean;
+  allow_unicode: boolean;
+  charged: boolean;
+  price_per_sms_micros: number | string;
+  price_user_micros: number | string;
+  currency: string;
+  created_at: string;
+  charged_at: string | null;
+  scheduled_at: string | null;
+  sent_at: string | null;
+  delivered_at: string | null;
+  updated_at: string;
+}
+
+export const MESSAGE_COLUMNS = 'id, org_id, project_id, token_id, source, client_id, status, status_code, sender, country, recipient, normalized_to, chars_count, text, delivered_text, messages_count, encoding, unicode, allow_unicode, charged, price_per_sms_micros, price_user_micros, currency, created_at, charged_at, scheduled_at, sent_at, delivered_at, updated_at';
+
+function toRow(m: SmsMessage): MessageRow {
+  return {
+    id: m.id, org_id: m.orgId, project_id: m.projectId, token_id: m.tokenId, source: m.source, client_id: m.clientId,
+    status: m.status, status_code: m.statusCode, sender: m.from, country: m.country, recipient: m.to, normalized_to: m.normalizedTo,
+    chars_count: m.charsCount, text: m.text, delivered_text: m.deliveredText, messages_count: m.messagesCount, encoding: m.encoding,
+    unicode: m.unicode, allow_unicode: m.allowUnicode, charged: m.charged, price_per_sms_micros: m.pricePerSmsMicros,
+    price_user_micros: m.priceUserMicros, currency: m.currency, created_at: toClickHouseTime(m.createdAt),
+    charged_at: toClickHouseTimeOrNull(m.chargedAt), scheduled_at: toClickHouseTimeOrNull(m.scheduledAt),
+    sent_at: toClickHouseTimeOrNull(m.sentAt), delivered_at: toClickHouseTimeOrNull(m.deliveredAt), updated_at: toClickHouseTime(m.updatedAt),
+  };
+}
+
+export function fromRow(r: MessageRow): SmsMessage {
+  return {
+    id: r.id, orgId: r.org_id, projectId: r.project_id, tokenId: r.token_id, source: r.source as MessageSource, clientId: r.client_id,
+    status: r.status as MessageStatus, statusCode: r.status_code === null ? null : Number(r.status_code), from: r.sender, country: r.country,
+    to: r.recipient, normalizedTo: r.normalized_to, charsCount: Number(r.chars_count), text: r.text, deliveredText: r.delivered_text,
+    messagesCount: Number(r.messages_count), encoding: r.encoding as SmsMessage['encoding'], unicode: Boolean(r.unicode),
+    allowUnicode: Boolean(r.allow_unicode), charged: Boolean(r.charged), pricePerSmsMicros: Number(r.price_per_sms_micros),
+    priceUserMicros: Number(r.price_user_micros), currency: r.currency, createdAt: fromClickHouseTime(r.created_at),
+    chargedAt: fromClickHouseTimeOrNull(r.charged_at), scheduledAt: fromClickHouseTimeOrNull(r.scheduled_at),
+    sentAt: fromClickHouseTimeOrNull(r.sent_at), deliveredAt: fromClickHouseTimeOrNull(r.delivered_at), updatedAt: fromClickHouseTime(r.updated_at),
+  };
+}
+
+/** Who may see which rows: always one organization; a project unless the token is account-wide. */
+export interface Visibility {
+  readonly orgId: string;
+  readonly projectId: string | null;
+}
+
+export class MessageHistory {
+  constructor(private readonly ch: ClickHouse) {}
+
+  async insert(messages: readonly SmsMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.ch.client.insert({ table: this.ch.table('sms_messages'), values: messages.map(toRow), format: 'JSONEachRow' });
+  }
+
+  async get(visibility: Visibility, id: string): Promise<SmsMessage | null> {
+    const result = await this.ch.client.query({
+      query: `SELECT ${MESSAGE_COLUMNS} FROM ${this.ch.table('sms_messages')} FINAL
+              WHERE org_id = {org:String} AND id = {id:String} AND ({project:Nullable(String)} IS NULL OR project_id = {project:Nullable(String)})
+              LIMIT 1`,
+      query_params: { org: visibility.orgId, id, project: visibility.projectId },
+      format: 'JSONEachRow',
+    });
+    const rows = await result.json<MessageRow>();
+    return rows[0] ? fromRow(rows[0]) : null;
+  }
+
+  /** Runs a list query whose WHERE/ORDER BY were compiled from a catalogue (Grammar A). */
+  async list(visibility: Visibility, compiled: { where: string; params: Record<string, unknown>; orderBy: string; limit: number; offset: number }): Promise<SmsMessage[]> {
+    const result = await this.ch.client.query({
+      query: `SELECT ${MESSAGE_COLUMNS} FROM ${this.ch.table('sms_messages')} FINAL
+              WHERE org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)}) AND (${compiled.where})
+              ORDER BY ${compiled.orderBy}
+              LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}`,
+      query_params: { ...compiled.params, __org: visibility.orgId, __project: visibility.projectId, __limit: compiled.limit, __offset: compiled.offset },
+      format: 'JSONEachRow',
+    });
+    return (await result.json<MessageRow>()).map(fromRow);
+  }
+}

@@ -1,0 +1,139 @@
+// Starts one real stack for the whole integration run: NATS JetStream and a Temporal server
+// (testcontainers when a Docker engine answers, otherwise the local binaries in .tools/bin),
+// then the product itself as a child process (every role, embedded chdb) pointed at them.
+// Suites read the connection details from the file named by $STACK_FILE.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '../../infra/logger';
+import { Supervisor, portOpen, sleep } from '../../infra/supervisor';
+import { connectTemporal, devServerSpec, temporalRtt } from '../../infra/temporal';
+import type { StackInfo } from './stack';
+
+const ROOT = join(__dirname, '..', '..');
+const TOOLS_BIN = join(ROOT, '.tools', 'bin');
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+async function dockerAnswers(): Promise<boolean> {
+  if (process.env['TEST_ENGINES'] === 'local') return false;
+  try {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    await getContainerRuntimeClient();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface Engines {
+  natsUrl: string;
+  temporalAddress: string;
+  stop(): Promise<void>;
+}
+
+async function startLocalEngines(dir: string): Promise<Engines> {
+  const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { component: 'test-stack' });
+  const supervisor = new Supervisor(dir, log);
+  const natsPort = await freePort();
+  await supervisor.start({
+    name: 'nats-server',
+    command: join(TOOLS_BIN, 'nats-server'),
+    args: ['-js', '-sd', join(dir, 'nats'), '-a', '127.0.0.1', '-p', String(natsPort)],
+    ready: () => portOpen(natsPort),
+  });
+  const temporalPort = await freePort();
+  const temporalAddress = `127.0.0.1:${temporalPort}`;
+  await supervisor.start(devServerSpec(
+    { binary: join(TOOLS_BIN, 'temporal'), dataDir: dir, port: temporalPort, uiPort: await freePort(), namespace: 'default' },
+    async () => {
+      if (!(await portOpen(temporalPort))) return false;
+      const probe = await connectTemporal({ address: temporalAddress, namespace: 'default' });
+      try { await temporalRtt(probe); return true; } finally { await probe.close(); }
+    },
+  ));
+  return { natsUrl: `nats://127.0.0.1:${natsPort}`, temporalAddress, stop: () => supervisor.stopAll() };
+}
+
+async function startContainerEngines(): Promise<Engines> {
+  const { GenericContainer, Wait } = await import('testcontainers');
+  const nats = await new GenericContainer('nats:2.12').withCommand(['-js']).withExposedPorts(4222).withWaitStrategy(Wait.forLogMessage(/Server is ready/)).start();
+  const temporal = await new GenericContainer('temporalio/temporal:1.5.1')
+    .withCommand(['server', 'start-dev', '--ip', '0.0.0.0']).withExposedPorts(7233).withWaitStrategy(Wait.forListeningPorts()).start();
+  return {
+    natsUrl: `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`,
+    temporalAddress: `${temporal.getHost()}:${temporal.getMappedPort(7233)}`,
+    stop: async () => { await temporal.stop(); await nats.stop(); },
+  };
+}
+
+async function waitForHealth(url: string, product: { exitCode: number | null }, output: string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (product.exitCode !== null) throw new Error(`the product exited with code ${product.exitCode} during start-up:\n${output.join('')}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) return;
+    } catch { /* not listening yet */ }
+    await sleep(250);
+  }
+  throw new Error(`the product did not become healthy within ${timeoutMs / 1000} s:\n${output.join('')}`);
+}
+
+export default async function globalSetup(): Promise<void> {
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'sms-platform-test-'));
+  const containers = await dockerAnswers();
+  process.stderr.write(`\n[test stack] engines from ${containers ? 'testcontainers' : 'local binaries (.tools/bin) and chdb'}; data in ${dir}\n`);
+  const engines = containers ? await startContainerEngines() : await startLocalEngines(dir);
+
+  const httpPort = await freePort();
+  const productDir = join(dir, 'product');
+  const env = {
+    ...process.env,
+    DATA_DIR: productDir,
+    NATS_URL: engines.natsUrl,
+    TEMPORAL_ADDRESS: engines.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    HTTP_PORT: String(httpPort),
+    HTTP_HOST: '127.0.0.1',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    RATE_LIMIT_BULK_PER_MINUTE: '100000',
+  };
+  const output: string[] = [];
+  const product = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const remember = (chunk: Buffer): void => {
+    output.push(chunk.toString('utf8'));
+    if (output.length > 200) output.shift();
+    if (process.env['TEST_LOG_LEVEL']) process.stderr.write(chunk);
+  };
+  product.stdout.on('data', remember);
+  product.stderr.on('data', remember);
+  const httpUrl = `http://127.0.0.1:${httpPort}`;
+  try {
+    await waitForHealth(httpUrl, product, output, 120_000);
+  } catch (err) {
+    product.kill('SIGKILL');
+    await engines.stop();
+    throw err;
+  }
+
+  const info: StackInfo = { httpUrl, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, namespace: 'default', taskQueue: 'sms', dataDir: dir, productDataDir: productDir, productEnv: env };
+  const file = join(dir, 'stack.json');
+  writeFileSync(file, JSON.stringify(info, null, 2));
+  process.env['STACK_FILE'] = file;
+  (globalThis as { __STACK__?: unknown }).__STACK__ = { product, engines };
+  process.stderr.write(`[test stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${httpUrl}\n`);
+}
