@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './infra/logger';
 import { demoBanner, ensureDemo } from './roles/demo-seed';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
+import { startHistoryWriter } from './roles/history-writer';
 import { startWorker } from './roles/worker';
 
 export const ROLES = ['gateway-http', 'worker'] as const;
@@ -76,6 +77,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
         log,
       ));
     }
+    if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
 
     const seeded = config.demoSeed

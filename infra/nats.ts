@@ -30,6 +30,8 @@ export interface BucketSet {
   readonly idempotency: KV;
   /** Fixed-window rate-limit counters; keys expire on their own. */
   readonly ratelimits: KV;
+  /** Recipients who sent STOP, per project (`<project>.<digits>`). No TTL. */
+  readonly optouts: KV;
 }
 
 export interface Nats {
@@ -77,6 +79,7 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     messages: await kvm.create('messages', { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
     idempotency: await kvm.create('idempotency', { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
     ratelimits: await kvm.create('ratelimits', { replicas: options.replicas, history: 1, ttl: 3 * 60 * 1000 }),
+    optouts: await kvm.create('optouts', { replicas: options.replicas, history: 1 }),
   };
   return {
     nc,

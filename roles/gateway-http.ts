@@ -1,8 +1,15 @@
-// The gateway-http role: the Express app (SMS API v1, legacy API, ops endpoints) on HTTP_PORT.
+// The gateway-http role: the Express app (SMS API v1, legacy API, ops endpoints) on HTTP_PORT,
+// with the services behind it wired over the engines of this process.
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../config';
+import { SimulatedHlr } from '../core/lookup/hlr';
+import { LookupService } from '../core/lookup/lookup';
+import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
-import { createHttpApp } from '../gateways/http/app';
+import { createHttpApp, type SmsServices } from '../gateways/http/app';
+import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
+import { MessageHistory } from '../stores/message-history';
+import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
 import type { Engines } from './engines';
 
 export interface HttpRole {
@@ -10,8 +17,27 @@ export interface HttpRole {
   stop(): Promise<void>;
 }
 
+export async function buildSmsServices(engines: Engines): Promise<{ services: SmsServices; close(): void }> {
+  if (!engines.clickhouse) throw new Error('gateway-http needs ClickHouse in its process');
+  const states = new KvMessageStates(engines.nats.kv.messages);
+  const optOuts = await MirroredOptOuts.open(engines.nats.kv.optouts);
+  const prices = { price: engines.directory.price.bind(engines.directory) };
+  const funds = { charge: engines.balances.charge.bind(engines.balances), credit: engines.balances.credit.bind(engines.balances) };
+  const lookupStore = new NatsLookupStore(engines.nats.kv.messages, engines.nats.js);
+  const services: SmsServices = {
+    acceptance: new SmsAcceptance({ prices, funds, states, optOuts, clientIds: new KvClientIds(engines.nats.kv.idempotency), queue: new JetStreamAcceptedQueue(engines.nats.js) }),
+    lookups: new LookupService({ prices, funds, hlr: new SimulatedHlr(), store: lookupStore }),
+    states,
+    lookupStore,
+    messageHistory: new MessageHistory(engines.clickhouse),
+    lookupHistory: new LookupHistory(engines.clickhouse),
+  };
+  return { services, close: () => optOuts.stop() };
+}
+
 export async function startHttpGateway(config: Config, engines: Engines, log: Logger): Promise<HttpRole> {
-  const app = createHttpApp({ config, engines, log });
+  const built = await buildSmsServices(engines);
+  const app = createHttpApp({ config, engines, services: built.services, log });
   const server = createServer({ keepAliveTimeout: 65_000 }, app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -23,6 +49,7 @@ export async function startHttpGateway(config: Config, engines: Engines, log: Lo
     stop: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
+      built.close();
     }),
   };
 }

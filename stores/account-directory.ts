@@ -5,50 +5,21 @@ import type { KV } from '@nats-io/kv';
 import { hashToken, sameHash } from '../core/accounts/secrets';
 import type { Organization, Price, PriceKind, Principal, Project, Token } from '../core/accounts/types';
 import { KEYS } from './account-store';
+import { KvMirror } from './kv-mirror';
 
 export class AccountDirectory {
-  private readonly entries = new Map<string, unknown>();
-  private stopWatch: (() => void) | undefined;
-
-  private constructor(private readonly kv: KV) {}
+  private constructor(private readonly mirror: KvMirror) {}
 
   static async open(kv: KV): Promise<AccountDirectory> {
-    const directory = new AccountDirectory(kv);
-    await directory.start();
-    return directory;
-  }
-
-  private async start(): Promise<void> {
-    const status = await this.kv.status();
-    const watcher = await this.kv.watch();
-    this.stopWatch = () => watcher.stop();
-    let resolveReady!: () => void;
-    const ready = new Promise<void>((resolve) => { resolveReady = resolve; });
-    if (status.values === 0) resolveReady();
-    void (async () => {
-      for await (const entry of watcher) {
-        if (entry.operation === 'PUT' && entry.length > 0) {
-          try {
-            this.entries.set(entry.key, entry.json());
-          } catch {
-            this.entries.delete(entry.key); // not ours to read; never crash the mirror
-          }
-        } else {
-          this.entries.delete(entry.key);
-        }
-        if (!entry.isUpdate && entry.delta === 0) resolveReady();
-        if (entry.isUpdate) resolveReady();
-      }
-    })();
-    await ready;
+    return new AccountDirectory(await KvMirror.open(kv));
   }
 
   stop(): void {
-    this.stopWatch?.();
+    this.mirror.stop();
   }
 
   private get<T>(key: string): T | undefined {
-    return this.entries.get(key) as T | undefined;
+    return this.mirror.get<T>(key);
   }
 
   /** The principal behind a token value, or undefined when unknown, revoked or orphaned. */
@@ -88,9 +59,7 @@ export class AccountDirectory {
   }
 
   prices(orgId: string, kind: PriceKind): Price[] {
-    const prefix = `price.${kind}.${orgId}.`;
-    const found: Price[] = [];
-    for (const [key, value] of this.entries) if (key.startsWith(prefix)) found.push(value as Price);
+    const found = [...this.mirror.withPrefix<Price>(`price.${kind}.${orgId}.`)].map(([, price]) => price);
     return found.sort((a, b) => a.country.localeCompare(b.country));
   }
 }

@@ -1,7 +1,10 @@
 // SMS history in ClickHouse (table sms_messages): batch inserts from the writer, reads by id
 // (after the KV state has expired) and filtered lists. Only bound parameters reach SQL.
+export type { Visibility } from './scoped-query';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { MessageSource, MessageStatus, SmsMessage } from '../core/sms/message';
+import type { CompiledQuery } from '../core/filters/grammar-a';
+import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 
 interface MessageRow {
@@ -63,12 +66,6 @@ export function fromRow(r: MessageRow): SmsMessage {
   };
 }
 
-/** Who may see which rows: always one organization; a project unless the token is account-wide. */
-export interface Visibility {
-  readonly orgId: string;
-  readonly projectId: string | null;
-}
-
 export class MessageHistory {
   constructor(private readonly ch: ClickHouse) {}
 
@@ -78,27 +75,15 @@ export class MessageHistory {
   }
 
   async get(visibility: Visibility, id: string): Promise<SmsMessage | null> {
-    const result = await this.ch.client.query({
-      query: `SELECT ${MESSAGE_COLUMNS} FROM ${this.ch.table('sms_messages')} FINAL
-              WHERE org_id = {org:String} AND id = {id:String} AND ({project:Nullable(String)} IS NULL OR project_id = {project:Nullable(String)})
-              LIMIT 1`,
-      query_params: { org: visibility.orgId, id, project: visibility.projectId },
-      format: 'JSONEachRow',
-    });
-    const rows = await result.json<MessageRow>();
-    return rows[0] ? fromRow(rows[0]) : null;
+    const row = await getRow<MessageRow>(this.ch, 'sms_messages', MESSAGE_COLUMNS, visibility, id);
+    return row ? fromRow(row) : null;
   }
 
-  /** Runs a list query whose WHERE/ORDER BY were compiled from a catalogue (Grammar A). */
-  async list(visibility: Visibility, compiled: { where: string; params: Record<string, unknown>; orderBy: string; limit: number; offset: number }): Promise<SmsMessage[]> {
-    const result = await this.ch.client.query({
-      query: `SELECT ${MESSAGE_COLUMNS} FROM ${this.ch.table('sms_messages')} FINAL
-              WHERE org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)}) AND (${compiled.where})
-              ORDER BY ${compiled.orderBy}
-              LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}`,
-      query_params: { ...compiled.params, __org: visibility.orgId, __project: visibility.projectId, __limit: compiled.limit, __offset: compiled.offset },
-      format: 'JSONEachRow',
-    });
-    return (await result.json<MessageRow>()).map(fromRow);
+  async list(visibility: Visibility, compiled: CompiledQuery): Promise<SmsMessage[]> {
+    return (await listRows<MessageRow>(this.ch, 'sms_messages', MESSAGE_COLUMNS, visibility, compiled)).map(fromRow);
+  }
+
+  groupCounts(visibility: Visibility, compiled: CompiledQuery): Promise<GroupCount[]> {
+    return groupCounts(this.ch, 'sms_messages', visibility, compiled);
   }
 }

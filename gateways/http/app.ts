@@ -4,15 +4,32 @@ import express, { type Express } from 'express';
 import type { Config } from '../../config';
 import { AppError } from '../../core/errors';
 import type { Logger } from '../../infra/logger';
+import type { LookupService } from '../../core/lookup/lookup';
+import type { SmsAcceptance } from '../../core/sms/acceptance';
 import type { Engines } from '../../roles/engines';
+import type { LookupHistory, NatsLookupStore } from '../../stores/lookup-history';
+import type { MessageHistory } from '../../stores/message-history';
+import type { KvMessageStates } from '../../stores/message-state';
 import { errorHandler } from './errors';
 import { requestObservability } from './observability';
 import { opsRouter } from './ops';
+import { openApiDocument } from '../../schemas/openapi';
 import { smsApiRouter } from './sms-api';
+
+/** The services behind the SMS API routes, built once per process by roles/gateway-http.ts. */
+export interface SmsServices {
+  readonly acceptance: SmsAcceptance;
+  readonly lookups: LookupService;
+  readonly states: KvMessageStates;
+  readonly lookupStore: NatsLookupStore;
+  readonly messageHistory: MessageHistory;
+  readonly lookupHistory: LookupHistory;
+}
 
 export interface HttpDeps {
   readonly config: Config;
   readonly engines: Engines;
+  readonly services: SmsServices;
   readonly log: Logger;
 }
 
@@ -25,6 +42,7 @@ export function createHttpApp(deps: HttpDeps): Express {
   app.set('query parser', 'extended');
   app.use(requestObservability(deps.log));
   app.use(opsRouter(deps.engines.probes));
+  app.get('/openapi.json', (_req, res) => { res.json(openApiDocument()); });
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1' }));
   app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy' }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));

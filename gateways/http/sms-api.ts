@@ -1,7 +1,16 @@
-// SMS API v1 (spec 1 §4) and, with legacy tokens, the legacy API at the root of the host.
-import { Router, type RequestHandler } from 'express';
+// SMS API v1 (spec 1 §4) under /transactional/v1 with api_sms tokens (one project), and the
+// legacy API at the root of the host with account-wide legacy tokens (spec 1 §1, §9): the
+// same endpoints and shapes, no webhooks, no SMPP.
+import express, { Router, type Request, type RequestHandler } from 'express';
 import type { TokenKind } from '../../core/accounts/types';
+import { AppError } from '../../core/errors';
+import { compile, LOOKUP_FIELDS, parseUrl, SMS_FIELDS, type Catalogue, type CompiledQuery } from '../../core/filters/grammar-a';
+import { isId } from '../../core/ids';
+import { toLookupEntity, type Lookup } from '../../core/lookup/lookup';
 import { fromMicros } from '../../core/money';
+import { toSmsEntity, type SmsMessage } from '../../core/sms/message';
+import type { Submitter } from '../../core/sms/acceptance';
+import type { Visibility } from '../../stores/message-history';
 import { authenticate } from './auth';
 import type { HttpDeps } from './app';
 import { rateLimit } from './rate-limit';
@@ -12,16 +21,46 @@ export interface SmsApiOptions {
   readonly flavor: 'v1' | 'legacy';
 }
 
+type AsyncHandler = (req: Request, res: express.Response) => Promise<void>;
+const handle = (fn: AsyncHandler): RequestHandler => (req, res, next) => { fn(req, res).catch(next); };
+
+function visibility(req: Request): Visibility {
+  const { token, org } = req.principal;
+  return { orgId: org.id, projectId: token.kind === 'legacy' ? null : token.projectId };
+}
+
+function visible(v: Visibility, record: { orgId: string; projectId: string }): boolean {
+  return record.orgId === v.orgId && (v.projectId === null || record.projectId === v.projectId);
+}
+
+function pathId(req: Request, what: string): string {
+  const id = String(req.params['id'] ?? '');
+  if (!isId(id)) throw new AppError('INVALID_ID', `"${id.slice(0, 64)}" is not a ${what} id`);
+  return id;
+}
+
+function listQuery(req: Request, catalogue: Catalogue): CompiledQuery {
+  const search = new URL(req.originalUrl, 'http://local').searchParams;
+  return compile(parseUrl(search, { ignore: ['access_token'] }), catalogue);
+}
+
 export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
-  const { engines, config } = deps;
+  const { engines, config, services } = deps;
   const router = Router();
   const auth = authenticate(engines.directory, options.tokenKinds, config.rateLimits.perMinute);
   const limited = (endpoint: string, perMinute = config.rateLimits.perMinute): RequestHandler[] => [auth, rateLimit(engines.rateLimiter, `${options.flavor}-${endpoint}`, perMinute)];
+  // Any content type is read as JSON: a client that forgets the header still gets a precise answer.
+  const json = express.json({ limit: config.http.bodyLimitBytes, strict: false, type: () => true });
+  const source = options.flavor === 'legacy' ? 'legacy' : 'http';
+  const submitter = (req: Request): Submitter => {
+    const v = visibility(req);
+    return { orgId: v.orgId, projectId: v.projectId, tokenId: req.principal.token.id, source, currency: req.principal.org.currency };
+  };
 
-  router.get('/organization/account', ...limited('balance'), async (req, res) => {
+  router.get('/organization/account', ...limited('balance'), handle(async (req, res) => {
     const balance = await engines.balances.get(req.principal.org.id);
     res.json({ entity: { currency: balance?.currency ?? req.principal.org.currency, available: fromMicros(balance?.availableMicros ?? 0) } });
-  });
+  }));
 
   for (const kind of ['sms', 'lookup'] as const) {
     router.get(`/${kind}/price-profile/me/countries`, ...limited(`${kind}-prices`), (req, res) => {
@@ -29,5 +68,60 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
       res.json({ entities: prices.map((p) => ({ country: p.country, currency: p.currency, price: fromMicros(p.priceMicros) })) });
     });
   }
+
+  router.post('/sms', ...limited('sms-create'), json, handle(async (req, res) => {
+    const message = await services.acceptance.submitOne(submitter(req), req.body);
+    res.status(201).json({ entity: toSmsEntity(message) });
+  }));
+
+  router.post('/sms/bulk', ...limited('sms-bulk', config.rateLimits.bulkPerMinute), json, handle(async (req, res) => {
+    const result = await services.acceptance.submitBulk(submitter(req), req.body);
+    res.status(201).json({ entities: result.entities.map(toSmsEntity), errors: result.errors });
+  }));
+
+  router.get('/sms', ...limited('sms-list'), handle(async (req, res) => {
+    const compiled = listQuery(req, SMS_FIELDS);
+    if (compiled.group) {
+      res.json({ entities: await services.messageHistory.groupCounts(visibility(req), compiled) });
+      return;
+    }
+    const messages = await services.messageHistory.list(visibility(req), compiled);
+    res.json({ entities: messages.map(toSmsEntity) });
+  }));
+
+  router.get('/sms/:id', ...limited('sms-read'), handle(async (req, res) => {
+    const id = pathId(req, 'message');
+    const v = visibility(req);
+    const current: SmsMessage | null = await services.states.get(id);
+    const message = current && visible(v, current) ? current : current ? null : await services.messageHistory.get(v, id);
+    if (!message) throw new AppError('NOT_FOUND', `message ${id} does not exist or is not visible to this token`);
+    res.json({ entity: toSmsEntity(message) });
+  }));
+
+  router.post('/lookup', ...limited('lookup-create'), json, handle(async (req, res) => {
+    const v = visibility(req);
+    const lookup = await services.lookups.run({ orgId: v.orgId, projectId: v.projectId, tokenId: req.principal.token.id, source }, req.body);
+    res.status(201).json({ entity: toLookupEntity(lookup) });
+  }));
+
+  router.get('/lookup', ...limited('lookup-list'), handle(async (req, res) => {
+    const compiled = listQuery(req, LOOKUP_FIELDS);
+    if (compiled.group) {
+      res.json({ entities: await services.lookupHistory.groupCounts(visibility(req), compiled) });
+      return;
+    }
+    const lookups = await services.lookupHistory.list(visibility(req), compiled);
+    res.json({ entities: lookups.map(toLookupEntity) });
+  }));
+
+  router.get('/lookup/:id', ...limited('lookup-read'), handle(async (req, res) => {
+    const id = pathId(req, 'lookup');
+    const v = visibility(req);
+    const current: Lookup | null = await services.lookupStore.get(id);
+    const lookup = current && visible(v, current) ? current : current ? null : await services.lookupHistory.get(v, id);
+    if (!lookup) throw new AppError('NOT_FOUND', `lookup ${id} does not exist or is not visible to this token`);
+    res.json({ entity: toLookupEntity(lookup) });
+  }));
+
   return router;
 }

@@ -1,0 +1,211 @@
+// The acceptance core shared by every transport (HTTP v1, legacy, SMPP): validates each item
+// on its own, prices it, replays a repeated clientId, charges the accepted items' total
+// atomically (all-or-nothing), and makes the accepted messages durable (state in KV, queued
+// on JetStream) before answering. Spec 1 §2.1, §4 (bulk rules), §7, §8; DESIGN §4.
+import { AppError, validationError, type FieldErrors } from '../errors';
+import { newId } from '../ids';
+import { encodeText } from './encoding';
+import type { MessageSource, SmsMessage } from './message';
+import { checkPhoneNumber } from './phone';
+import type { AcceptedQueue, ClientIds, Funds, MessageStates, OptOuts, PriceBook } from './ports';
+import { checkSmsItem } from './validate';
+
+export const MAX_SEGMENTS = 10;
+export const MAX_BULK_ITEMS = 100;
+
+export interface Submitter {
+  readonly orgId: string;
+  /** The project of an api_sms token; null for account-wide (legacy) tokens. */
+  readonly projectId: string | null;
+  readonly tokenId: string;
+  readonly source: MessageSource;
+  readonly currency: string;
+}
+
+export interface BulkError {
+  readonly index: number;
+  readonly clientId: string | null;
+  readonly fields: FieldErrors;
+}
+
+export interface Accepted {
+  /** Accepted messages in input order; a replayed clientId yields the original message. */
+  readonly entities: SmsMessage[];
+  readonly errors: BulkError[];
+}
+
+interface Prepared {
+  readonly index: number;
+  readonly message: SmsMessage;
+}
+
+/** An item's refusal; `shape` is set when a field had the wrong JSON type (400 for a single send). */
+interface ItemError extends BulkError {
+  readonly shape?: string;
+}
+
+type ItemResult = { readonly ok: true; readonly prepared: Prepared } | { readonly ok: false; readonly error: ItemError };
+
+export interface AcceptanceDeps {
+  readonly prices: PriceBook;
+  readonly funds: Funds;
+  readonly states: MessageStates;
+  readonly clientIds: ClientIds;
+  readonly queue: AcceptedQueue;
+  readonly optOuts: OptOuts;
+  readonly now?: () => Date;
+}
+
+const REPLAY_WAIT_MS = 3000;
+
+export class SmsAcceptance {
+  constructor(private readonly deps: AcceptanceDeps) {}
+
+  /** POST /sms: one item; every refusal is an error status (400, 402, 422). */
+  async submitOne(submitter: Submitter, body: unknown): Promise<SmsMessage> {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('BODY_NOT_OBJECT', 'the body must be a JSON object (an SMS create item)');
+    const result = await this.submit(submitter, [body]);
+    const error = result.errors[0];
+    if (error?.shape) throw new AppError('WRONG_SHAPE', error.shape);
+    if (error) throw validationError(error.fields);
+    const entity = result.entities[0];
+    if (!entity) throw new AppError('INTERNAL', 'no outcome for the item');
+    return entity;
+  }
+
+  /** POST /sms/bulk: each item validated on its own; 402 when the accepted items' total is not covered. */
+  async submitBulk(submitter: Submitter, body: unknown): Promise<Accepted> {
+    if (!Array.isArray(body)) {
+      throw new AppError('BODY_NOT_ARRAY', 'the body must be a top-level JSON array of SMS create items, not an object wrapping one (spec 1 §4 bulk rule 6)');
+    }
+    if (body.length > MAX_BULK_ITEMS) throw new AppError('PAYLOAD_TOO_LARGE', `a bulk holds at most ${MAX_BULK_ITEMS} items, got ${body.length}: split the batch`);
+    if (body.length === 0) throw validationError({ body: [`must hold 1 to ${MAX_BULK_ITEMS} items`] });
+    const result = await this.submit(submitter, body);
+    return { entities: result.entities, errors: result.errors.map(({ index, clientId, fields }) => ({ index, clientId, fields })) };
+  }
+
+  private async submit(submitter: Submitter, items: readonly unknown[]): Promise<{ entities: SmsMessage[]; errors: ItemError[] }> {
+    const now = (this.deps.now ?? (() => new Date()))().toISOString();
+    const results = await Promise.all(items.map((item, index) => this.prepare(submitter, item, index, now)));
+    this.rejectRepeatedClientIds(results);
+
+    const prepared = results.flatMap((r) => (r.ok ? [r.prepared] : []));
+    const scope = submitter.projectId ?? `org-${submitter.orgId}`;
+    const claims = await Promise.all(prepared.map(async (p) => (p.message.clientId ? this.deps.clientIds.claim(scope, p.message.clientId, p.message.id) : null)));
+    const fresh = prepared.filter((_, i) => claims[i] === null);
+    const replays = new Map<number, SmsMessage>();
+    await Promise.all(prepared.map(async (p, i) => {
+      const existing = claims[i];
+      if (existing) replays.set(p.index, await this.original(existing, p.message.clientId ?? ''));
+    }));
+
+    const releaseClaims = (): Promise<unknown> => Promise.all(fresh.filter((p) => p.message.clientId).map((p) => this.deps.clientIds.release(scope, p.message.clientId as string)));
+    const total = fresh.reduce((sum, p) => sum + p.message.priceUserMicros, 0);
+    if (!(await this.deps.funds.charge(submitter.orgId, total))) {
+      await releaseClaims();
+      throw new AppError('INSUFFICIENT_FUNDS', `the balance does not cover ${fresh.length === 1 ? 'this message' : `the ${fresh.length} accepted messages`}; add funds and retry`);
+    }
+    try {
+      const messages = fresh.map((p) => p.message);
+      await this.deps.states.putAll(messages);
+      await this.deps.queue.enqueue(messages);
+    } catch (err) {
+      await this.deps.funds.credit(submitter.orgId, total);
+      await releaseClaims();
+      throw new AppError('INTERNAL', 'the messages could not be queued; nothing was charged, retry with backoff', { cause: err });
+    }
+
+    const byIndex = new Map(fresh.map((p) => [p.index, p.message]));
+    const entities: SmsMessage[] = [];
+    const errors: ItemError[] = [];
+    results.forEach((r, index) => {
+      if (!r.ok) errors.push(r.error);
+      else {
+        const message = byIndex.get(index) ?? replays.get(index);
+        if (message) entities.push(message);
+      }
+    });
+    return { entities, errors };
+  }
+
+  private async prepare(submitter: Submitter, item: unknown, index: number, now: string): Promise<ItemResult> {
+    const rawClientId = item && typeof item === 'object' && typeof (item as { clientId?: unknown }).clientId === 'string' ? (item as { clientId: string }).clientId : null;
+    const reject = (fields: FieldErrors, shape?: string): ItemResult => ({ ok: false, error: { index, clientId: rawClientId, fields, ...(shape ? { shape } : {}) } });
+    const checked = checkSmsItem(item);
+    if (!checked.ok) {
+      if ('shape' in checked) {
+        const field = checked.shape.field || 'item';
+        return reject({ [field]: [checked.shape.message] }, checked.shape.field ? `field "${checked.shape.field}" ${checked.shape.message}` : `the item ${checked.shape.message}`);
+      }
+      return reject(checked.fields);
+    }
+    const input = checked.value;
+    const fields: FieldErrors = {};
+    const phone = checkPhoneNumber(input.to);
+    if (!phone.ok) fields['to'] = [phone.message];
+    const encoded = encodeText(input.text, input.allowUnicode ?? false);
+    if (encoded.messagesCount > MAX_SEGMENTS) fields['text'] = [`is too long: ${encoded.messagesCount} segments (${encoded.encoding}), at most ${MAX_SEGMENTS}`];
+    if (!phone.ok || Object.keys(fields).length > 0) return reject(fields);
+
+    const price = this.deps.prices.price(submitter.orgId, 'sms', phone.country);
+    if (!price) return reject({ to: [`no price for destination country ${phone.country}; this country cannot be reached from this account`] });
+    if (submitter.projectId && (await this.deps.optOuts.isOptedOut(submitter.projectId, phone.normalized))) {
+      return reject({ to: ['the recipient has opted out (STOP) of messages from this project'] });
+    }
+    const message: SmsMessage = {
+      id: newId(),
+      orgId: submitter.orgId,
+      projectId: submitter.projectId ?? '',
+      tokenId: submitter.tokenId,
+      source: submitter.source,
+      clientId: input.clientId ?? null,
+      status: 'queued',
+      statusCode: null,
+      from: input.from,
+      country: phone.country,
+      to: input.to,
+      normalizedTo: phone.normalized,
+      charsCount: encoded.charsCount,
+      text: input.text,
+      deliveredText: encoded.deliveredText,
+      messagesCount: encoded.messagesCount,
+      encoding: encoded.encoding,
+      unicode: encoded.unicode,
+      allowUnicode: input.allowUnicode ?? false,
+      charged: true,
+      pricePerSmsMicros: price.priceMicros,
+      priceUserMicros: price.priceMicros * encoded.messagesCount,
+      currency: price.currency,
+      createdAt: now,
+      chargedAt: now,
+      scheduledAt: null,
+      sentAt: null,
+      deliveredAt: null,
+      updatedAt: now,
+    };
+    return { ok: true, prepared: { index, message } };
+  }
+
+  /** A clientId used twice in one request: the later items are rejected, pointing at the first. */
+  private rejectRepeatedClientIds(results: ItemResult[]): void {
+    const first = new Map<string, number>();
+    results.forEach((r, i) => {
+      if (!r.ok || !r.prepared.message.clientId) return;
+      const clientId = r.prepared.message.clientId;
+      const seen = first.get(clientId);
+      if (seen === undefined) first.set(clientId, i);
+      else results[i] = { ok: false, error: { index: i, clientId, fields: { clientId: [`repeats the clientId of item ${seen} of this request`] } } };
+    });
+  }
+
+  /** The message that already holds a clientId; waits briefly if its request is still in flight. */
+  private async original(id: string, clientId: string): Promise<SmsMessage> {
+    const deadline = Date.now() + REPLAY_WAIT_MS;
+    for (;;) {
+      const message = await this.deps.states.get(id);
+      if (message) return message;
+      if (Date.now() > deadline) throw new AppError('INTERNAL', `clientId "${clientId}" is held by a message still being accepted; retry shortly`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}

@@ -1,0 +1,34 @@
+// What the SMS acceptance core needs from the outside world, as interfaces; the NATS-backed
+// implementations live in stores/.
+import type { Price, PriceKind } from '../accounts/types';
+import type { SmsMessage } from './message';
+
+export interface PriceBook {
+  price(orgId: string, kind: PriceKind, country: string): Price | undefined;
+}
+
+export interface Funds {
+  /** Takes the amount if the balance covers it; false otherwise. */
+  charge(orgId: string, micros: number): Promise<boolean>;
+  credit(orgId: string, micros: number): Promise<void>;
+}
+
+export interface MessageStates {
+  putAll(messages: readonly SmsMessage[]): Promise<void>;
+  get(id: string): Promise<SmsMessage | null>;
+}
+
+export interface ClientIds {
+  /** Claims clientId for the message id; returns the id that already holds it, if any. */
+  claim(scope: string, clientId: string, messageId: string): Promise<string | null>;
+  release(scope: string, clientId: string): Promise<void>;
+}
+
+export interface AcceptedQueue {
+  /** Durably queues accepted messages for history and the lifecycle (one stream message). */
+  enqueue(messages: readonly SmsMessage[]): Promise<void>;
+}
+
+export interface OptOuts {
+  isOptedOut(projectId: string, number: string): Promise<boolean>;
+}

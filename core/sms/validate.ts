@@ -1,0 +1,67 @@
+// Shape and field rules of an SMS create item (spec 1 §2.1, §8) from its JSON Schema:
+// a wrong JSON type is a 400 (the body has the wrong shape), a broken rule is a 422 with
+// one clear message per field and rule (spec 1 §7).
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { lookupCreateSchema, smsCreateItemSchema, type LookupCreate, type SmsCreateItem } from '../../schemas/sms';
+import type { FieldErrors } from '../errors';
+
+export interface ShapeProblem {
+  /** The field with the wrong JSON type, or '' for the body itself. */
+  readonly field: string;
+  readonly message: string;
+}
+
+export type Checked<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly shape: ShapeProblem }
+  | { readonly ok: false; readonly fields: FieldErrors };
+
+const RULE_MESSAGES: Record<string, Record<string, string>> = {
+  from: { minLength: 'must be 3 to 11 characters, or 3 to 14 digits', maxLength: 'must be 3 to 11 characters, or 3 to 14 digits', pattern: 'must be 3 to 11 characters, or 3 to 14 digits' },
+  to: { minLength: 'is required', maxLength: 'must be at most 15 characters', pattern: 'must be an E.164 number such as +4915112345678' },
+  text: { minLength: 'must not be empty' },
+  clientId: { minLength: 'must not be empty', maxLength: 'must be at most 40 characters' },
+};
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+
+function describeType(error: ErrorObject): ShapeProblem {
+  const field = error.instancePath.slice(1).replace(/\//g, '.');
+  const expected = String((error.params as { type?: string }).type ?? 'of another type');
+  return { field, message: field ? `must be ${expected === 'object' ? 'an object' : `a ${expected}`}` : `must be a JSON ${expected}` };
+}
+
+/** Optional fields sent as null mean "not given" (clients often serialize absent as null). */
+function dropNullOptionals(value: unknown, required: readonly string[]): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null || required.includes(k)));
+}
+
+function checker<T>(schema: { readonly required: readonly string[] }): (input: unknown) => Checked<T> {
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (input) => {
+    const value = dropNullOptionals(input, schema.required);
+    if (validate(value)) return { ok: true, value: value as T };
+    const errors = validate.errors ?? [];
+    const typeError = errors.find((e) => e.keyword === 'type');
+    if (typeError) return { ok: false, shape: describeType(typeError) };
+    const fields: FieldErrors = {};
+    const add = (field: string, message: string): void => {
+      const list = (fields[field] ??= []);
+      if (!list.includes(message)) list.push(message);
+    };
+    for (const error of errors) {
+      const params = error.params as { missingProperty?: string; additionalProperty?: string };
+      if (error.keyword === 'required' && params.missingProperty) add(params.missingProperty, 'is required');
+      else if (error.keyword === 'additionalProperties' && params.additionalProperty) add(params.additionalProperty, 'is not a known field');
+      else {
+        const field = error.instancePath.slice(1);
+        add(field, RULE_MESSAGES[field]?.[error.keyword] ?? error.message ?? 'is invalid');
+      }
+    }
+    return { ok: false, fields };
+  };
+}
+
+export const checkSmsItem = checker<SmsCreateItem>(smsCreateItemSchema);
+export const checkLookupRequest = checker<LookupCreate>(lookupCreateSchema);

@@ -1,0 +1,163 @@
+// Wire contracts of the SMS API (spec 1 §2): the JSON Schemas are the single source for ajv
+// validation (gateways/http/validation.ts), the TypeScript types (FromSchema) and the
+// OpenAPI document (schemas/openapi.ts). `x-messages` carries the 422 text per keyword.
+import type { FromSchema } from 'json-schema-to-ts';
+
+export const FROM_PATTERN = '^(?:[\\x20-\\x7E]{3,11}|\\+?[0-9]{3,14})$';
+export const E164_PATTERN = '^\\+?[1-9][0-9]{1,14}$';
+
+export const smsCreateItemSchema = {
+  $id: 'SmsCreateItem',
+  type: 'object',
+  description: 'spec 1 §2.1',
+  additionalProperties: false,
+  required: ['from', 'to', 'text'],
+  properties: {
+    from: { type: 'string', minLength: 3, maxLength: 14, pattern: FROM_PATTERN, description: 'Sender id: up to 11 characters, or up to 14 digits.' },
+    to: { type: 'string', minLength: 1, maxLength: 15, pattern: E164_PATTERN, description: 'Destination in E.164 format, at most 15 characters.' },
+    text: { type: 'string', minLength: 1, description: 'Message body; at most 10 segments.' },
+    allowUnicode: { type: 'boolean', default: false },
+    clientId: { type: 'string', minLength: 1, maxLength: 40, description: 'Caller reference, unique per SMS per project.' },
+  },
+} as const;
+export type SmsCreateItem = FromSchema<typeof smsCreateItemSchema>;
+
+export const smsBulkSchema = {
+  $id: 'SmsBulk',
+  type: 'array',
+  minItems: 1,
+  maxItems: 100,
+  items: { $ref: 'SmsCreateItem' },
+  description: 'spec 1 §4: a top-level array of 1 to 100 items, no wrapper object.',
+} as const;
+
+export const lookupCreateSchema = {
+  $id: 'LookupCreate',
+  type: 'object',
+  additionalProperties: false,
+  required: ['to'],
+  properties: {
+    to: { type: 'string', minLength: 1, maxLength: 15, pattern: E164_PATTERN, description: 'E.164 number, at most 15 characters.' },
+  },
+} as const;
+export type LookupCreate = FromSchema<typeof lookupCreateSchema>;
+
+const timestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+
+export const smsSchema = {
+  $id: 'Sms',
+  type: 'object',
+  description: 'spec 1 §2.2',
+  required: ['id', 'clientId', 'status', 'from', 'country', 'to', 'normalizedTo', 'charsCount', 'text', 'deliveredText', 'messagesCount', 'encoding', 'unicode', 'allowUnicode', 'charged', 'createdAt'],
+  properties: {
+    id: { type: 'string' },
+    clientId: { type: ['string', 'null'] },
+    status: { type: 'string', enum: ['queued', 'sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown'] },
+    statusCode: { type: ['integer', 'null'] },
+    from: { type: 'string' },
+    country: { type: 'string' },
+    to: { type: 'string' },
+    normalizedTo: { type: 'string' },
+    charsCount: { type: 'integer' },
+    text: { type: 'string' },
+    deliveredText: { type: 'string' },
+    messagesCount: { type: 'integer' },
+    encoding: { type: 'string', enum: ['GSM-7', 'UCS-2'] },
+    unicode: { type: 'boolean' },
+    allowUnicode: { type: 'boolean' },
+    charged: { type: 'boolean' },
+    pricePerSms: { type: 'number' },
+    priceUser: { type: 'number' },
+    createdAt: { type: 'string', format: 'date-time' },
+    chargedAt: timestamp,
+    scheduledAt: timestamp,
+    sentAt: timestamp,
+    deliveredAt: timestamp,
+  },
+} as const;
+
+export const lookupSchema = {
+  $id: 'Lookup',
+  type: 'object',
+  description: 'spec 1 §2.4',
+  required: ['id', 'status', 'country', 'to', 'normalizedTo'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string', enum: ['delivered', 'failed'] },
+    country: { type: 'string' },
+    to: { type: 'string' },
+    normalizedTo: { type: 'string' },
+    subscriberStatus: { type: ['string', 'null'] },
+    statusCode: { type: ['integer', 'null'] },
+    imsi: { type: ['string', 'null'] },
+    servingMsc: { type: ['string', 'null'] },
+    ported: { type: 'boolean' },
+    roaming: { type: 'boolean' },
+    network: { type: 'string' },
+    charged: { type: 'boolean' },
+    pricePerSms: { type: 'number' },
+    createdAt: { type: 'string', format: 'date-time' },
+    deliveredAt: timestamp,
+  },
+} as const;
+
+export const balanceSchema = {
+  $id: 'Balance',
+  type: 'object',
+  required: ['currency', 'available'],
+  properties: { currency: { type: 'string' }, available: { type: 'number' } },
+} as const;
+
+export const priceEntrySchema = {
+  $id: 'PriceEntry',
+  type: 'object',
+  required: ['currency', 'price'],
+  properties: { country: { type: 'string', description: 'ISO 3166 alpha-2' }, currency: { type: 'string' }, price: { type: 'number' } },
+} as const;
+
+export const dlrSchema = {
+  $id: 'Dlr',
+  type: 'object',
+  description: 'spec 1 §2.6: the webhook payload',
+  required: ['id', 'status', 'code', 'eventAt'],
+  properties: {
+    id: { type: 'string' },
+    clientId: { type: 'string' },
+    status: { type: 'string', enum: ['sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown', 'stop', 'inbound'] },
+    code: { type: 'integer', enum: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 99, 100] },
+    eventAt: { type: 'string', format: 'date-time' },
+    message: { type: 'string' },
+  },
+} as const;
+
+export const problemSchema = {
+  $id: 'Problem',
+  type: 'object',
+  required: ['title', 'status', 'detail'],
+  properties: { title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' } },
+} as const;
+
+export const validationErrorSchema = {
+  $id: 'ValidationError',
+  type: 'object',
+  required: ['errors'],
+  properties: { errors: { type: 'object', required: ['fields'], properties: { fields: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } } } },
+} as const;
+
+export const bulkErrorSchema = {
+  $id: 'BulkError',
+  type: 'object',
+  required: ['index', 'clientId', 'fields'],
+  properties: {
+    index: { type: 'integer', description: 'Position of the item in the request array.' },
+    clientId: { type: ['string', 'null'] },
+    fields: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+  },
+} as const;
+
+export const rateLimitedSchema = {
+  $id: 'RateLimited',
+  type: 'object',
+  required: ['message'],
+  properties: { message: { type: 'string' }, code: { type: 'integer' } },
+} as const;
