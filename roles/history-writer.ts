@@ -10,7 +10,6 @@ import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten } from '../infra/metrics';
 import { STREAMS, SUBJECTS, type Nats } from '../infra/nats';
-import { sleep } from '../infra/supervisor';
 import { LookupHistory } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 
