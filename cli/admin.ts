@@ -93,6 +93,16 @@ org.command('smpp').description('enable or disable SMPP for an organization').re
     print(`SMPP ${updated.smppEnabled ? 'enabled' : 'disabled'} on ${updated.id}`, updated);
   }));
 
+org.command('rate-limit').description('grant an organization its own requests-per-minute ceiling on one endpoint')
+  .requiredOption('--org <id>').requiredOption('--endpoint <name>', 'counter name, e.g. v1-sms-create, v1-sms-bulk, legacy-sms-create')
+  .option('--per-minute <n>', 'the ceiling').option('--reset', 'back to the default')
+  .action(action(async (ctx, o: { org: string; endpoint: string; perMinute?: string; reset?: boolean }) => {
+    const perMinute = o.reset ? null : Number(o.perMinute);
+    if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) throw new Error('give --per-minute <positive integer> or --reset');
+    const updated = await ctx.accounts.setOrgRateLimit(o.org, o.endpoint, perMinute);
+    print(`rate limits of ${updated.id}: ${JSON.stringify(updated.rateLimits ?? {})}`, updated);
+  }));
+
 const project = program.command('project').description('projects');
 project.command('create').requiredOption('--org <id>').requiredOption('--name <name>').action(action(async (ctx, o: { org: string; name: string }) => {
   const created = await ctx.accounts.createProject(o.org, o.name);

@@ -77,6 +77,16 @@ export class AccountStore {
     return org;
   }
 
+  async setOrgRateLimit(id: string, endpoint: string, perMinute: number | null): Promise<Organization> {
+    const org = await this.getOrg(id);
+    const rateLimits = { ...(org.rateLimits ?? {}) };
+    if (perMinute === null) delete rateLimits[endpoint];
+    else rateLimits[endpoint] = perMinute;
+    const updated: Organization = { ...org, rateLimits };
+    await this.write(KEYS.org(id), updated);
+    return updated;
+  }
+
   async createProject(orgId: string, name: string, id?: string): Promise<Project> {
     await this.getOrg(orgId);
     const project: Project = { id: id ?? newId(), orgId, name, createdAt: now() };

@@ -11,6 +11,8 @@ export interface Organization {
   readonly currency: string;
   readonly smppEnabled: boolean;
   readonly createdAt: string;
+  /** Per-endpoint requests-per-minute ceilings granted to this organization (else the defaults). */
+  readonly rateLimits?: Readonly<Record<string, number>>;
 }
 
 export interface Project {

@@ -4,10 +4,12 @@ import type { RequestHandler } from 'express';
 import { AppError } from '../../core/errors';
 import type { RateLimiter } from '../../stores/rate-limiter';
 
-export function rateLimit(limiter: RateLimiter, endpoint: string, limitPerMinute: number): RequestHandler {
+/** `endpoint` names the counter (e.g. `v1-sms-create`); an organization's override wins over the default. */
+export function rateLimit(limiter: RateLimiter, endpoint: string, defaultPerMinute: number): RequestHandler {
   return async (req, res, next) => {
     try {
-      const decision = await limiter.take(req.principal.org.id, endpoint, limitPerMinute);
+      const org = req.principal.org;
+      const decision = await limiter.take(org.id, endpoint, org.rateLimits?.[endpoint] ?? defaultPerMinute);
       res.setHeader('X-RateLimit-Limit', String(decision.limit));
       res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
       res.setHeader('X-RateLimit-Reset', String(decision.reset));
