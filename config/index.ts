@@ -35,6 +35,11 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'RATE_LIMIT_BULK_PER_MINUTE', type: 'integer', default: 600, description: 'Default requests per minute per organization for POST /sms/bulk.' },
   { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
   { name: 'DEMO_SEED', type: 'boolean', default: true, description: 'Create the demo organization on first start with an empty data store.' },
+  { name: 'CARRIER_ROUTES', type: 'string', description: 'JSON array of upstream SMSC routes [{name, host, port, systemId, password, prefixes, window}]; unset = one route to the embedded carrier simulator.' },
+  { name: 'SIMULATOR_LATENCY_MS', type: 'integer', default: 200, description: 'Delay of each step of the carrier simulator (submit → buffered → final); 0 for benchmarks.' },
+  { name: 'MESSAGE_VALIDITY_HOURS', type: 'integer', default: 48, description: 'A message with no final carrier report within this time becomes expired (code 1).' },
+  { name: 'WEBHOOK_TIMEOUT_MS', type: 'integer', default: 5000, description: 'Timeout of one webhook attempt.' },
+  { name: 'WEBHOOK_RETRY_HOURS', type: 'integer', default: 25, description: 'How long a DLR is retried (1 s doubling to a 60 s cap) before it is dead-lettered.' },
 ];
 
 const schema = {
@@ -56,6 +61,54 @@ export interface Config {
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
   readonly messageStateTtlHours: number;
   readonly demoSeed: boolean;
+  readonly carrier: { readonly routes: readonly CarrierRoute[]; readonly simulatorLatencyMs: number };
+  readonly lifecycle: { readonly validityHours: number; readonly webhookTimeoutMs: number; readonly webhookRetryHours: number };
+}
+
+/** One upstream SMSC and the destination prefixes (E.164 digits, '' = any) routed to it. */
+export interface CarrierRoute {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly systemId: string;
+  readonly password: string;
+  readonly prefixes: readonly string[];
+  /** Outstanding submit_sm PDUs allowed on the bind. */
+  readonly window: number;
+}
+
+const routeSchema = {
+  type: 'array',
+  minItems: 1,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'host', 'port', 'systemId', 'password'],
+    properties: {
+      name: { type: 'string', pattern: '^[a-z0-9_-]{1,32}$' },
+      host: { type: 'string', minLength: 1 },
+      port: { type: 'integer', minimum: 1, maximum: 65535 },
+      systemId: { type: 'string', maxLength: 16 },
+      password: { type: 'string', maxLength: 9 },
+      prefixes: { type: 'array', items: { type: 'string', pattern: '^[0-9]*$' }, default: [''] },
+      window: { type: 'integer', minimum: 1, maximum: 1000, default: 64 },
+    },
+  },
+} as const;
+
+function parseRoutes(text: string | undefined, simulatorPort: number): CarrierRoute[] {
+  if (text === undefined) return [{ name: 'simulator', host: '127.0.0.1', port: simulatorPort, systemId: 'connector', password: 'simulatr', prefixes: [''], window: 64 }];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`CARRIER_ROUTES is not valid JSON: ${(err as Error).message}`);
+  }
+  const validate = new Ajv({ useDefaults: true, allErrors: true }).compile(routeSchema);
+  if (!validate(parsed)) {
+    throw new ConfigError(`CARRIER_ROUTES: ${(validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ')}`);
+  }
+  return parsed as CarrierRoute[];
 }
 
 export class ConfigError extends Error {
@@ -99,6 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
     demoSeed: raw['DEMO_SEED'] === true,
+    carrier: { routes: parseRoutes(opt('CARRIER_ROUTES'), num('SIMULATOR_PORT')), simulatorLatencyMs: num('SIMULATOR_LATENCY_MS') },
+    lifecycle: { validityHours: num('MESSAGE_VALIDITY_HOURS'), webhookTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), webhookRetryHours: num('WEBHOOK_RETRY_HOURS') },
   });
 }
 

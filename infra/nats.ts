@@ -6,14 +6,23 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from './logger';
 
 export const STREAMS = {
-  /** Accepted messages (one stream message per request), status transitions, lookups. */
+  /** Accepted messages (one stream message per request), status transitions, DLR attempts, lookups. */
   sms: { name: 'SMS', subjects: ['sms.>', 'lookup.>'] },
+  /** Hand-off to the carrier connector, its per-segment events, inbound messages. */
+  carrier: { name: 'CARRIER', subjects: ['carrier.>'] },
 } as const;
 
 export const SUBJECTS = {
   smsAccepted: 'sms.accepted',
-  smsStatus: 'sms.status',
+  /** `sms.status.<tokenId>`: every status transition (history writer, SMPP gateway deliver_sm). */
+  smsStatus: (tokenId: string) => `sms.status.${tokenId}`,
+  smsStatusAll: 'sms.status.>',
+  /** Every webhook attempt, for GET /sms/{id}/dlrs. */
+  dlrAttempt: 'sms.dlr.attempt',
   lookupCreated: 'lookup.created',
+  carrierSubmit: 'carrier.submit',
+  carrierEvents: 'carrier.events',
+  carrierInbound: 'carrier.inbound',
 } as const;
 
 const NANOS_PER_MS = 1_000_000;
@@ -32,6 +41,8 @@ export interface BucketSet {
   readonly ratelimits: KV;
   /** Recipients who sent STOP, per project (`<project>.<digits>`). No TTL. */
   readonly optouts: KV;
+  /** Carrier message id → our message id and segment (`<carrier>.<carrierMessageId>`). */
+  readonly carrierIds: KV;
 }
 
 export interface Nats {
@@ -71,6 +82,15 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     max_age: 7 * DAY_MS * NANOS_PER_MS,
     duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
   });
+  await ensureStream(jsm, {
+    name: STREAMS.carrier.name,
+    subjects: [...STREAMS.carrier.subjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: options.replicas,
+    max_age: 7 * DAY_MS * NANOS_PER_MS,
+    duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
+  });
   const kvm = new Kvm(nc);
   const stateTtlMs = options.messageStateTtlHours * 3600 * 1000;
   const kv: BucketSet = {
@@ -80,6 +100,7 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     idempotency: await kvm.create('idempotency', { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
     ratelimits: await kvm.create('ratelimits', { replicas: options.replicas, history: 1, ttl: 3 * 60 * 1000 }),
     optouts: await kvm.create('optouts', { replicas: options.replicas, history: 1 }),
+    carrierIds: await kvm.create('carrier_ids', { replicas: options.replicas, history: 1, ttl: 7 * DAY_MS }),
   };
   return {
     nc,

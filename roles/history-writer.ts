@@ -30,7 +30,7 @@ export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
   const batch: Batch = { messages: [], lookups: [] };
   for (const msg of msgs) {
     try {
-      if (msg.subject === SUBJECTS.smsAccepted || msg.subject === SUBJECTS.smsStatus) batch.messages.push(...msg.json<{ messages: SmsMessage[] }>().messages);
+      if (msg.subject === SUBJECTS.smsAccepted || msg.subject.startsWith('sms.status.')) batch.messages.push(...msg.json<{ messages: SmsMessage[] }>().messages);
       else if (msg.subject === SUBJECTS.lookupCreated) batch.lookups.push(...msg.json<{ lookups: Lookup[] }>().lookups);
     } catch (err) {
       log.error({ err, subject: msg.subject, seq: msg.seq }, 'unreadable stream message skipped');
@@ -44,7 +44,7 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
     durable_name: HISTORY_CONSUMER,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    filter_subjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatus, SUBJECTS.lookupCreated],
+    filter_subjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatusAll, SUBJECTS.lookupCreated],
     max_ack_pending: 50_000,
     ack_wait: 60_000_000_000,
   });
