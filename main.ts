@@ -8,7 +8,9 @@ import { demoBanner, ensureDemo } from './roles/demo-seed';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
 import { startHistoryWriter } from './roles/history-writer';
+import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { startWorker } from './roles/worker';
+import { MirroredOptOuts } from './stores/message-state';
 
 export const ROLES = ['gateway-http', 'worker'] as const;
 export type Role = (typeof ROLES)[number];
@@ -71,11 +73,24 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
 
   try {
     if (roles.includes('worker')) {
+      const { nats, directory, balances } = engines;
       running.push(await startWorker(
         { address: engines.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
-        { identity: `worker-${process.pid}` },
+        {
+          identity: `worker-${process.pid}`,
+          lifecycle: {
+            js: nats.js, messages: nats.kv.messages, idempotency: nats.kv.idempotency, deadDlrs: nats.kv.deadDlrs,
+            directory, balances, webhookTimeoutMs: config.lifecycle.webhook.attemptTimeoutMs, log,
+          },
+        },
         log,
       ));
+      const optOuts = await MirroredOptOuts.open(nats.kv.optouts);
+      const bridge = await startLifecycleBridge({
+        nats, client: engines.temporal.client, taskQueue: config.temporal.taskQueue, directory, optOuts,
+        validityMs: config.lifecycle.validitySeconds * 1000, webhook: config.lifecycle.webhook, log,
+      });
+      running.push({ stop: async () => { await bridge.stop(); optOuts.stop(); } });
     }
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
@@ -90,7 +105,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       roles.includes('gateway-http') ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
       config.temporal.address ? `  Temporal     ${config.temporal.address}` : `  Temporal UI  http://localhost:${config.temporal.uiPort}`,
       `  NATS         ${config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`}`,
-      `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}`,
+      engines.clickhouse ? `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}` : '',
       seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json')) : '',
       'Press Ctrl-C to stop.',
       '',

@@ -1,10 +1,12 @@
 // All activities, built over their dependencies; wired by roles/worker.ts.
+import { createLifecycleActivities, type LifecycleDeps } from './lifecycle';
 import { createProbeActivities } from './probe';
 
 export interface ActivityDeps {
   readonly identity: string;
+  readonly lifecycle: LifecycleDeps;
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createProbeActivities(deps.identity) };
+  return { ...createProbeActivities(deps.identity), ...createLifecycleActivities(deps.lifecycle) };
 }

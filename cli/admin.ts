@@ -10,6 +10,8 @@ import { connectNats, type Nats } from '../infra/nats';
 import { connectTemporal } from '../infra/temporal';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
+import type { DlrDelivery } from '../workflows/types';
+import { writeFileSync } from 'node:fs';
 
 const config = loadConfig();
 const log = createLogger('warn', { component: 'admin' });
@@ -21,6 +23,25 @@ interface Context {
 }
 
 let json = false;
+
+const temporalAddress = (): string => config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
+
+interface DeadDlr extends DlrDelivery {
+  readonly key: string;
+  readonly reason: string;
+  readonly failedAt: string;
+}
+
+async function listDead(ctx: Context, tokenId?: string, messageId?: string): Promise<DeadDlr[]> {
+  const dead: DeadDlr[] = [];
+  for await (const key of await ctx.nats.kv.deadDlrs.keys(tokenId ? `${tokenId}.>` : '>')) {
+    const entry = await ctx.nats.kv.deadDlrs.get(key);
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) continue;
+    const value = { ...entry.json<Omit<DeadDlr, 'key'>>(), key };
+    if (!messageId || value.messageId === messageId) dead.push(value);
+  }
+  return dead;
+}
 
 function print(human: string, data: unknown): void {
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
@@ -222,9 +243,59 @@ number.command('list').requiredOption('--token <value-or-id>').action(action(asy
   print(found.numbers.join('\n') || '(none)', { token: found.id, numbers: found.numbers });
 }));
 
+const dlr = program.command('dlr').description('DLRs whose webhook retry schedule ran out (dead letters)');
+dlr.command('dead').description('list dead-lettered DLRs').option('--token <value-or-id>').option('--message <id>')
+  .action(action(async (ctx, o: { token?: string; message?: string }) => {
+    const tokenId = o.token ? (await ctx.accounts.resolveToken(o.token)).id : undefined;
+    const dead = await listDead(ctx, tokenId, o.message);
+    print(dead.map((d) => `${d.messageId}#${d.seq}  ${d.payload.status}  token=${d.tokenId}  failed ${d.failedAt}: ${d.reason}`).join('\n') || '(none)', dead);
+  }));
+dlr.command('redrive').description('deliver dead-lettered DLRs again, on a fresh retry schedule (one message or all of a token)')
+  .option('--token <value-or-id>').option('--message <id>')
+  .action(action(async (ctx, o: { token?: string; message?: string }) => {
+    if (!o.token && !o.message) throw new Error('give --message <id> or --token <token> (all of its dead letters)');
+    const tokenId = o.token ? (await ctx.accounts.resolveToken(o.token)).id : undefined;
+    const dead = await listDead(ctx, tokenId, o.message);
+    const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
+    try {
+      for (const d of dead) {
+        const { reason: _reason, failedAt: _failedAt, key, ...delivery } = d;
+        await temporal.client.workflow.start('dlrDelivery', { taskQueue: config.temporal.taskQueue, workflowId: `redrive-${d.messageId}-${d.seq}-${Date.now()}`, args: [delivery, config.lifecycle.webhook] });
+        await ctx.nats.kv.deadDlrs.delete(key);
+      }
+    } finally {
+      await temporal.close();
+    }
+    print(`${dead.length} DLR(s) re-driven`, { redriven: dead.map((d) => ({ messageId: d.messageId, seq: d.seq })) });
+  }));
+
+const message = program.command('message').description('messages');
+message.command('history').description("export a message's workflow history (JSON), e.g. as a replay fixture").requiredOption('--id <message id>').option('--out <file>')
+  .action(async (o: { id: string; out?: string }) => {
+    const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
+    try {
+      const history = await temporal.client.workflow.getHandle(`sms-${o.id}`).fetchHistory();
+      const text = JSON.stringify(history, null, 2);
+      if (o.out) writeFileSync(o.out, `${text}\n`);
+      process.stdout.write(o.out ? `history of sms-${o.id} written to ${o.out} (${history.events?.length ?? 0} events)\n` : `${text}\n`);
+    } finally {
+      await temporal.close();
+    }
+  });
+
+const simulator = program.command('simulator').description('the embedded carrier simulator');
+simulator.command('mo').description('make the simulator send a mobile-originated message (e.g. STOP) to one of our numbers')
+  .requiredOption('--from <msisdn>', 'the handset').requiredOption('--to <number>', 'our virtual number').requiredOption('--text <text>')
+  .action(action(async (ctx, o: { from: string; to: string; text: string }) => {
+    const reply = await ctx.nats.nc.request('simulator.mo', JSON.stringify(o), { timeout: 5000 });
+    const answer = reply.json<{ ok: boolean; reason?: string }>();
+    if (!answer.ok) throw new Error(`the simulator refused: ${answer.reason ?? 'unknown reason'}`);
+    print(`MO from ${o.from} to ${o.to} sent`, answer);
+  }));
+
 const system = program.command('system').description('operations');
 system.command('probe').description('run the system probe workflow on the worker and print its answer').action(async () => {
-  const temporal = await connectTemporal({ address: config.temporal.address ?? `127.0.0.1:${config.temporal.port}`, namespace: config.temporal.namespace });
+  const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
   try {
     const result = await temporal.client.workflow.execute('systemProbe', { taskQueue: config.temporal.taskQueue, workflowId: `system-probe-${Date.now()}`, args: ['ping'], workflowExecutionTimeout: '30 seconds' });
     print(`worker ${String((result as { worker: string }).worker)} answered`, result);

@@ -37,9 +37,11 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'DEMO_SEED', type: 'boolean', default: true, description: 'Create the demo organization on first start with an empty data store.' },
   { name: 'CARRIER_ROUTES', type: 'string', description: 'JSON array of upstream SMSC routes [{name, host, port, systemId, password, prefixes, window}]; unset = one route to the embedded carrier simulator.' },
   { name: 'SIMULATOR_LATENCY_MS', type: 'integer', default: 200, description: 'Delay of each step of the carrier simulator (submit → buffered → final); 0 for benchmarks.' },
-  { name: 'MESSAGE_VALIDITY_HOURS', type: 'integer', default: 48, description: 'A message with no final carrier report within this time becomes expired (code 1).' },
+  { name: 'MESSAGE_VALIDITY_SECONDS', type: 'integer', default: 172800, description: 'A message with no final carrier report within this time (default 48 h) becomes expired (code 1).' },
   { name: 'WEBHOOK_TIMEOUT_MS', type: 'integer', default: 5000, description: 'Timeout of one webhook attempt.' },
-  { name: 'WEBHOOK_RETRY_HOURS', type: 'integer', default: 25, description: 'How long a DLR is retried (1 s doubling to a 60 s cap) before it is dead-lettered.' },
+  { name: 'WEBHOOK_RETRY_INITIAL_MS', type: 'integer', default: 1000, description: 'First retry interval of a failed DLR; doubles on each retry.' },
+  { name: 'WEBHOOK_RETRY_MAX_MS', type: 'integer', default: 60000, description: 'Cap of the DLR retry interval.' },
+  { name: 'WEBHOOK_RETRY_HOURS', type: 'integer', default: 25, description: 'How long a DLR is retried before it is dead-lettered (at least 24 h).' },
 ];
 
 const schema = {
@@ -62,7 +64,10 @@ export interface Config {
   readonly messageStateTtlHours: number;
   readonly demoSeed: boolean;
   readonly carrier: { readonly routes: readonly CarrierRoute[]; readonly simulatorLatencyMs: number };
-  readonly lifecycle: { readonly validityHours: number; readonly webhookTimeoutMs: number; readonly webhookRetryHours: number };
+  readonly lifecycle: {
+    readonly validitySeconds: number;
+    readonly webhook: { readonly attemptTimeoutMs: number; readonly initialIntervalMs: number; readonly maximumIntervalMs: number; readonly retryHours: number };
+  };
 }
 
 /** One upstream SMSC and the destination prefixes (E.164 digits, '' = any) routed to it. */
@@ -153,7 +158,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
     demoSeed: raw['DEMO_SEED'] === true,
     carrier: { routes: parseRoutes(opt('CARRIER_ROUTES'), num('SIMULATOR_PORT')), simulatorLatencyMs: num('SIMULATOR_LATENCY_MS') },
-    lifecycle: { validityHours: num('MESSAGE_VALIDITY_HOURS'), webhookTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), webhookRetryHours: num('WEBHOOK_RETRY_HOURS') },
+    lifecycle: {
+      validitySeconds: num('MESSAGE_VALIDITY_SECONDS'),
+      webhook: { attemptTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), initialIntervalMs: num('WEBHOOK_RETRY_INITIAL_MS'), maximumIntervalMs: num('WEBHOOK_RETRY_MAX_MS'), retryHours: num('WEBHOOK_RETRY_HOURS') },
+    },
   });
 }
 

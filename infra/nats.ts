@@ -1,7 +1,7 @@
 // NATS JetStream: the connection, and the streams and KV buckets the product owns, created
 // idempotently at start. Names here are the contract between roles (see docs/architecture.md).
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type ConsumerConfig, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from './logger';
 
@@ -43,6 +43,8 @@ export interface BucketSet {
   readonly optouts: KV;
   /** Carrier message id → our message id and segment (`<carrier>.<carrierMessageId>`). */
   readonly carrierIds: KV;
+  /** DLRs whose retry schedule ran out (`<tokenId>.<messageId>.<seq>`), until re-driven. */
+  readonly deadDlrs: KV;
 }
 
 export interface Nats {
@@ -101,6 +103,7 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     ratelimits: await kvm.create('ratelimits', { replicas: options.replicas, history: 1, ttl: 3 * 60 * 1000 }),
     optouts: await kvm.create('optouts', { replicas: options.replicas, history: 1 }),
     carrierIds: await kvm.create('carrier_ids', { replicas: options.replicas, history: 1, ttl: 7 * DAY_MS }),
+    deadDlrs: await kvm.create('dead_dlrs', { replicas: options.replicas, history: 1 }),
   };
   return {
     nc,
@@ -111,6 +114,16 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
       if (!nc.isClosed()) await nc.drain();
     },
   };
+}
+
+/** Creates a durable consumer, or updates it when an earlier version created it differently. */
+export async function ensureConsumer(jsm: JetStreamManager, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+  try {
+    await jsm.consumers.add(stream, config);
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError)) throw err;
+    await jsm.consumers.update(stream, config.durable_name, config);
+  }
 }
 
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {

@@ -7,6 +7,7 @@ import { LookupService } from '../core/lookup/lookup';
 import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
 import { createHttpApp, type SmsServices } from '../gateways/http/app';
+import { DlrHistory } from '../stores/dlr-history';
 import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
@@ -31,6 +32,7 @@ export async function buildSmsServices(engines: Engines): Promise<{ services: Sm
     lookupStore,
     messageHistory: new MessageHistory(engines.clickhouse),
     lookupHistory: new LookupHistory(engines.clickhouse),
+    dlrHistory: new DlrHistory(engines.clickhouse),
   };
   return { services, close: () => optOuts.stop() };
 }

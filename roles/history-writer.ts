@@ -9,7 +9,9 @@ import type { SmsMessage } from '../core/sms/message';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten } from '../infra/metrics';
-import { STREAMS, SUBJECTS, type Nats } from '../infra/nats';
+import { ensureConsumer, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
+import type { DlrAttempt } from '../activities/lifecycle';
+import { DlrHistory, type TransitionRecord } from '../stores/dlr-history';
 import { LookupHistory } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 
@@ -24,13 +26,20 @@ export interface HistoryWriter {
 interface Batch {
   readonly messages: SmsMessage[];
   readonly lookups: Lookup[];
+  readonly transitions: TransitionRecord[];
+  readonly attempts: DlrAttempt[];
 }
 
 export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
-  const batch: Batch = { messages: [], lookups: [] };
+  const batch: Batch = { messages: [], lookups: [], transitions: [], attempts: [] };
   for (const msg of msgs) {
     try {
-      if (msg.subject === SUBJECTS.smsAccepted || msg.subject.startsWith('sms.status.')) batch.messages.push(...msg.json<{ messages: SmsMessage[] }>().messages);
+      if (msg.subject === SUBJECTS.smsAccepted) batch.messages.push(...msg.json<{ messages: SmsMessage[] }>().messages);
+      else if (msg.subject.startsWith('sms.status.')) {
+        const status = msg.json<{ messages: SmsMessage[]; transitions?: TransitionRecord[] }>();
+        batch.messages.push(...status.messages);
+        batch.transitions.push(...(status.transitions ?? []));
+      } else if (msg.subject === SUBJECTS.dlrAttempt) batch.attempts.push(...msg.json<{ attempts: DlrAttempt[] }>().attempts);
       else if (msg.subject === SUBJECTS.lookupCreated) batch.lookups.push(...msg.json<{ lookups: Lookup[] }>().lookups);
     } catch (err) {
       log.error({ err, subject: msg.subject, seq: msg.seq }, 'unreadable stream message skipped');
@@ -40,17 +49,18 @@ export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
 }
 
 export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger): Promise<HistoryWriter> {
-  await nats.jsm.consumers.add(STREAMS.sms.name, {
+  await ensureConsumer(nats.jsm, STREAMS.sms.name, {
     durable_name: HISTORY_CONSUMER,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    filter_subjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatusAll, SUBJECTS.lookupCreated],
+    filter_subjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatusAll, SUBJECTS.dlrAttempt, SUBJECTS.lookupCreated],
     max_ack_pending: 50_000,
     ack_wait: 60_000_000_000,
   });
   const consumer = await nats.js.consumers.get(STREAMS.sms.name, HISTORY_CONSUMER);
   const messages = new MessageHistory(ch);
   const lookups = new LookupHistory(ch);
+  const dlrs = new DlrHistory(ch);
   const stream = await consumer.consume({ max_messages: BATCH_MESSAGES * 2 });
   let buffer: JsMsg[] = [];
   let chain: Promise<void> = Promise.resolve();
@@ -61,7 +71,7 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
     if (fetched.length === 0) return;
     const batch = collect(fetched, log);
     try {
-      await Promise.all([messages.insert(batch.messages), lookups.insert(batch.lookups)]);
+      await Promise.all([messages.insert(batch.messages), lookups.insert(batch.lookups), dlrs.insertTransitions(batch.transitions), dlrs.insertAttempts(batch.attempts)]);
       clickhouseRowsWritten.inc({ table: 'sms_messages' }, batch.messages.length);
       clickhouseRowsWritten.inc({ table: 'lookups' }, batch.lookups.length);
       for (const msg of fetched) msg.ack();

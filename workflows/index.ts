@@ -1,2 +1,4 @@
 // The workflow bundle entry: every workflow the worker registers.
 export { systemProbe } from './system-probe';
+export { smsLifecycle } from './sms-lifecycle';
+export { dlrDelivery } from './dlr-delivery';

@@ -8,6 +8,7 @@ import type { LookupService } from '../../core/lookup/lookup';
 import type { SmsAcceptance } from '../../core/sms/acceptance';
 import type { Engines } from '../../roles/engines';
 import type { LookupHistory, NatsLookupStore } from '../../stores/lookup-history';
+import type { DlrHistory } from '../../stores/dlr-history';
 import type { MessageHistory } from '../../stores/message-history';
 import type { KvMessageStates } from '../../stores/message-state';
 import { errorHandler } from './errors';
@@ -24,6 +25,7 @@ export interface SmsServices {
   readonly lookupStore: NatsLookupStore;
   readonly messageHistory: MessageHistory;
   readonly lookupHistory: LookupHistory;
+  readonly dlrHistory: DlrHistory;
 }
 
 export interface HttpDeps {

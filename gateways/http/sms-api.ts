@@ -89,13 +89,24 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
     res.json({ entities: messages.map(toSmsEntity) });
   }));
 
-  router.get('/sms/:id', ...limited('sms-read'), handle(async (req, res) => {
+  const visibleMessage = async (req: Request): Promise<SmsMessage> => {
     const id = pathId(req, 'message');
     const v = visibility(req);
     const current: SmsMessage | null = await services.states.get(id);
     const message = current && visible(v, current) ? current : current ? null : await services.messageHistory.get(v, id);
     if (!message) throw new AppError('NOT_FOUND', `message ${id} does not exist or is not visible to this token`);
-    res.json({ entity: toSmsEntity(message) });
+    return message;
+  };
+
+  router.get('/sms/:id', ...limited('sms-read'), handle(async (req, res) => {
+    res.json({ entity: toSmsEntity(await visibleMessage(req)) });
+  }));
+
+  // Beyond the spec: every status transition of a message and each webhook attempt to deliver
+  // it as a DLR (DESIGN §4: "every attempt is recorded and queryable"). docs/lifecycle.md.
+  router.get('/sms/:id/dlrs', ...limited('sms-read'), handle(async (req, res) => {
+    const message = await visibleMessage(req);
+    res.json({ entities: await services.dlrHistory.forMessage(message.orgId, message.id) });
   }));
 
   router.post('/lookup', ...limited('lookup-create'), json, handle(async (req, res) => {

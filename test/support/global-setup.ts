@@ -111,6 +111,13 @@ export default async function globalSetup(): Promise<void> {
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
     RATE_LIMIT_PER_MINUTE: '100000',
     RATE_LIMIT_BULK_PER_MINUTE: '100000',
+    SIMULATOR_PORT: String(await freePort()),
+    SIMULATOR_LATENCY_MS: '30',
+    // Short schedules so that expiry and webhook retries are observable within a test.
+    MESSAGE_VALIDITY_SECONDS: '15',
+    WEBHOOK_RETRY_INITIAL_MS: '250',
+    WEBHOOK_RETRY_MAX_MS: '2000',
+    WEBHOOK_TIMEOUT_MS: '2000',
   };
   const output: string[] = [];
   const product = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,0 +1,159 @@
+// Activities of the message lifecycle: all its I/O. Hand-off to the carrier connector and
+// transition records go through NATS (KV state + JetStream for ClickHouse and the SMPP
+// gateway); DLRs go to the token's webhook, signed, each attempt recorded.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { CarrierSubmit } from '../core/carrier/types';
+import type { SmsMessage } from '../core/sms/message';
+import { ATTEMPT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, signWebhook } from '../core/sms/webhook-signature';
+import { SUBJECTS } from '../infra/nats';
+import type { Logger } from '../infra/logger';
+import type { AccountDirectory } from '../stores/account-directory';
+import type { BalanceLedger } from '../stores/balance-ledger';
+import type { DlrDelivery, Transition } from '../workflows/types';
+
+export interface LifecycleDeps {
+  readonly js: JetStreamClient;
+  readonly messages: KV;
+  readonly idempotency: KV;
+  readonly deadDlrs: KV;
+  readonly directory: AccountDirectory;
+  readonly balances: BalanceLedger;
+  readonly webhookTimeoutMs: number;
+  readonly log: Logger;
+}
+
+/** One webhook attempt, as recorded for GET /sms/{id}/dlrs. */
+export interface DlrAttempt {
+  readonly messageId: string;
+  readonly orgId: string;
+  readonly tokenId: string;
+  readonly seq: number;
+  readonly status: string;
+  readonly attempt: number;
+  readonly outcome: 'delivered' | 'failed' | 'skipped';
+  readonly responseStatus: number | null;
+  readonly latencyMs: number;
+  readonly error: string | null;
+  readonly url: string | null;
+  readonly at: string;
+}
+
+export interface LifecycleActivities {
+  dispatch(messageId: string): Promise<void>;
+  recordTransition(tokenId: string, transition: Transition): Promise<void>;
+  /** First attempt, run as a local activity: no retry here (the workflow falls back to deliverDlr). */
+  deliverDlrOnce(delivery: DlrDelivery): Promise<void>;
+  /** Retried by the server-side schedule until it succeeds or the window closes. */
+  deliverDlr(delivery: DlrDelivery): Promise<void>;
+  deadLetter(delivery: DlrDelivery, reason: string): Promise<void>;
+  refund(messageId: string, orgId: string, micros: number): Promise<void>;
+}
+
+const smsKey = (id: string): string => `sms.${id}`;
+
+export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
+  const readMessage = async (id: string): Promise<SmsMessage> => {
+    const entry = await deps.messages.get(smsKey(id));
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) {
+      throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
+    }
+    return entry.json<SmsMessage>();
+  };
+
+  const attempt = async (delivery: DlrDelivery, number: number): Promise<void> => {
+    const token = deps.directory.token(delivery.tokenId);
+    const webhook = token && !token.revokedAt ? token.webhook : null;
+    const message = await deps.messages.get(smsKey(delivery.messageId));
+    const orgId = token?.orgId ?? (message ? message.json<SmsMessage>().orgId : '');
+    const record = async (fields: Pick<DlrAttempt, 'outcome' | 'responseStatus' | 'latencyMs' | 'error' | 'url'>): Promise<void> => {
+      const row: DlrAttempt = { messageId: delivery.messageId, orgId, tokenId: delivery.tokenId, seq: delivery.seq, status: delivery.payload.status, attempt: number, at: new Date().toISOString(), ...fields };
+      await deps.js.publish(SUBJECTS.dlrAttempt, JSON.stringify({ attempts: [row] }), { msgID: `attempt-${delivery.messageId}-${delivery.seq}-${number}` });
+    };
+    if (!webhook) {
+      await record({ outcome: 'skipped', responseStatus: null, latencyMs: 0, error: token ? 'no webhook configured' : 'token revoked or unknown', url: null });
+      return;
+    }
+    const body = JSON.stringify(delivery.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const started = performance.now();
+    let responseStatus: number | null = null;
+    let error: string | null = null;
+    try {
+      const res = await fetch(webhook.url, {
+        method: 'POST',
+        body,
+        signal: AbortSignal.timeout(deps.webhookTimeoutMs),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'sms-platform-dlr/1',
+          [TIMESTAMP_HEADER]: String(timestamp),
+          [SIGNATURE_HEADER]: signWebhook(webhook.secret, timestamp, body),
+          [WEBHOOK_ID_HEADER]: `${delivery.messageId}.${delivery.seq}`,
+          [ATTEMPT_HEADER]: String(number),
+        },
+      });
+      responseStatus = res.status;
+      await res.arrayBuffer().catch(() => undefined);
+      if (res.status < 200 || res.status >= 300) error = `webhook answered ${res.status}`;
+    } catch (err) {
+      error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${deps.webhookTimeoutMs} ms` : err.message) : String(err);
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    await record({ outcome: error ? 'failed' : 'delivered', responseStatus, latencyMs, error, url: webhook.url });
+    if (error) throw new Error(`DLR ${delivery.messageId}#${delivery.seq} to ${webhook.url}: ${error}`);
+  };
+
+  return {
+    async dispatch(messageId) {
+      const m = await readMessage(messageId);
+      const submit: CarrierSubmit = {
+        messageId: m.id, orgId: m.orgId, from: m.from, to: m.normalizedTo, country: m.country, text: m.deliveredText,
+        encoding: m.encoding, segments: m.messagesCount, submittedAt: new Date().toISOString(),
+      };
+      await deps.js.publish(SUBJECTS.carrierSubmit, JSON.stringify(submit), { msgID: `submit-${m.id}` });
+    },
+
+    async recordTransition(tokenId, t) {
+      const m = await readMessage(t.messageId);
+      const updated: SmsMessage = {
+        ...m,
+        status: t.status,
+        statusCode: t.code,
+        sentAt: t.status === 'sent' ? t.eventAt : m.sentAt,
+        deliveredAt: t.status === 'delivered' ? t.eventAt : m.deliveredAt,
+        updatedAt: t.eventAt,
+      };
+      await deps.messages.put(smsKey(m.id), JSON.stringify(updated));
+      await deps.js.publish(SUBJECTS.smsStatus(tokenId), JSON.stringify({ messages: [updated], transitions: [{ ...t, orgId: m.orgId, projectId: m.projectId, tokenId, clientId: m.clientId }] }), {
+        msgID: `status-${t.messageId}-${t.seq}`,
+      });
+    },
+
+    deliverDlrOnce: (delivery) => attempt(delivery, 1),
+
+    async deliverDlr(delivery) {
+      // Attempt 1 was the local one; server-side retries count from there.
+      await attempt(delivery, Context.current().info.attempt + 1);
+    },
+
+    async deadLetter(delivery, reason) {
+      deps.log.warn({ messageId: delivery.messageId, seq: delivery.seq, reason }, 'DLR dead-lettered');
+      await deps.deadDlrs.put(`${delivery.tokenId}.${delivery.messageId}.${delivery.seq}`, JSON.stringify({ ...delivery, reason, failedAt: new Date().toISOString() }));
+    },
+
+    async refund(messageId, orgId, micros) {
+      // The marker makes a retried refund a no-op; a crash between marker and credit loses a
+      // refund in the customer's disfavour, which is logged for reconciliation.
+      try {
+        await deps.idempotency.create(`refund.${messageId}`, String(micros));
+      } catch {
+        return;
+      }
+      deps.log.info({ messageId, orgId, micros }, 'refunding a message that never reached a carrier');
+      await deps.balances.credit(orgId, micros);
+    },
+  };
+}

@@ -1,0 +1,157 @@
+// Bridges from JetStream to Temporal, run next to the worker:
+//  - starter:  `sms.accepted` → one smsLifecycle workflow per message (id `sms-<id>`, so a
+//              repeated start is harmless); the stream message is acknowledged only once every
+//              workflow it carries exists, so no accepted message is left without one;
+//  - events:   `carrier.events` → `carrierEvent` signals, in stream order per message;
+//  - inbound:  `carrier.inbound` → opt-out on STOP, and an inbound/stop DLR to the webhook of
+//              the token that owns the number (spec 1 §6).
+import { AckPolicy, DeliverPolicy, type Consumer, type JsMsg } from '@nats-io/jetstream';
+import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { CarrierEvent, CarrierInbound } from '../core/carrier/types';
+import { newId } from '../core/ids';
+import type { SmsMessage } from '../core/sms/message';
+import type { Logger } from '../infra/logger';
+import { ensureConsumer, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
+import type { AccountDirectory } from '../stores/account-directory';
+import type { MirroredOptOuts } from '../stores/message-state';
+import type { WebhookSchedule } from '../workflows/presets';
+import type { DlrDelivery, LifecycleInput } from '../workflows/types';
+
+export const STOP_KEYWORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'ARRET', 'STOPP'];
+
+export function isStopKeyword(text: string): boolean {
+  return STOP_KEYWORDS.includes(text.trim().toUpperCase());
+}
+
+export interface BridgeDeps {
+  readonly nats: Nats;
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly directory: AccountDirectory;
+  readonly optOuts: MirroredOptOuts;
+  readonly validityMs: number;
+  readonly webhook: WebhookSchedule;
+  readonly log: Logger;
+}
+
+interface Running {
+  stop(): Promise<void>;
+}
+
+async function durable(nats: Nats, name: string, stream: string, subject: string, maxAckPending: number): Promise<Consumer> {
+  await ensureConsumer(nats.jsm, stream, {
+    durable_name: name,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: subject,
+    max_ack_pending: maxAckPending,
+    ack_wait: 60_000_000_000,
+  });
+  return nats.js.consumers.get(stream, name);
+}
+
+/** Runs `handle` over batches of a consumer; each message is acked or naked by `handle`. */
+function pump(consumer: Consumer, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, log: Logger, name: string): Running {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const batch: JsMsg[] = [];
+        const iter = await consumer.fetch({ max_messages: batchSize, expires: 1000 });
+        for await (const msg of iter) batch.push(msg);
+        if (batch.length > 0) await handle(batch);
+      } catch (err) {
+        if (!running) break;
+        log.warn({ err, consumer: name }, 'bridge: batch failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  })();
+  return { stop: async () => { running = false; await loop; } };
+}
+
+export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
+  const { nats, client, log } = deps;
+
+  const starter = pump(await durable(nats, 'lifecycle-starter', STREAMS.sms.name, SUBJECTS.smsAccepted, 400), 50, async (msgs) => {
+    await Promise.all(msgs.map(async (msg) => {
+      try {
+        const { messages } = msg.json<{ messages: SmsMessage[] }>();
+        await Promise.all(messages.map((m) => {
+          const input: LifecycleInput & { webhook: WebhookSchedule } = {
+            messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
+            chargedMicros: m.priceUserMicros, validityMs: deps.validityMs, webhooks: m.source !== 'legacy', webhook: deps.webhook,
+          };
+          return client.workflow.start('smsLifecycle', {
+            taskQueue: deps.taskQueue,
+            workflowId: `sms-${m.id}`,
+            args: [input],
+            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+          });
+        }));
+        msg.ack();
+      } catch (err) {
+        log.error({ err, seq: msg.seq }, 'starter: could not start lifecycle workflows; will retry');
+        msg.nak(1000);
+      }
+    }));
+  }, log, 'lifecycle-starter');
+
+  const events = pump(await durable(nats, 'lifecycle-events', STREAMS.carrier.name, SUBJECTS.carrierEvents, 2000), 500, async (msgs) => {
+    // Signals for one message go in stream order; different messages go in parallel.
+    const byMessage = new Map<string, JsMsg[]>();
+    for (const msg of msgs) {
+      let id = '';
+      try { id = msg.json<CarrierEvent>().messageId; } catch { /* unreadable: acked below */ }
+      byMessage.set(id, [...(byMessage.get(id) ?? []), msg]);
+    }
+    await Promise.all([...byMessage.entries()].map(async ([id, list]) => {
+      for (const msg of list) {
+        if (!id) { msg.ack(); continue; }
+        try {
+          await client.workflow.getHandle(`sms-${id}`).signal('carrierEvent', msg.json<CarrierEvent>());
+          msg.ack();
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) {
+            log.warn({ messageId: id }, 'carrier event for a message without a running lifecycle (finished or unknown); dropped');
+            msg.ack();
+          } else {
+            log.warn({ err, messageId: id }, 'signal failed; will retry');
+            msg.nak(1000);
+          }
+        }
+      }
+    }));
+  }, log, 'lifecycle-events');
+
+  const inbound = pump(await durable(nats, 'lifecycle-inbound', STREAMS.carrier.name, SUBJECTS.carrierInbound, 500), 50, async (msgs) => {
+    for (const msg of msgs) {
+      try {
+        const mo = msg.json<CarrierInbound>();
+        const token = deps.directory.tokenByNumber(mo.to);
+        if (!token || token.revokedAt) {
+          log.warn({ to: mo.to }, 'inbound message for a number no token owns; dropped');
+          msg.ack();
+          continue;
+        }
+        const stop = isStopKeyword(mo.text);
+        if (stop && token.projectId) await deps.optOuts.optOut(token.projectId, mo.from, mo.at);
+        const delivery: DlrDelivery = { tokenId: token.id, messageId: newId(), seq: 1, payload: { id: '', status: stop ? 'stop' : 'inbound', code: 0, eventAt: mo.at, message: mo.text } };
+        const withId: DlrDelivery = { ...delivery, payload: { ...delivery.payload, id: delivery.messageId } };
+        await client.workflow.start('dlrDelivery', {
+          taskQueue: deps.taskQueue,
+          workflowId: `inbound-${mo.inboundId}`,
+          args: [withId, deps.webhook],
+          workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        });
+        msg.ack();
+      } catch (err) {
+        log.error({ err }, 'inbound: could not route; will retry');
+        msg.nak(1000);
+      }
+    }
+  }, log, 'lifecycle-inbound');
+
+  log.info('lifecycle bridge running');
+  return { stop: async () => { await Promise.all([starter.stop(), events.stop(), inbound.stop()]); } };
+}

@@ -1,0 +1,66 @@
+// DLR history in ClickHouse: the transitions of each message (tables sms_transitions) and
+// every webhook attempt (dlr_attempts), behind GET /sms/{id}/dlrs.
+import type { DlrAttempt } from '../activities/lifecycle';
+import type { ClickHouse } from '../infra/clickhouse';
+import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
+
+export interface TransitionRecord {
+  readonly messageId: string;
+  readonly orgId: string;
+  readonly projectId: string;
+  readonly tokenId: string;
+  readonly clientId: string | null;
+  readonly seq: number;
+  readonly status: string;
+  readonly code: number;
+  readonly eventAt: string;
+}
+
+export interface DlrHistoryEntry {
+  readonly seq: number;
+  readonly status: string;
+  readonly code: number;
+  readonly eventAt: string;
+  readonly attempts: Array<{ attempt: number; outcome: string; responseStatus: number | null; latencyMs: number; error: string | null; at: string }>;
+}
+
+export class DlrHistory {
+  constructor(private readonly ch: ClickHouse) {}
+
+  async insertTransitions(rows: readonly TransitionRecord[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.ch.client.insert({
+      table: this.ch.table('sms_transitions'),
+      values: rows.map((t) => ({ message_id: t.messageId, org_id: t.orgId, project_id: t.projectId, token_id: t.tokenId, client_id: t.clientId, seq: t.seq, status: t.status, code: t.code, event_at: toClickHouseTime(t.eventAt) })),
+      format: 'JSONEachRow',
+    });
+  }
+
+  async insertAttempts(rows: readonly DlrAttempt[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.ch.client.insert({
+      table: this.ch.table('dlr_attempts'),
+      values: rows.map((a) => ({ message_id: a.messageId, org_id: a.orgId, token_id: a.tokenId, seq: a.seq, status: a.status, attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, latency_ms: a.latencyMs, error: a.error, url: a.url, at: toClickHouseTime(a.at) })),
+      format: 'JSONEachRow',
+    });
+  }
+
+  /** Transitions of one message, oldest first, each with its webhook attempts. */
+  async forMessage(orgId: string, messageId: string): Promise<DlrHistoryEntry[]> {
+    const params = { org: orgId, id: messageId };
+    const [transitions, attempts] = await Promise.all([
+      this.ch.client.query({ query: `SELECT seq, status, code, event_at FROM ${this.ch.table('sms_transitions')} FINAL WHERE org_id = {org:String} AND message_id = {id:String} ORDER BY seq`, query_params: params, format: 'JSONEachRow' }),
+      this.ch.client.query({ query: `SELECT seq, attempt, outcome, response_status, latency_ms, error, at FROM ${this.ch.table('dlr_attempts')} FINAL WHERE org_id = {org:String} AND message_id = {id:String} ORDER BY seq, attempt`, query_params: params, format: 'JSONEachRow' }),
+    ]);
+    const attemptRows = await attempts.json<{ seq: number; attempt: number; outcome: string; response_status: number | null; latency_ms: number; error: string | null; at: string }>();
+    return (await transitions.json<{ seq: number; status: string; code: number; event_at: string }>()).map((t) => ({
+      seq: Number(t.seq),
+      status: t.status,
+      code: Number(t.code),
+      eventAt: fromClickHouseTime(t.event_at),
+      attempts: attemptRows.filter((a) => Number(a.seq) === Number(t.seq)).map((a) => ({
+        attempt: Number(a.attempt), outcome: a.outcome, responseStatus: a.response_status === null ? null : Number(a.response_status), latencyMs: Number(a.latency_ms), error: a.error, at: fromClickHouseTime(a.at),
+      })),
+    }));
+  }
+}

@@ -1,0 +1,358 @@
+// The environment is one contract between config/index.ts (ENV_VARS, the single source of
+// every setting), the product code that reads it, the README that documents it and the
+// distributed deployment in compose/ that sets it. No engine needed: files are read and
+// the compose file is parsed with a real YAML parser.
+//
+// `yaml` is imported as a transitive dependency (testcontainers -> docker-compose -> yaml,
+// hoisted to node_modules/yaml); it should become a direct devDependency.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join, relative } from 'node:path';
+import { parse } from 'yaml';
+import { ENV_VARS } from '../../config';
+
+const ROOT = join(__dirname, '..', '..');
+const COMPOSE_FILE = join(ROOT, 'compose', 'docker-compose.yml');
+const DOCKERFILE = join(ROOT, 'compose', 'Dockerfile');
+const KNOWN = new Set(ENV_VARS.map((v) => v.name));
+
+/** Folders of product code (what runs in production), plus main.ts at the root. */
+const PRODUCT_DIRS = ['config', 'core', 'infra', 'stores', 'gateways', 'workflows', 'activities', 'roles', 'cli'];
+
+// Variables product code may read although they are not product settings (so they are
+// neither in ENV_VARS nor in the README's configuration table). Keep this list short:
+// - NODE_ENV: the Node ecosystem's convention (compose/Dockerfile sets it to production and
+//   libraries such as express read it); not a knob of ours.
+// - CI: set by CI runners; only for test-harness behaviour such as longer timeouts.
+// - TEST_*: hooks reserved for the test suites, never documented as settings.
+const ALLOWED_NAMES = new Set(['NODE_ENV', 'CI']);
+const ALLOWED_PATTERNS = [/^TEST_[A-Z0-9_]+$/];
+const isAllowed = (name: string): boolean => KNOWN.has(name) || ALLOWED_NAMES.has(name) || ALLOWED_PATTERNS.some((p) => p.test(name));
+
+const read = (path: string): string => readFileSync(path, 'utf8');
+
+function tsFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (entry === 'node_modules') return [];
+    if (statSync(path).isDirectory()) return tsFiles(path);
+    return entry.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function productFiles(): string[] {
+  return [join(ROOT, 'main.ts'), ...PRODUCT_DIRS.flatMap((d) => tsFiles(join(ROOT, d)))];
+}
+
+/** Block comments and whole-line `//` comments out; the rest stays. */
+function stripComments(source: string): string {
+  return source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+interface EnvReads {
+  /** Names read literally. */
+  readonly names: string[];
+  /** `process.env[<expression>]`: names that cannot be checked. */
+  readonly computed: string[];
+}
+
+/**
+ * Environment reads in one source file: `process.env.X`, `process.env['X']`,
+ * `const { X } = process.env`, and, in config/index.ts (which receives the environment
+ * as `env`), `env['X']` / `env.X`.
+ */
+function envReads(source: string, isConfigFile: boolean): EnvReads {
+  const code = stripComments(source);
+  const names: string[] = [];
+  const computed: string[] = [];
+  for (const m of code.matchAll(/\bprocess\.env\.([A-Za-z_$][\w$]*)/g)) names.push(m[1] as string);
+  for (const m of code.matchAll(/\bprocess\.env\[\s*(['"`])([^'"`]+)\1\s*\]/g)) names.push(m[2] as string);
+  for (const m of code.matchAll(/\bprocess\.env\[\s*(?!['"`])([^\]]*)\]/g)) computed.push(m[0]);
+  for (const m of code.matchAll(/\b(?:const|let|var)\s*\{([^}]*)\}\s*=\s*process\.env\b/g)) {
+    for (const part of (m[1] as string).split(',')) {
+      const name = part.split(/[:=]/)[0]?.trim().replace(/^\.\.\./, '');
+      if (name) names.push(name);
+    }
+  }
+  if (isConfigFile) {
+    for (const m of code.matchAll(/(?<![\w.])env\[\s*(['"`])([^'"`]+)\1\s*\]/g)) names.push(m[2] as string);
+    for (const m of code.matchAll(/(?<![\w.])env\.([A-Z_][A-Z0-9_]*)\b/g)) names.push(m[1] as string);
+  }
+  return { names, computed };
+}
+
+// ---------------------------------------------------------------------------------------
+// compose/docker-compose.yml
+// ---------------------------------------------------------------------------------------
+
+interface Service {
+  readonly name: string;
+  readonly raw: Record<string, unknown>;
+  readonly env: Record<string, string>;
+  readonly command: string[];
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function environmentOf(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (Array.isArray(value)) {
+    return Object.fromEntries(value.map((item) => {
+      const [k, ...rest] = String(item).split('=');
+      return [k as string, rest.join('=')];
+    }));
+  }
+  if (!isRecord(value)) throw new Error(`environment must be a map or a list, got ${JSON.stringify(value)}`);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, v === null || v === undefined ? '' : String(v)]));
+}
+
+function commandOf(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value.map(String);
+  return String(value).split(/\s+/).filter(Boolean);
+}
+
+function parseCompose(text: string): { doc: Record<string, unknown>; services: Service[] } {
+  // merge: true resolves the `<<:` merge keys the compose file uses (as Docker Compose does).
+  const doc: unknown = parse(text, { merge: true });
+  if (!isRecord(doc) || !isRecord(doc['services'])) throw new Error('compose file has no services map');
+  const services = Object.entries(doc['services']).map(([name, raw]) => {
+    if (!isRecord(raw)) throw new Error(`service ${name} is not a map`);
+    return { name, raw, env: environmentOf(raw['environment']), command: commandOf(raw['command']) };
+  });
+  return { doc, services };
+}
+
+/** Product services are the ones built from compose/Dockerfile. */
+const productServices = (services: Service[]): Service[] => services.filter((s) => s.raw['build'] !== undefined);
+
+const roleOf = (s: Service): string | undefined => s.command.find((a) => a.startsWith('--role='))?.slice('--role='.length);
+
+function loadCompose(): { doc: Record<string, unknown>; services: Service[]; products: Service[] } {
+  const parsed = parseCompose(read(COMPOSE_FILE));
+  return { ...parsed, products: productServices(parsed.services) };
+}
+
+/** Role lists from main.ts (not imported: importing main.ts would start the process). */
+function rolesFromMain(): { roles: string[]; clickhouseRoles: string[] } {
+  const main = read(join(ROOT, 'main.ts'));
+  const list = (re: RegExp, what: string): string[] => {
+    const m = re.exec(main);
+    if (!m) throw new Error(`main.ts: could not find ${what}; update test/unit/compose-env.test.ts if it moved`);
+    return [...(m[1] as string).matchAll(/'([^']+)'/g)].map((x) => x[1] as string);
+  };
+  return {
+    roles: list(/export const ROLES\s*=\s*\[([^\]]*)\]/, 'export const ROLES = [...]'),
+    clickhouseRoles: list(/const CLICKHOUSE_ROLES\b[^=]*=\s*\[([^\]]*)\]/, 'const CLICKHOUSE_ROLES = [...]'),
+  };
+}
+
+/** Problems with the environment of the product services; empty when all is well. */
+function composeEnvProblems(products: Service[], clickhouseRoles: string[]): string[] {
+  const problems: string[] = [];
+  for (const s of products) {
+    for (const name of Object.keys(s.env)) if (!KNOWN.has(name)) problems.push(`${s.name}: ${name} is not in ENV_VARS`);
+    for (const name of ['NATS_URL', 'TEMPORAL_ADDRESS']) if (!s.env[name]) problems.push(`${s.name}: ${name} is not set (the product would spawn an embedded engine)`);
+    const role = roleOf(s);
+    if (role && clickhouseRoles.includes(role)) {
+      for (const name of ['CLICKHOUSE_URL', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_DATABASE']) {
+        if (!s.env[name]) problems.push(`${s.name}: ${name} is not set (role ${role} uses ClickHouse; unset means embedded chdb)`);
+      }
+    }
+  }
+  return problems;
+}
+
+describe('environment reads in product code', () => {
+  test('scanner: recognises process.env.X, process.env[\'X\'], destructuring, computed names and env[\'X\'] in config', () => {
+    const sample = [
+      "const a = process.env.ALPHA_ONE;",
+      "const b = process.env['BRAVO'] ?? process.env[\"CHARLIE\"];",
+      "const { DELTA, ECHO: e = 'x' } = process.env;",
+      "const f = process.env[name];",
+      "// process.env.IN_A_COMMENT is not a read",
+      "const g = env['FOXTROT'] ?? env.GOLF;",
+    ].join('\n');
+    expect(envReads(sample, false)).toEqual({ names: ['ALPHA_ONE', 'BRAVO', 'CHARLIE', 'DELTA', 'ECHO'], computed: ['process.env[name]'] });
+    expect(envReads(sample, true).names).toEqual(expect.arrayContaining(['FOXTROT', 'GOLF']));
+  });
+
+  test('product code: every process.env read (and env[...] in config/index.ts) is an ENV_VARS name or allow-listed', () => {
+    const files = productFiles();
+    const configFile = join(ROOT, 'config', 'index.ts');
+    expect(files).toEqual(expect.arrayContaining([configFile, join(ROOT, 'main.ts')]));
+    const unknown: string[] = [];
+    for (const file of files) {
+      for (const name of envReads(read(file), file === configFile).names) {
+        if (!isAllowed(name)) unknown.push(`${relative(ROOT, file)}: ${name}`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+
+  test('product code: no process.env read with a computed name (it could not be checked against ENV_VARS)', () => {
+    const computed = productFiles().flatMap((file) => envReads(read(file), false).computed.map((c) => `${relative(ROOT, file)}: ${c}`));
+    expect(computed).toEqual([]);
+  });
+});
+
+describe('README', () => {
+  test('README.md: names every ENV_VARS variable', () => {
+    const readmePath = join(ROOT, 'README.md');
+    expect(existsSync(readmePath)).toBe(true);
+    const readme = read(readmePath);
+    const missing = ENV_VARS.map((v) => v.name).filter((name) => !new RegExp(`(?<![A-Za-z0-9_])${name}(?![A-Za-z0-9_])`).test(readme));
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('compose/docker-compose.yml', () => {
+  test('compose: parses (merge keys resolved) and has product services built from compose/Dockerfile, each with a --role', () => {
+    const { services, products } = loadCompose();
+    expect(services.length).toBeGreaterThan(products.length);
+    expect(products.length).toBeGreaterThan(0);
+    for (const s of products) {
+      expect({ service: s.name, build: s.raw['build'] }).toEqual({ service: s.name, build: { context: '..', dockerfile: 'compose/Dockerfile' } });
+      expect({ service: s.name, role: roleOf(s) }).toEqual({ service: s.name, role: expect.any(String) });
+      expect(Object.keys(s.env)).not.toContain('<<');
+    }
+  });
+
+  test('compose: every environment variable set for a product service is an ENV_VARS name (no typos)', () => {
+    const { products } = loadCompose();
+    const unknown = products.flatMap((s) => Object.keys(s.env).filter((n) => !KNOWN.has(n)).map((n) => `${s.name}: ${n}`));
+    expect(unknown).toEqual([]);
+  });
+
+  test('compose: every product service sets NATS_URL and TEMPORAL_ADDRESS (no engine is spawned)', () => {
+    const { products } = loadCompose();
+    const missing = products.flatMap((s) => ['NATS_URL', 'TEMPORAL_ADDRESS'].filter((n) => !s.env[n]).map((n) => `${s.name}: ${n}`));
+    expect(missing).toEqual([]);
+  });
+
+  test('compose: services of the ClickHouse roles (main.ts CLICKHOUSE_ROLES, gateway-http) set CLICKHOUSE_URL/USER/PASSWORD/DATABASE', () => {
+    const { products } = loadCompose();
+    const { clickhouseRoles } = rolesFromMain();
+    expect(clickhouseRoles).toContain('gateway-http');
+    const withClickHouse = products.filter((s) => clickhouseRoles.includes(roleOf(s) ?? ''));
+    expect(withClickHouse.map((s) => s.name)).toContain('gateway-http');
+    expect(composeEnvProblems(withClickHouse, clickhouseRoles)).toEqual([]);
+  });
+
+  test('compose: every product service runs a role of main.ts ROLES, and every role has a service', () => {
+    const { products } = loadCompose();
+    const { roles } = rolesFromMain();
+    const served = products.map(roleOf);
+    expect(served.filter((r) => !roles.includes(r ?? ''))).toEqual([]);
+    expect(roles.filter((r) => !served.includes(r))).toEqual([]);
+  });
+
+  test('compose: NATS_URL lists the three JetStream nodes of the file and NATS_REPLICAS is 3', () => {
+    const { services, products } = loadCompose();
+    const natsNodes = services.filter((s) => String(s.raw['image'] ?? '').startsWith('nats:'));
+    expect(natsNodes.map((s) => s.name).sort()).toEqual(['nats-1', 'nats-2', 'nats-3']);
+    for (const node of natsNodes) {
+      expect({ node: node.name, js: node.command.includes('-js') }).toEqual({ node: node.name, js: true });
+      expect({ node: node.name, volumes: (node.raw['volumes'] as unknown[] | undefined)?.map(String) }).toEqual({ node: node.name, volumes: [`${node.name}-data:/data`] });
+    }
+    const expectedUrls = natsNodes.map((s) => `nats://${s.name}:4222`).sort();
+    for (const s of products) {
+      const urls = (s.env['NATS_URL'] ?? '').split(',').map((u) => u.trim()).sort();
+      expect({ service: s.name, urls, replicas: s.env['NATS_REPLICAS'] }).toEqual({ service: s.name, urls: expectedUrls, replicas: '3' });
+    }
+  });
+
+  test('compose: DEMO_SEED is "false" on every product service except gateway-http', () => {
+    const { products } = loadCompose();
+    for (const s of products) {
+      const expected = roleOf(s) === 'gateway-http' ? 'true' : 'false';
+      expect({ service: s.name, DEMO_SEED: s.env['DEMO_SEED'] }).toEqual({ service: s.name, DEMO_SEED: expected });
+    }
+  });
+
+  test('compose: every product service sets DATA_DIR=/data and mounts a named volume there', () => {
+    const { doc, products } = loadCompose();
+    const declared = isRecord(doc['volumes']) ? Object.keys(doc['volumes']) : [];
+    for (const s of products) {
+      const mounts = ((s.raw['volumes'] as unknown[] | undefined) ?? []).map(String).filter((v) => v.split(':')[1] === '/data');
+      const volume = mounts[0]?.split(':')[0] ?? '';
+      expect({ service: s.name, DATA_DIR: s.env['DATA_DIR'], mounts: mounts.length, declared: declared.includes(volume) })
+        .toEqual({ service: s.name, DATA_DIR: '/data', mounts: 1, declared: true });
+    }
+  });
+
+  test('compose: the header comment lists every service', () => {
+    const text = read(COMPOSE_FILE);
+    const lines = text.split('\n');
+    const end = lines.findIndex((l) => !l.startsWith('#'));
+    const header = lines.slice(0, end === -1 ? lines.length : end).join('\n');
+    const { services } = loadCompose();
+    const missing = services.map((s) => s.name).filter((name) => !new RegExp(`(?<![\\w-])${name}(?![\\w-])`).test(header));
+    expect(header.length).toBeGreaterThan(0);
+    expect(missing).toEqual([]);
+  });
+
+  test('compose checker: flags a misspelt variable, a missing NATS_URL and a ClickHouse role without CLICKHOUSE_URL', () => {
+    const { products } = loadCompose();
+    const gateway = products.find((s) => roleOf(s) === 'gateway-http');
+    expect(gateway).toBeDefined();
+    const { NATS_URL: _dropped, CLICKHOUSE_URL: _alsoDropped, ...rest } = (gateway as Service).env;
+    const broken: Service = { ...(gateway as Service), env: { ...rest, TEMPORAL_ADRESS: 'temporal:7233' } };
+    expect(composeEnvProblems([gateway as Service], ['gateway-http'])).toEqual([]);
+    expect(composeEnvProblems([broken], ['gateway-http'])).toEqual([
+      'gateway-http: TEMPORAL_ADRESS is not in ENV_VARS',
+      'gateway-http: NATS_URL is not set (the product would spawn an embedded engine)',
+      'gateway-http: CLICKHOUSE_URL is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
+    ]);
+  });
+});
+
+describe('compose/Dockerfile', () => {
+  /** Sources of every COPY (flags such as --chown dropped, destination dropped). */
+  function copiedSources(): string[] {
+    return read(DOCKERFILE).split('\n')
+      .filter((l) => /^COPY\s/i.test(l))
+      .flatMap((l) => l.trim().split(/\s+/).slice(1).filter((a) => !a.startsWith('--')).slice(0, -1))
+      .map((src) => src.replace(/^\.\//, '').replace(/\/$/, ''));
+  }
+
+  test('Dockerfile: node:20-bookworm-slim, installs from package.json + package-lock.json, runs main.ts through tsx', () => {
+    const text = read(DOCKERFILE);
+    expect(text).toMatch(/^FROM node:20-bookworm-slim\s*$/m);
+    expect(copiedSources()).toEqual(expect.arrayContaining(['package.json', 'package-lock.json']));
+    expect(text).toMatch(/^RUN npm (install|ci)\b/m);
+    expect(text).toMatch(/^ENTRYPOINT \["node", "--import", "tsx", "main\.ts"\]\s*$/m);
+  });
+
+  test('Dockerfile: copies every root *.ts file and every source folder of tsconfig.json (test/ and bench/ excepted)', () => {
+    const tsconfig = JSON.parse(read(join(ROOT, 'tsconfig.json'))) as { include: string[] };
+    const folders = tsconfig.include.filter((p) => !p.includes('*') && !['test', 'bench'].includes(p) && existsSync(join(ROOT, p)));
+    const rootTs = readdirSync(ROOT).filter((f) => f.endsWith('.ts'));
+    const copied = copiedSources();
+    expect(folders).toEqual(expect.arrayContaining(PRODUCT_DIRS.filter((d) => existsSync(join(ROOT, d)))));
+    expect([...rootTs, ...folders].filter((p) => !copied.includes(p))).toEqual([]);
+  });
+
+  test('package.json: every package the product imports at run time (tsx included) is a dependency, as the image omits devDependencies', () => {
+    const pkg = JSON.parse(read(join(ROOT, 'package.json'))) as { dependencies?: Record<string, string> };
+    const deps = new Set(Object.keys(pkg.dependencies ?? {}));
+    const builtins = new Set(builtinModules);
+    const packageOf = (spec: string): string => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0] as string);
+    const imported = new Set<string>(['tsx']);
+    for (const file of productFiles()) {
+      const code = stripComments(read(file));
+      const specs = [
+        ...[...code.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;'"]*?\bfrom\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] as string),
+        ...[...code.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] as string),
+        ...[...code.matchAll(/\b(?:require|import)\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] as string),
+      ];
+      for (const spec of specs) {
+        if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('node:') || builtins.has(spec.split('/')[0] as string)) continue;
+        imported.add(packageOf(spec));
+      }
+    }
+    expect(imported.size).toBeGreaterThan(5);
+    expect([...imported].filter((p) => !deps.has(p)).sort()).toEqual([]);
+  });
+});
