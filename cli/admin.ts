@@ -12,6 +12,7 @@ import { AccountConflictError, AccountNotFoundError, AccountStore } from '../sto
 import { BalanceLedger } from '../stores/balance-ledger';
 import type { DlrDelivery } from '../workflows/types';
 import { writeFileSync } from 'node:fs';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 
 const config = loadConfig();
 const log = createLogger('warn', { component: 'admin' });
@@ -275,7 +276,7 @@ message.command('history').description("export a message's workflow history (JSO
     const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
     try {
       const history = await temporal.client.workflow.getHandle(`sms-${o.id}`).fetchHistory();
-      const text = JSON.stringify(history, null, 2);
+      const text = JSON.stringify(JSON.parse(historyToJSON(history)), null, 2);
       if (o.out) writeFileSync(o.out, `${text}\n`);
       process.stdout.write(o.out ? `history of sms-${o.id} written to ${o.out} (${history.events?.length ?? 0} events)\n` : `${text}\n`);
     } finally {

@@ -91,16 +91,26 @@ async function waitForHealth(url: string, product: { exitCode: number | null }, 
   throw new Error(`the product did not become healthy within ${timeoutMs / 1000} s:\n${output.join('')}`);
 }
 
-export default async function globalSetup(): Promise<void> {
+export interface RunningStack {
+  readonly info: StackInfo;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts engines (testcontainers or local binaries) and the product (every role, embedded chdb)
+ * on free ports; `env` adds to or overrides the product's environment. Used by the jest global
+ * setup and by the benchmarks.
+ */
+export async function startStack(env: Record<string, string> = {}, log: (line: string) => void = (l) => process.stderr.write(l), roles: readonly string[] = []): Promise<RunningStack> {
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'sms-platform-test-'));
   const containers = await dockerAnswers();
-  process.stderr.write(`\n[test stack] engines from ${containers ? 'testcontainers' : 'local binaries (.tools/bin) and chdb'}; data in ${dir}\n`);
+  log(`\n[test stack] engines from ${containers ? 'testcontainers' : 'local binaries (.tools/bin) and chdb'}; data in ${dir}\n`);
   const engines = containers ? await startContainerEngines() : await startLocalEngines(dir);
 
   const httpPort = await freePort();
   const productDir = join(dir, 'product');
-  const env = {
+  const productEnv: Record<string, string | undefined> = {
     ...process.env,
     DATA_DIR: productDir,
     NATS_URL: engines.natsUrl,
@@ -118,9 +128,10 @@ export default async function globalSetup(): Promise<void> {
     WEBHOOK_RETRY_INITIAL_MS: '250',
     WEBHOOK_RETRY_MAX_MS: '2000',
     WEBHOOK_TIMEOUT_MS: '2000',
+    ...env,
   };
   const output: string[] = [];
-  const product = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const product = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts'), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const remember = (chunk: Buffer): void => {
     output.push(chunk.toString('utf8'));
     if (output.length > 200) output.shift();
@@ -136,11 +147,27 @@ export default async function globalSetup(): Promise<void> {
     await engines.stop();
     throw err;
   }
+  const info: StackInfo = { httpUrl, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, namespace: 'default', taskQueue: 'sms', dataDir: dir, productDataDir: productDir, productEnv };
+  log(`[test stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${httpUrl}\n`);
+  return {
+    info,
+    stop: async () => {
+      if (product.exitCode === null) {
+        const exited = new Promise<void>((resolve) => product.once('exit', () => resolve()));
+        product.kill('SIGTERM');
+        const timer = setTimeout(() => product.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await engines.stop();
+    },
+  };
+}
 
-  const info: StackInfo = { httpUrl, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, namespace: 'default', taskQueue: 'sms', dataDir: dir, productDataDir: productDir, productEnv: env };
-  const file = join(dir, 'stack.json');
-  writeFileSync(file, JSON.stringify(info, null, 2));
+export default async function globalSetup(): Promise<void> {
+  const stack = await startStack();
+  const file = join(stack.info.dataDir, 'stack.json');
+  writeFileSync(file, JSON.stringify(stack.info, null, 2));
   process.env['STACK_FILE'] = file;
-  (globalThis as { __STACK__?: unknown }).__STACK__ = { product, engines };
-  process.stderr.write(`[test stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${httpUrl}\n`);
+  (globalThis as { __STACK__?: RunningStack }).__STACK__ = stack;
 }

@@ -1,0 +1,87 @@
+// HTTP acceptance benchmark (issue: SMS API v1): POST /sms, POST /sms/bulk (100 GSM-7 items),
+// GET /sms/{id}, against the embedded stack on this machine, with a bare Express JSON
+// endpoint measured in the same run as the ceiling. Medians of RUNS runs; figures printed and
+// written to bench/results/http.json. Usage: npm run bench:http [-- --runs 3 --seconds 10]
+import autocannon from 'autocannon';
+import express from 'express';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startStack } from '../test/support/global-setup';
+import { createTenantAt } from './support/tenant';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, roles: { type: 'string', default: 'gateway-http' } } });
+const RUNS = Number(values.runs);
+const SECONDS = Number(values.seconds);
+
+interface Figure { rps: number; p50: number; p99: number; non2xx: number }
+
+async function run(opts: autocannon.Options): Promise<Figure> {
+  const result = await autocannon({ duration: SECONDS, ...opts });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+async function measure(name: string, opts: autocannon.Options): Promise<Figure & { runs: Figure[] }> {
+  const runs: Figure[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const f = await run(opts);
+    runs.push(f);
+    process.stderr.write(`  ${name} run ${i + 1}/${RUNS}: ${f.rps.toFixed(0)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}\n`);
+  }
+  return { rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), non2xx: runs.reduce((s, r) => s + r.non2xx, 0), runs };
+}
+
+async function main(): Promise<void> {
+  process.stderr.write(`[bench:http] starting the embedded stack (roles: ${values.roles})\n`);
+  const stack = await startStack({ LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800' }, (l) => process.stderr.write(l), values.roles === 'all' ? [] : values.roles.split(','));
+  const bare = express();
+  bare.post('/echo', express.json(), (_req, res) => { res.status(201).json({ entity: { ok: true } }); });
+  const bareServer = bare.listen(0, '127.0.0.1');
+  await new Promise((resolve) => bareServer.once('listening', resolve));
+  const barePort = (bareServer.address() as { port: number }).port;
+  try {
+    const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl);
+    const headers = { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' };
+    const one = JSON.stringify({ from: 'Bench', to: '+4915112345678', text: 'Benchmark message, GSM-7 only, one segment.' });
+    const bulk = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ from: 'Bench', to: `+49151123456${String(i).padStart(2, '0')}`, text: `Bulk benchmark item ${i}` })));
+    const created = await fetch(`${stack.info.httpUrl}/transactional/v1/sms`, { method: 'POST', headers, body: one });
+    const id = ((await created.json()) as { entity: { id: string } }).entity.id;
+
+    process.stderr.write('[bench:http] measuring\n');
+    const ceiling = await measure('bare express POST', { url: `http://127.0.0.1:${barePort}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: one, connections: 64 });
+    const send = await measure('POST /sms', { url: `${stack.info.httpUrl}/transactional/v1/sms`, method: 'POST', headers, body: one, connections: 64 });
+    const bulkFig = await measure('POST /sms/bulk x100', { url: `${stack.info.httpUrl}/transactional/v1/sms/bulk`, method: 'POST', headers, body: bulk, connections: 16 });
+    const read = await measure('GET /sms/{id}', { url: `${stack.info.httpUrl}/transactional/v1/sms/${id}`, headers, connections: 64 });
+
+    const results = {
+      machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+      conditions: `embedded stack (nats-server, Temporal dev server, chdb), product roles: ${values.roles}; load generator (autocannon) in the same machine; ${RUNS} runs of ${SECONDS} s; medians`,
+      at: new Date().toISOString(),
+      ceiling: { name: 'bare Express JSON POST, 64 connections', ...ceiling },
+      postSms: { name: 'POST /sms, 64 connections', ...send, ratioToCeiling: send.rps / ceiling.rps },
+      bulk: { name: 'POST /sms/bulk with 100 GSM-7 items, 16 connections', ...bulkFig, messagesPerSecond: bulkFig.rps * 100, ratioToCeiling: bulkFig.rps / ceiling.rps },
+      getById: { name: 'GET /sms/{id}, 64 connections', ...read, ratioToCeiling: read.rps / ceiling.rps },
+    };
+    mkdirSync(join(__dirname, 'results'), { recursive: true });
+    writeFileSync(join(__dirname, 'results', 'http.json'), `${JSON.stringify(results, null, 2)}\n`);
+    const row = (label: string, f: Figure, extra = ''): string => `${label.padEnd(38)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${String(f.p50).padStart(4)} ms  p99 ${String(f.p99).padStart(4)} ms  ${extra}`;
+    process.stdout.write([
+      '',
+      `HTTP benchmark (${results.conditions})`,
+      row('bare Express (ceiling)', ceiling),
+      row('POST /sms', send, `(${(results.postSms.ratioToCeiling * 100).toFixed(0)}% of ceiling)`),
+      row('POST /sms/bulk (100 items)', bulkFig, `= ${results.bulk.messagesPerSecond.toFixed(0)} messages/s`),
+      row('GET /sms/{id}', read, `(${(results.getById.ratioToCeiling * 100).toFixed(0)}% of ceiling)`),
+      'written to bench/results/http.json',
+      '',
+    ].join('\n'));
+  } finally {
+    bareServer.close();
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });

@@ -1,0 +1,28 @@
+// A benchmark tenant: an organization with a balance large enough for any run, prices, an
+// api_sms token and no rate-limit ceiling that a run could reach.
+import { toMicros } from '../../core/money';
+import { createLogger } from '../../infra/logger';
+import { connectNats } from '../../infra/nats';
+import { AccountStore } from '../../stores/account-store';
+import { BalanceLedger } from '../../stores/balance-ledger';
+
+export async function createTenantAt(natsUrl: string, httpUrl: string, webhookUrl?: string): Promise<{ orgId: string; tokenId: string; token: string }> {
+  const nats = await connectNats({ servers: natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'bench' }, createLogger('warn'));
+  try {
+    const accounts = new AccountStore(nats.kv.accounts);
+    const org = await accounts.createOrg({ name: 'Bench Org', currency: 'EUR' });
+    const project = await accounts.createProject(org.id, 'bench');
+    await accounts.setPrice(org.id, 'sms', 'DE', { country: 'DE', currency: 'EUR', priceMicros: toMicros(0.01) });
+    await new BalanceLedger(nats.kv.balances).set(org.id, { currency: 'EUR', availableMicros: toMicros(1e9) });
+    const { token, value } = await accounts.createToken({ kind: 'api_sms', orgId: org.id, projectId: project.id });
+    if (webhookUrl) await accounts.setWebhook(token.id, webhookUrl);
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(`${httpUrl}/transactional/v1/organization/account`, { headers: { authorization: `Bearer ${value}` } });
+      if (res.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return { orgId: org.id, tokenId: token.id, token: value };
+  } finally {
+    await nats.close();
+  }
+}
