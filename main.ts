@@ -7,12 +7,14 @@ import { createLogger, type Logger } from './infra/logger';
 import { demoBanner, ensureDemo } from './roles/demo-seed';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
+import { startCarrierConnector } from './roles/carrier-connector';
+import { startCarrierSimulator } from './roles/carrier-simulator';
 import { startHistoryWriter } from './roles/history-writer';
 import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { startWorker } from './roles/worker';
 import { MirroredOptOuts } from './stores/message-state';
 
-export const ROLES = ['gateway-http', 'worker'] as const;
+export const ROLES = ['gateway-http', 'worker', 'simulator', 'carrier'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
@@ -92,6 +94,13 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       });
       running.push({ stop: async () => { await bridge.stop(); optOuts.stop(); } });
     }
+    // The simulator runs only where a route named `simulator` points at it: the default routes
+    // do; production CARRIER_ROUTES do not (DESIGN §3: never enabled in production configs).
+    const simulatorRoute = config.carrier.routes.find((r) => r.name === 'simulator');
+    if (roles.includes('simulator') && simulatorRoute) {
+      running.push(await startCarrierSimulator({ port: config.simulator.port, latencyMs: config.carrier.simulatorLatencyMs, systemId: simulatorRoute.systemId, password: simulatorRoute.password, nats: engines.nats.nc, log }));
+    }
+    if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
 
