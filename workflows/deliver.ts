@@ -1,7 +1,7 @@
 // Delivering one DLR from workflow code: a first attempt as a local activity (the common case
 // costs no extra history events), then, after the initial interval, the server-side retry
 // schedule of a regular activity; when the window closes, the DLR is dead-lettered.
-import { ActivityFailure, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { LifecycleActivities } from '../activities/lifecycle';
 import { LOCAL_WRITE, webhookActivity, type WebhookSchedule } from './presets';
 import type { DlrDelivery } from './types';
@@ -14,7 +14,8 @@ export async function deliverWithRetries(delivery: DlrDelivery, schedule: Webhoo
     await local.deliverDlrOnce(delivery);
     return 'delivered';
   } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
+    // A failed local activity surfaces as ActivityFailure or as its ApplicationFailure cause.
+    if (!(err instanceof ActivityFailure || err instanceof ApplicationFailure)) throw err;
   }
   await sleep(schedule.initialIntervalMs);
   try {

@@ -47,7 +47,10 @@ export async function smsLifecycle(input: LifecycleInput & { webhook: WebhookSch
       outbox.shift();
     }
   };
-  const deliveries = deliverInOrder();
+  // Observed from the start: a rejection must fail the workflow visibly, not as an unhandled
+  // rejection that fails (and retries) every workflow task.
+  let deliveryError: unknown;
+  const deliveries = deliverInOrder().catch((err: unknown) => { deliveryError = err; });
 
   await writes.dispatch(input.messageId);
   void sleep(input.validityMs).then(() => { timedOut = true; });
@@ -66,5 +69,6 @@ export async function smsLifecycle(input: LifecycleInput & { webhook: WebhookSch
   if (refundable(state)) await writes.refund(input.messageId, input.orgId, input.chargedMicros);
   finished = true;
   await deliveries;
+  if (deliveryError !== undefined) throw deliveryError;
   return current;
 }

@@ -125,8 +125,8 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     SIMULATOR_LATENCY_MS: '30',
     // Short schedules so that expiry and webhook retries are observable within a test.
     MESSAGE_VALIDITY_SECONDS: '15',
-    WEBHOOK_RETRY_INITIAL_MS: '250',
-    WEBHOOK_RETRY_MAX_MS: '2000',
+    WEBHOOK_RETRY_INITIAL_MS: '1000',
+    WEBHOOK_RETRY_MAX_MS: '4000',
     WEBHOOK_TIMEOUT_MS: '2000',
     ...env,
   };

@@ -22,7 +22,7 @@ export interface WebhookReceiver {
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const received: ReceivedDlr[] = [];
-  let server: Server;
+  const holder: { server?: Server } = {};
   const receiver: WebhookReceiver = {
     url: '',
     received,
@@ -35,9 +35,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () => new Promise<void>((resolve) => {
+      if (!holder.server) return resolve();
+      holder.server.close(() => resolve());
+      holder.server.closeAllConnections();
+    }),
   };
-  server = createServer((req, res) => {
+  const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -50,6 +54,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
     });
   });
+  holder.server = server;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const address = server.address();
   (receiver as { url: string }).url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/dlr`;
