@@ -1,0 +1,140 @@
+// Reliability run (issue: message lifecycle): every role in its own process; N messages sent
+// through POST /sms/bulk while the worker and the HTTP gateway are killed with SIGKILL and
+// nats-server is restarted; then every message that got a 201 must reach a final status and
+// each of its transitions must reach the webhook at least once. Prints lost (must be 0) and
+// duplicated DLRs; writes bench/results/reliability.json.
+// Usage: npm run reliability [-- --messages 5000]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createLogger } from '../infra/logger';
+import { Supervisor, portOpen, sleep } from '../infra/supervisor';
+import { connectTemporal, devServerSpec, temporalRtt } from '../infra/temporal';
+import { freePort } from '../test/support/global-setup';
+import { startWebhookReceiver } from '../test/support/webhook-receiver';
+import { createTenantAt } from './support/tenant';
+
+const { values } = parseArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' } } });
+const TOTAL = Number(values.messages);
+const ROOT = join(__dirname, '..');
+const TOOLS = join(ROOT, '.tools', 'bin');
+const say = (line: string): void => { process.stderr.write(`[reliability ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'sms-reliability-'));
+  const log = createLogger('warn', { component: 'reliability' });
+  const engines = new Supervisor(dir, log);
+  const natsPort = await freePort();
+  const natsSpec = { name: 'nats-server', command: join(TOOLS, 'nats-server'), args: ['-js', '-sd', join(dir, 'nats'), '-a', '127.0.0.1', '-p', String(natsPort)], ready: () => portOpen(natsPort) };
+  await engines.start(natsSpec);
+  const temporalPort = await freePort();
+  const temporalAddress = `127.0.0.1:${temporalPort}`;
+  const temporalEngine = new Supervisor(join(dir, 't'), log);
+  await temporalEngine.start(devServerSpec({ binary: join(TOOLS, 'temporal'), dataDir: dir, port: temporalPort, uiPort: await freePort(), namespace: 'default' }, async () => {
+    if (!(await portOpen(temporalPort))) return false;
+    const probe = await connectTemporal({ address: temporalAddress, namespace: 'default' });
+    try { await temporalRtt(probe); return true; } finally { await probe.close(); }
+  }));
+
+  const httpPort = await freePort();
+  const env = {
+    ...process.env, NATS_URL: `nats://127.0.0.1:${natsPort}`, TEMPORAL_ADDRESS: temporalAddress, HTTP_PORT: String(httpPort), HTTP_HOST: '127.0.0.1',
+    SIMULATOR_PORT: String(await freePort()), SIMULATOR_LATENCY_MS: '20', LOG_LEVEL: 'error', DEMO_SEED: 'false',
+    RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000', WEBHOOK_RETRY_MAX_MS: '5000',
+  };
+  const roles = new Map<string, ChildProcess>();
+  const startRole = (role: string): void => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts'), `--role=${role}`], { cwd: ROOT, env: { ...env, DATA_DIR: join(dir, role) }, stdio: ['ignore', 'ignore', 'inherit'] });
+    roles.set(role, child);
+  };
+  for (const role of ['simulator', 'carrier', 'worker', 'gateway-http']) startRole(role);
+  const base = `http://127.0.0.1:${httpPort}`;
+  while (!(await fetch(`${base}/health`).then((r) => r.status === 200, () => false))) await sleep(250);
+  say(`roles up as separate processes; data in ${dir}`);
+
+  const receiver = await startWebhookReceiver();
+  const tenant = await createTenantAt(env.NATS_URL, base, receiver.url);
+  const accepted = new Map<string, string>(); // clientId → message id
+  const started = Date.now();
+  let retries = 0;
+
+  const chaos = (async () => {
+    await sleep(6000);
+    say('kill -9 worker'); roles.get('worker')?.kill('SIGKILL'); await sleep(3000); startRole('worker'); say('worker restarted');
+    await sleep(5000);
+    say('kill -9 gateway-http'); roles.get('gateway-http')?.kill('SIGKILL'); await sleep(2000); startRole('gateway-http'); say('gateway-http restarted');
+    await sleep(6000);
+    say('restart nats-server'); await engines.stopAll(); await sleep(1000); await engines.start(natsSpec); say('nats-server back');
+  })();
+
+  // Destinations end in 00-79, which the simulator delivers. Bulks of 100 with stable clientIds: a request that fails (gateway down, NATS down) is sent
+  // again with the same clientIds, so it can never create a message twice.
+  const bulks = Math.ceil(TOTAL / 100);
+  let next = 0;
+  const sender = async (): Promise<void> => {
+    for (;;) {
+      const b = next++;
+      if (b >= bulks) return;
+      const items = Array.from({ length: Math.min(100, TOTAL - b * 100) }, (_, i) => ({ from: 'Reliable', to: `+4915112${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `reliability ${b}/${i}`, clientId: `r-${b}-${i}` }));
+      for (;;) {
+        try {
+          const res = await fetch(`${base}/transactional/v1/sms/bulk`, { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: JSON.stringify(items), signal: AbortSignal.timeout(15000) });
+          if (res.status === 201) {
+            const body = (await res.json()) as { entities: Array<{ id: string; clientId: string }>; errors: unknown[] };
+            for (const e of body.entities) accepted.set(e.clientId, e.id);
+            if (body.errors.length > 0) say(`bulk ${b}: ${body.errors.length} item errors ${JSON.stringify(body.errors[0])}`);
+            break;
+          }
+        } catch { /* gateway or NATS down: retry */ }
+        retries += 1;
+        await sleep(500);
+      }
+      await sleep(150);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, sender));
+  await chaos;
+  say(`${accepted.size} messages accepted in ${((Date.now() - started) / 1000).toFixed(0)} s (${retries} request retries)`);
+
+  const expected = ['sent', 'buffered', 'delivered'];
+  const got = (): Map<string, string[]> => {
+    const byId = new Map<string, string[]>();
+    for (const r of receiver.received) if (r.answered === 200) byId.set(String(r.body['id']), [...(byId.get(String(r.body['id'])) ?? []), String(r.body['status'])]);
+    return byId;
+  };
+  const deadline = Date.now() + Number(values.timeout) * 1000;
+  let finals = 0;
+  while (Date.now() < deadline) {
+    const byId = got();
+    finals = [...accepted.values()].filter((id) => (byId.get(id) ?? []).includes('delivered')).length;
+    if (finals === accepted.size) break;
+    say(`${finals}/${accepted.size} messages have their final DLR`);
+    await sleep(5000);
+  }
+  const byId = got();
+  let lost = 0;
+  let missingTransitions = 0;
+  let duplicates = 0;
+  for (const id of accepted.values()) {
+    const statuses = byId.get(id) ?? [];
+    if (!statuses.some((s) => ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'].includes(s))) lost += 1;
+    missingTransitions += expected.filter((s) => !statuses.includes(s)).length;
+    duplicates += statuses.length - new Set(statuses).size;
+  }
+  const result = { at: new Date().toISOString(), messagesRequested: TOTAL, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
+  mkdirSync(join(__dirname, 'results'), { recursive: true });
+  writeFileSync(join(__dirname, 'results', 'reliability.json'), `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates} (written to bench/results/reliability.json)\n`);
+
+  for (const child of roles.values()) child.kill('SIGTERM');
+  await sleep(3000);
+  for (const child of roles.values()) if (child.exitCode === null) child.kill('SIGKILL');
+  await receiver.close();
+  await temporalEngine.stopAll();
+  await engines.stopAll();
+  process.exit(lost === 0 && missingTransitions === 0 ? 0 : 1);
+}
+
+main().catch((err: unknown) => { process.stderr.write(`reliability run failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });
