@@ -18,6 +18,7 @@ import { MessageHistory } from '../stores/message-history';
 export const HISTORY_CONSUMER = 'history-writer';
 const BATCH_MESSAGES = 2000;
 const BATCH_WAIT_MS = 250;
+const POISON_ATTEMPTS = 5;
 
 export interface HistoryWriter {
   stop(): Promise<void>;
@@ -65,19 +66,36 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
   let buffer: JsMsg[] = [];
   let chain: Promise<void> = Promise.resolve();
 
-  const flush = async (): Promise<void> => {
-    const fetched = buffer;
-    buffer = [];
-    if (fetched.length === 0) return;
-    const batch = collect(fetched, log);
+  const insert = async (msgs: readonly JsMsg[]): Promise<boolean> => {
+    const batch = collect(msgs, log);
     try {
       await Promise.all([messages.insert(batch.messages), lookups.insert(batch.lookups), dlrs.insertTransitions(batch.transitions), dlrs.insertAttempts(batch.attempts)]);
       clickhouseRowsWritten.inc({ table: 'sms_messages' }, batch.messages.length);
       clickhouseRowsWritten.inc({ table: 'lookups' }, batch.lookups.length);
-      for (const msg of fetched) msg.ack();
+      return true;
     } catch (err) {
-      log.error({ err, rows: batch.messages.length + batch.lookups.length }, 'history writer: insert failed; messages will be redelivered');
-      for (const msg of fetched) msg.nak(1000);
+      log.error({ err, streamMessages: msgs.length }, 'history writer: insert failed');
+      return false;
+    }
+  };
+
+  const flush = async (): Promise<void> => {
+    const fetched = buffer;
+    buffer = [];
+    if (fetched.length === 0) return;
+    if (await insert(fetched)) {
+      for (const msg of fetched) msg.ack();
+      return;
+    }
+    // One unreadable row must not hold back everyone's history: insert stream messages one by
+    // one to find it, and after POISON_ATTEMPTS deliveries give up on it (it stays in the stream
+    // for its max age, and the log names it) so the rest flows.
+    for (const msg of fetched) {
+      if (await insert([msg])) msg.ack();
+      else if (msg.info.deliveryCount >= POISON_ATTEMPTS) {
+        log.error({ subject: msg.subject, seq: msg.seq }, 'history writer: a stream message keeps failing to insert; terminated (still in the stream)');
+        msg.term();
+      } else msg.nak(1000);
     }
   };
   const scheduleFlush = (): Promise<void> => (chain = chain.then(flush));

@@ -41,7 +41,13 @@ function checker<T>(schema: { readonly required: readonly string[] }): (input: u
   const validate: ValidateFunction = ajv.compile(schema);
   return (input) => {
     const value = dropNullOptionals(input, schema.required);
-    if (validate(value)) return { ok: true, value: value as T };
+    if (validate(value)) {
+      // Valid JSON may carry a lone UTF-16 surrogate ("\ud83d"): no SMSC, database or webhook
+      // receiver can take it, so it is a field error, not an accepted message.
+      const broken = Object.entries(value as Record<string, unknown>).filter(([, v]) => typeof v === 'string' && !v.isWellFormed());
+      if (broken.length > 0) return { ok: false, fields: Object.fromEntries(broken.map(([k]) => [k, ['contains an unpaired UTF-16 surrogate (broken unicode)']])) };
+      return { ok: true, value: value as T };
+    }
     const errors = validate.errors ?? [];
     const typeError = errors.find((e) => e.keyword === 'type');
     if (typeError) return { ok: false, shape: describeType(typeError) };

@@ -50,7 +50,15 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
   const auth = authenticate(engines.directory, options.tokenKinds, config.rateLimits.perMinute);
   const limited = (endpoint: string, perMinute = config.rateLimits.perMinute): RequestHandler[] => [auth, rateLimit(engines.rateLimiter, `${options.flavor}-${endpoint}`, perMinute)];
   // Any content type is read as JSON: a client that forgets the header still gets a precise answer.
-  const json = express.json({ limit: config.http.bodyLimitBytes, strict: false, type: () => true });
+  const json = express.json({
+    limit: config.http.bodyLimitBytes,
+    strict: false,
+    type: () => true,
+    // body-parser reads an empty body as {}; an empty body is not JSON (400, not 422).
+    verify: (_req, _res, buf) => {
+      if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
+    },
+  });
   const source = options.flavor === 'legacy' ? 'legacy' : 'http';
   const submitter = (req: Request): Submitter => {
     const v = visibility(req);
