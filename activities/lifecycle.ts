@@ -66,8 +66,7 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
   const attempt = async (delivery: DlrDelivery, number: number): Promise<void> => {
     const token = deps.directory.token(delivery.tokenId);
     const webhook = token && !token.revokedAt ? token.webhook : null;
-    const message = await deps.messages.get(smsKey(delivery.messageId));
-    const orgId = token?.orgId ?? (message ? message.json<SmsMessage>().orgId : '');
+    const orgId = token?.orgId ?? '';
     const record = async (fields: Pick<DlrAttempt, 'outcome' | 'responseStatus' | 'latencyMs' | 'error' | 'url'>): Promise<void> => {
       const row: DlrAttempt = { messageId: delivery.messageId, orgId, tokenId: delivery.tokenId, seq: delivery.seq, status: delivery.payload.status, attempt: number, at: new Date().toISOString(), ...fields };
       await deps.js.publish(SUBJECTS.dlrAttempt, JSON.stringify({ attempts: [row] }), { msgID: `attempt-${delivery.messageId}-${delivery.seq}-${number}` });

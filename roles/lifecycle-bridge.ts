@@ -98,7 +98,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
   }, log, 'lifecycle-starter');
 
   const events = pump(await durable(nats, 'lifecycle-events', STREAMS.carrier.name, SUBJECTS.carrierEvents, 2000), 500, async (msgs) => {
-    // Signals for one message go in stream order; different messages go in parallel.
+    // The events of one message go as one signal, in stream order; messages go in parallel.
     const byMessage = new Map<string, JsMsg[]>();
     for (const msg of msgs) {
       let id = '';
@@ -106,19 +106,17 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
       byMessage.set(id, [...(byMessage.get(id) ?? []), msg]);
     }
     await Promise.all([...byMessage.entries()].map(async ([id, list]) => {
-      for (const msg of list) {
-        if (!id) { msg.ack(); continue; }
-        try {
-          await client.workflow.getHandle(`sms-${id}`).signal('carrierEvent', msg.json<CarrierEvent>());
-          msg.ack();
-        } catch (err) {
-          if (err instanceof WorkflowNotFoundError) {
-            log.warn({ messageId: id }, 'carrier event for a message without a running lifecycle (finished or unknown); dropped');
-            msg.ack();
-          } else {
-            log.warn({ err, messageId: id }, 'signal failed; will retry');
-            msg.nak(1000);
-          }
+      if (!id) { for (const msg of list) msg.ack(); return; }
+      try {
+        await client.workflow.getHandle(`sms-${id}`).signal('carrierEvent', list.map((msg) => msg.json<CarrierEvent>()));
+        for (const msg of list) msg.ack();
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) {
+          log.warn({ messageId: id }, 'carrier event for a message without a running lifecycle (finished or unknown); dropped');
+          for (const msg of list) msg.ack();
+        } else {
+          log.warn({ err, messageId: id }, 'signal failed; will retry');
+          for (const msg of list) msg.nak(1000);
         }
       }
     }));

@@ -11,7 +11,8 @@ import { deliverWithRetries } from './deliver';
 import { LOCAL_WRITE, type WebhookSchedule } from './presets';
 import type { DlrDelivery, LifecycleInput, Transition } from './types';
 
-export const carrierEventSignal = defineSignal<[CarrierEvent]>('carrierEvent');
+/** One event, or all the events of one message the router fetched together (fewer workflow tasks). */
+export const carrierEventSignal = defineSignal<[CarrierEvent | CarrierEvent[]]>('carrierEvent');
 export const statusQuery = defineQuery<{ status: MessageStatus; code: number | null; pendingDlrs: number }>('status');
 
 export const lifecycleWorkflowId = (messageId: string): string => `sms-${messageId}`;
@@ -25,7 +26,7 @@ export async function smsLifecycle(input: LifecycleInput & { webhook: WebhookSch
   let finished = false;
   const inbox: CarrierEvent[] = [];
   const outbox: DlrDelivery[] = [];
-  setHandler(carrierEventSignal, (event) => { inbox.push(event); });
+  setHandler(carrierEventSignal, (events) => { inbox.push(...(Array.isArray(events) ? events : [events])); });
   setHandler(statusQuery, () => ({ status: current.status, code: current.code, pendingDlrs: outbox.length }));
 
   const transition = async (status: MessageStatus, code: number): Promise<void> => {

@@ -1,0 +1,95 @@
+// Start-up benchmark (issue: foundation):
+//  - bootstrap: `node scripts/bootstrap.mjs` in a fresh clone (no node_modules, no .tools);
+//    with --cold, also with empty npm and Go caches (what a fresh machine pays);
+//  - warm start: `npm start`-equivalent (every role, embedded engines) on an empty data dir and
+//    again on the same data, to /health 200; median of --runs;
+//  - idle memory: RSS of the product process plus nats-server and the Temporal dev server,
+//    10 s after the stack is healthy.
+// Figures printed and written to bench/results/startup.json.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sleep } from '../infra/supervisor';
+import { freePort } from '../test/support/global-setup';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, cold: { type: 'boolean', default: false }, 'skip-bootstrap': { type: 'boolean', default: false } } });
+const ROOT = join(__dirname, '..');
+const say = (line: string): void => { process.stderr.write(`[bench:startup] ${line}\n`); };
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+function rssKiB(pid: number): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    return Number(line?.replace(/\D/g, '') ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+async function startOnce(dataDir: string): Promise<{ seconds: number; rssMiB: Record<string, number>; stop(): Promise<void> }> {
+  const ports = { HTTP_PORT: await freePort(), NATS_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort(), SIMULATOR_PORT: await freePort() };
+  const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: 'ignore' });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the product exited with ${child.exitCode}`);
+    if (await fetch(`http://127.0.0.1:${ports.HTTP_PORT}/health`).then((r) => r.status === 200, () => false)) break;
+    await sleep(100);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await sleep(10_000);
+  const runDir = join(dataDir, 'run');
+  const rssMiB: Record<string, number> = { product: rssKiB(child.pid ?? 0) / 1024 };
+  for (const file of existsSync(runDir) ? readdirSync(runDir) : []) rssMiB[file.replace(/\.pid$/, '')] = rssKiB(Number(readFileSync(join(runDir, file), 'utf8'))) / 1024;
+  return {
+    seconds,
+    rssMiB,
+    stop: async () => {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGINT');
+      await exited;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const results: Record<string, unknown> = {
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+    at: new Date().toISOString(),
+  };
+  if (!values['skip-bootstrap']) {
+    const clone = mkdtempSync(join(tmpdir(), 'sms-bootstrap-'));
+    execFileSync('git', ['clone', '-q', ROOT, clone]);
+    const env: NodeJS.ProcessEnv = { ...process.env, CI: 'true' };
+    if (values.cold) Object.assign(env, { npm_config_cache: join(clone, '.cold-npm'), GOCACHE: join(clone, '.cold-gocache'), GOMODCACHE: join(clone, '.cold-gomod') });
+    say(`bootstrap in a fresh clone${values.cold ? ' with empty npm and Go caches' : ' (npm and Go caches of this machine)'}`);
+    const started = performance.now();
+    execFileSync(process.execPath, ['scripts/bootstrap.mjs'], { cwd: clone, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    results['bootstrap'] = { seconds: (performance.now() - started) / 1000, cold: values.cold };
+    say(`bootstrap: ${(results['bootstrap'] as { seconds: number }).seconds.toFixed(0)} s`);
+  }
+  const first: number[] = [];
+  const again: number[] = [];
+  let rss: Record<string, number> = {};
+  for (let i = 0; i < Number(values.runs); i++) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sms-startup-'));
+    const a = await startOnce(dataDir);
+    rss = a.rssMiB;
+    await a.stop();
+    const b = await startOnce(dataDir);
+    await b.stop();
+    first.push(a.seconds);
+    again.push(b.seconds);
+    say(`run ${i + 1}: empty data dir ${a.seconds.toFixed(1)} s, existing data ${b.seconds.toFixed(1)} s to /health 200; idle RSS ${Object.entries(a.rssMiB).map(([k, v]) => `${k} ${v.toFixed(0)} MiB`).join(', ')}`);
+  }
+  const totalRss = Object.values(rss).reduce((s, v) => s + v, 0);
+  results['warmStart'] = { emptyDataDirSeconds: median(first), existingDataSeconds: median(again), runs: first.length };
+  results['idleRssMiB'] = { ...rss, total: totalRss };
+  mkdirSync(join(__dirname, 'results'), { recursive: true });
+  writeFileSync(join(__dirname, 'results', 'startup.json'), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\nwarm start to a healthy stack: ${median(first).toFixed(1)} s (empty data dir), ${median(again).toFixed(1)} s (existing data); idle RSS ${totalRss.toFixed(0)} MiB in all\nwritten to bench/results/startup.json\n`);
+}
+
+main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });
