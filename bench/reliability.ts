@@ -113,16 +113,26 @@ async function main(): Promise<void> {
     say(`${finals}/${accepted.size} messages have their final DLR`);
     await sleep(5000);
   }
+  // The audit: every accepted message has a final status (GET /sms/{id}) and every transition the
+  // lifecycle recorded for it (GET /sms/{id}/dlrs) reached the webhook at least once.
   const byId = got();
+  const finalStatuses = ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'];
   let lost = 0;
   let missingTransitions = 0;
   let duplicates = 0;
+  const examples: string[] = [];
+  const headers = { authorization: `Bearer ${tenant.token}` };
   for (const id of accepted.values()) {
     const statuses = byId.get(id) ?? [];
-    if (!statuses.some((s) => ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'].includes(s))) lost += 1;
-    missingTransitions += expected.filter((s) => !statuses.includes(s)).length;
+    const current = (await (await fetch(`${base}/transactional/v1/sms/${id}`, { headers })).json()) as { entity?: { status: string } };
+    const recorded = ((await (await fetch(`${base}/transactional/v1/sms/${id}/dlrs`, { headers })).json()) as { entities?: Array<{ status: string }> }).entities ?? [];
+    if (!finalStatuses.includes(current.entity?.status ?? '') || !statuses.some((s) => finalStatuses.includes(s))) lost += 1;
+    const missing = recorded.map((t) => t.status).filter((s) => !statuses.includes(s));
+    missingTransitions += missing.length;
+    if (missing.length > 0 && examples.length < 5) examples.push(`${id}: recorded ${recorded.map((t) => t.status).join('>')}, received ${statuses.join('>')}`);
     duplicates += statuses.length - new Set(statuses).size;
   }
+  for (const line of examples) say(`missing: ${line}`);
   const result = { at: new Date().toISOString(), messagesRequested: TOTAL, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   writeFileSync(join(__dirname, 'results', 'reliability.json'), `${JSON.stringify(result, null, 2)}\n`);

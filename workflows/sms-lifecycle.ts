@@ -5,7 +5,7 @@
 import { condition, defineQuery, defineSignal, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { LifecycleActivities } from '../activities/lifecycle';
 import type { CarrierEvent } from '../core/carrier/types';
-import { aggregate, applyEvent, CODE_UNKNOWN, initialState, isFinal, refundable } from '../core/sms/lifecycle-rules';
+import { aggregate, applyEvent, CODE_UNKNOWN, initialState, isFinal, refundable, transitionsBetween } from '../core/sms/lifecycle-rules';
 import type { MessageStatus } from '../core/sms/message';
 import { deliverWithRetries } from './deliver';
 import { LOCAL_WRITE, type WebhookSchedule } from './presets';
@@ -64,7 +64,7 @@ export async function smsLifecycle(input: LifecycleInput & { webhook: WebhookSch
     for (const event of inbox.splice(0)) {
       state = applyEvent(state, event);
       const next = aggregate(state);
-      if (next.status !== current.status) await transition(next.status, next.code ?? 0);
+      for (const status of transitionsBetween(current.status, next.status)) await transition(status, status === next.status ? next.code ?? 0 : 0);
     }
   }
   if (refundable(state)) await writes.refund(input.messageId, input.orgId, input.chargedMicros);

@@ -99,3 +99,14 @@ export function aggregate(state: MessageState): { status: MessageStatus; code: n
 export function refundable(state: MessageState): boolean {
   return aggregate(state).status === 'error' && state.segments.every((s) => !s.reachedCarrier);
 }
+
+/**
+ * The statuses to report when the aggregate moves from `from` to `to`. Any carrier report
+ * implies the message was sent, so a report that overtakes the submit acknowledgement (after a
+ * reconnect, say) still yields `sent` first; `error` (never reached a carrier) does not.
+ */
+export function transitionsBetween(from: MessageStatus, to: MessageStatus): MessageStatus[] {
+  if (from === to) return [];
+  if (from === 'queued' && to !== 'sent' && to !== 'error' && to !== 'queued') return ['sent', to];
+  return [to];
+}
