@@ -98,7 +98,6 @@ async function main(): Promise<void> {
   await chaos;
   say(`${accepted.size} messages accepted in ${((Date.now() - started) / 1000).toFixed(0)} s (${retries} request retries)`);
 
-  const expected = ['sent', 'buffered', 'delivered'];
   const got = (): Map<string, string[]> => {
     const byId = new Map<string, string[]>();
     for (const r of receiver.received) if (r.answered === 200) byId.set(String(r.body['id']), [...(byId.get(String(r.body['id'])) ?? []), String(r.body['status'])]);
