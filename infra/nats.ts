@@ -75,24 +75,17 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     }
   })();
   const jsm = await jetstreamManager(nc);
-  await ensureStream(jsm, {
-    name: STREAMS.sms.name,
-    subjects: [...STREAMS.sms.subjects],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    num_replicas: options.replicas,
-    max_age: 7 * DAY_MS * NANOS_PER_MS,
-    duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
-  });
-  await ensureStream(jsm, {
-    name: STREAMS.carrier.name,
-    subjects: [...STREAMS.carrier.subjects],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    num_replicas: options.replicas,
-    max_age: 7 * DAY_MS * NANOS_PER_MS,
-    duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
-  });
+  for (const stream of Object.values(STREAMS)) {
+    await ensureStream(jsm, {
+      name: stream.name,
+      subjects: [...stream.subjects],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      num_replicas: options.replicas,
+      max_age: 7 * DAY_MS * NANOS_PER_MS,
+      duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
+    });
+  }
   const kvm = new Kvm(nc);
   const stateTtlMs = options.messageStateTtlHours * 3600 * 1000;
   const kv: BucketSet = {
