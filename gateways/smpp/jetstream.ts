@@ -1,0 +1,228 @@
+// The gateway's ports over NATS: receipt requests as KV keys `smpp-dlr.<messageId>` in the
+// `messages` bucket (same TTL as the message states), and one durable JetStream consumer per
+// token, `smpp-dlr-<tokenId>`, on `sms.status.<tokenId>` (every status transition) and
+// `sms.inbound.<tokenId>` (inbound messages for the token's numbers). The consumer is created
+// at the token's first bind with DeliverPolicy.New, so it holds everything that follows; it is
+// pulled only while a receiver or transceiver session of the token is bound in this process,
+// and a message is acknowledged only after the client's deliver_sm_resp: receipts wait on the
+// stream (7 days) while nobody is bound, and a crash delivers them again (at least once).
+import { AckPolicy, DeliverPolicy, JetStreamApiError, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { SmsMessage } from '../../core/sms/message';
+import type { Logger } from '../../infra/logger';
+import { STREAMS, SUBJECTS } from '../../infra/nats';
+import type { Deliverable, DeliveryResult, DlrMarker, DlrMarkers, FeedSubscription, ReceiptFeed } from './ports';
+import { receiptWanted, type InboundRecord, type TransitionRecord } from './receipts';
+
+/** `sms.inbound.<tokenId>`: inbound messages routed to a token (published by the lifecycle bridge). */
+export const smsInboundSubject = (tokenId: string): string => `sms.inbound.${tokenId}`;
+export const dlrConsumerName = (tokenId: string): string => `smpp-dlr-${tokenId}`;
+export const markerKey = (messageId: string): string => `smpp-dlr.${messageId}`;
+
+const NANOS_PER_MS = 1_000_000;
+const DAY_MS = 24 * 3600 * 1000;
+const CACHE_ENTRIES = 200_000;
+
+export class KvDlrMarkers implements DlrMarkers {
+  /** Markers written by this process: most receipts are delivered by the process that accepted. */
+  private readonly cache = new Map<string, DlrMarker>();
+
+  constructor(private readonly kv: KV) {}
+
+  async put(messageId: string, marker: DlrMarker): Promise<void> {
+    await this.kv.put(markerKey(messageId), JSON.stringify(marker));
+    this.remember(messageId, marker);
+  }
+
+  async get(messageId: string): Promise<DlrMarker | null> {
+    const cached = this.cache.get(messageId);
+    if (cached) return cached;
+    const entry = await this.kv.get(markerKey(messageId));
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
+    return entry.json<DlrMarker>();
+  }
+
+  private remember(messageId: string, marker: DlrMarker): void {
+    this.cache.set(messageId, marker);
+    if (this.cache.size <= CACHE_ENTRIES) return;
+    const oldest = this.cache.keys().next().value;
+    if (oldest !== undefined) this.cache.delete(oldest);
+  }
+}
+
+export interface ReceiptFeedOptions {
+  /** How long a fetched receipt may wait for its deliver_sm_resp before JetStream sends it again. */
+  readonly ackWaitMs: number;
+  /** Receipts of one token in flight at once. */
+  readonly maxAckPending: number;
+  /** A consumer nobody pulled from for this long is removed by the server. */
+  readonly inactiveMs: number;
+  /** Times a client may refuse one deliver_sm (error deliver_sm_resp) before it is dropped. */
+  readonly maxRefusals: number;
+}
+
+export const DEFAULT_FEED_OPTIONS: ReceiptFeedOptions = { ackWaitMs: 30_000, maxAckPending: 1000, inactiveMs: 7 * DAY_MS, maxRefusals: 10 };
+
+/** A transition without its receipt request: a marker may still be on its way (written right after acceptance). */
+const MARKER_GRACE_MS = 10_000;
+const RETRY_MS = 1000;
+const REFUSED_RETRY_MS = 5000;
+/** Longest wait for a feed to stop (its in-flight deliver_sm time out on their own). */
+const STOP_WAIT_MS = 5000;
+
+interface StatusEvent {
+  readonly messages?: readonly SmsMessage[];
+  readonly transitions?: readonly TransitionRecord[];
+}
+
+interface InboundEvent {
+  readonly inbound?: readonly InboundRecord[];
+}
+
+export class JetStreamReceipts implements ReceiptFeed {
+  private readonly ensured = new Set<string>();
+
+  constructor(
+    private readonly nats: { readonly js: JetStreamClient; readonly jsm: JetStreamManager },
+    private readonly markers: DlrMarkers,
+    private readonly log: Logger,
+    private readonly options: ReceiptFeedOptions = DEFAULT_FEED_OPTIONS,
+  ) {}
+
+  async ensure(tokenId: string): Promise<void> {
+    if (this.ensured.has(tokenId)) return;
+    const name = dlrConsumerName(tokenId);
+    try {
+      await this.nats.jsm.consumers.info(STREAMS.sms.name, name);
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError)) throw err;
+      try {
+        await this.nats.jsm.consumers.add(STREAMS.sms.name, {
+          durable_name: name,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.New,
+          filter_subjects: [SUBJECTS.smsStatus(tokenId), smsInboundSubject(tokenId)],
+          max_ack_pending: this.options.maxAckPending,
+          ack_wait: this.options.ackWaitMs * NANOS_PER_MS,
+          inactive_threshold: this.options.inactiveMs * NANOS_PER_MS,
+        });
+      } catch (addErr) {
+        // Another replica created it between our info and add.
+        if (!(addErr instanceof JetStreamApiError)) throw addErr;
+        await this.nats.jsm.consumers.info(STREAMS.sms.name, name);
+      }
+    }
+    this.ensured.add(tokenId);
+  }
+
+  open(tokenId: string, deliver: (item: Deliverable) => Promise<DeliveryResult>): FeedSubscription {
+    let messages: ConsumerMessages | undefined;
+    let stopped = false;
+    /** Per message id, the tail of its chain: one message's receipts go out one after the other. */
+    const chains = new Map<string, Promise<void>>();
+    const inFlight = new Set<Promise<void>>();
+
+    const inOrder = (messageId: string, work: () => Promise<void>): Promise<void> => {
+      const previous = chains.get(messageId) ?? Promise.resolve();
+      const next = previous.then(work, work);
+      chains.set(messageId, next);
+      void next.finally(() => { if (chains.get(messageId) === next) chains.delete(messageId); });
+      return next;
+    };
+
+    const settle = (msg: JsMsg, result: DeliveryResult, what: string): void => {
+      if (result === 'ok') msg.ack();
+      else if (result === 'unavailable') msg.nak(RETRY_MS);
+      else if (msg.info.deliveryCount >= this.options.maxRefusals) {
+        this.log.warn({ tokenId, what, deliveries: msg.info.deliveryCount }, 'smpp: client keeps refusing a deliver_sm; dropped');
+        msg.term('refused by the client');
+      } else msg.nak(REFUSED_RETRY_MS);
+    };
+
+    const handleStatus = async (msg: JsMsg, event: StatusEvent): Promise<void> => {
+      const byId = new Map((event.messages ?? []).map((m) => [m.id, m]));
+      // Per transition: 'ok' (delivered or not wanted), 'wait' (its receipt request may still be
+      // on its way), or the delivery's failure. The marker is read inside the message's chain,
+      // so one message's receipts keep their order.
+      const outcomes = await Promise.all((event.transitions ?? []).map((t) => {
+        const message = byId.get(t.messageId);
+        if (!message || message.source !== 'smpp') return Promise.resolve<DeliveryResult | 'wait'>('ok');
+        let outcome: DeliveryResult | 'wait' = 'ok';
+        return inOrder(t.messageId, async () => {
+          const marker = await this.markers.get(t.messageId);
+          if (!marker) {
+            const young = Date.now() - Date.parse(message.createdAt) < MARKER_GRACE_MS;
+            outcome = young && msg.info.deliveryCount < 5 ? 'wait' : 'ok';
+            return;
+          }
+          if (!receiptWanted(marker.rd, t.status)) return;
+          outcome = await deliver({ kind: 'receipt', message, transition: t, userMessageReference: marker.umr });
+        }).then(() => outcome);
+      }));
+      if (outcomes.includes('wait')) {
+        msg.nak(RETRY_MS);
+        return;
+      }
+      settle(msg, (outcomes.find((r) => r !== 'ok') as DeliveryResult | undefined) ?? 'ok', 'receipt');
+    };
+
+    const handleInbound = async (msg: JsMsg, event: InboundEvent): Promise<void> => {
+      const results: DeliveryResult[] = [];
+      for (const mo of event.inbound ?? []) results.push(await deliver({ kind: 'inbound', from: mo.from, to: mo.to, text: mo.text }));
+      settle(msg, results.find((r) => r !== 'ok') ?? 'ok', 'inbound');
+    };
+
+    const handle = async (msg: JsMsg): Promise<void> => {
+      let event: StatusEvent & InboundEvent;
+      try {
+        event = msg.json<StatusEvent & InboundEvent>();
+      } catch {
+        this.log.error({ tokenId, seq: msg.seq }, 'smpp: unreadable receipt feed message; dropped');
+        msg.term('unreadable');
+        return;
+      }
+      try {
+        if (msg.subject === smsInboundSubject(tokenId)) await handleInbound(msg, event);
+        else await handleStatus(msg, event);
+      } catch (err) {
+        this.log.warn({ err, tokenId }, 'smpp: receipt handling failed; will retry');
+        msg.nak(RETRY_MS);
+      }
+    };
+
+    const loop = (async () => {
+      while (!stopped) {
+        try {
+          const consumer = await this.nats.js.consumers.get(STREAMS.sms.name, dlrConsumerName(tokenId));
+          messages = await consumer.consume({ max_messages: Math.min(256, this.options.maxAckPending) });
+          if (stopped) {
+            messages.stop();
+            break;
+          }
+          for await (const msg of messages) {
+            const work = handle(msg);
+            inFlight.add(work);
+            void work.finally(() => inFlight.delete(work));
+          }
+        } catch (err) {
+          if (stopped) break;
+          this.log.warn({ err, tokenId }, 'smpp: receipt feed interrupted; resuming');
+          this.ensured.delete(tokenId);
+          await this.ensure(tokenId).catch(() => undefined);
+          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        }
+      }
+    })();
+
+    return {
+      stop: async () => {
+        stopped = true;
+        // stop() ends the iterator at once; awaiting close() can hang when it was never iterated.
+        messages?.stop();
+        const bounded = (work: Promise<unknown>): Promise<unknown> => Promise.race([work, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())]);
+        await bounded(loop);
+        await bounded(Promise.all([...inFlight]));
+      },
+    };
+  }
+}

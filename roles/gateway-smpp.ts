@@ -1,0 +1,65 @@
+// The gateway-smpp role: the customer-facing SMPP server on SMPP_PORT (v3.4 and v5.0), with
+// the same acceptance core as HTTP wired over the engines of this process. It needs NATS (KV
+// and JetStream) and the account directory, never ClickHouse (DESIGN §3a), so it can run in
+// any process. Behaviour: docs/smpp.md.
+import { SmsAcceptance } from '../core/sms/acceptance';
+import type { Logger } from '../infra/logger';
+import { JetStreamReceipts, KvDlrMarkers, startSmppServer, type MessageReader, type SmppOptions, type SmppServer } from '../gateways/smpp';
+import type { BulkAcceptance } from '../gateways/smpp/batcher';
+import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
+import type { Engines } from './engines';
+
+export interface SmppServices {
+  /** The acceptance core (SmsAcceptance): validation, pricing, balance, durable queueing. */
+  readonly acceptance: BulkAcceptance;
+  /** Current message states, for query_sm. */
+  readonly states: MessageReader;
+}
+
+export interface SmppGatewayRole {
+  readonly port: number;
+  /** Bound sessions (all, or of one system_id). */
+  sessions(systemId?: string): number;
+  stop(): Promise<void>;
+}
+
+export interface SmppGatewayArgs {
+  readonly port: number;
+  readonly engines: Pick<Engines, 'nats' | 'directory'>;
+  readonly services: SmppServices;
+  readonly log: Logger;
+  readonly options?: Partial<SmppOptions>;
+}
+
+/** The acceptance core over NATS alone (no ClickHouse), as gateway-http builds it. */
+export async function buildSmppServices(engines: Pick<Engines, 'nats' | 'directory' | 'balances'>): Promise<{ services: SmppServices; close(): void }> {
+  const states = new KvMessageStates(engines.nats.kv.messages);
+  const optOuts = await MirroredOptOuts.open(engines.nats.kv.optouts);
+  const acceptance = new SmsAcceptance({
+    prices: { price: engines.directory.price.bind(engines.directory) },
+    funds: { charge: engines.balances.charge.bind(engines.balances), credit: engines.balances.credit.bind(engines.balances) },
+    states,
+    optOuts,
+    clientIds: new KvClientIds(engines.nats.kv.idempotency),
+    queue: new JetStreamAcceptedQueue(engines.nats.js),
+  });
+  return { services: { acceptance, states }, close: () => optOuts.stop() };
+}
+
+export async function startSmppGateway(args: SmppGatewayArgs): Promise<SmppGatewayRole> {
+  const { engines, services, log } = args;
+  const markers = new KvDlrMarkers(engines.nats.kv.messages);
+  const server: SmppServer = await startSmppServer(
+    args.port,
+    {
+      directory: engines.directory,
+      acceptance: services.acceptance,
+      states: services.states,
+      markers,
+      receipts: new JetStreamReceipts(engines.nats, markers, log),
+      log,
+    },
+    args.options,
+  );
+  return { port: server.port, sessions: (systemId) => server.sessions(systemId), stop: () => server.stop() };
+}

@@ -1,0 +1,103 @@
+// submit_sm → SMS create item (gateways/smpp/submit.ts) and the error table of docs/smpp.md:
+// spec 1 §4 SMPP part (fields, data_coding, concatenation), §7 statuses mapped to SMPP, §8.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PDU, type PduOptions } from 'smpp';
+import { AppError, ERRORS, validationError, type ErrorCode } from '../../core/errors';
+import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
+import { assembleText, decodeBody, interpretSubmit, statusForError, statusForFields } from '../../gateways/smpp/submit';
+import { readSubmitSm, STATUS, statusName } from '../../gateways/smpp/wire';
+
+const submit = (options: PduOptions) => readSubmitSm(new PDU('submit_sm', { source_addr: 'Acme', destination_addr: '4915112345678', data_coding: 0, short_message: toGsm7Bytes('hello'), ...options }).toBuffer());
+
+describe('smpp submit_sm rules (spec 1 §4, §8)', () => {
+  it('reads a plain GSM-7 submit into from, to, text and the receipt request', () => {
+    expect(interpretSubmit(submit({ registered_delivery: 1, user_message_reference: 9 } as PduOptions))).toEqual({
+      kind: 'whole', text: 'hello', fields: { from: 'Acme', to: '4915112345678', dataCoding: 0, registeredDelivery: 1, userMessageReference: 9 },
+    });
+  });
+
+  it('accepts source_addr of 3 to 11 characters only', () => {
+    expect(interpretSubmit(submit({ source_addr: 'abc' })).kind).toBe('whole');
+    expect(interpretSubmit(submit({ source_addr: '12345678901' })).kind).toBe('whole');
+    expect(interpretSubmit(submit({ source_addr: 'ab' }))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVSRCADR });
+    expect(interpretSubmit(submit({ source_addr: '123456789012' }))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVSRCADR });
+  });
+
+  it('accepts destination_addr in E.164 with or without +', () => {
+    expect(interpretSubmit(submit({ destination_addr: '+4915112345678' })).kind).toBe('whole');
+    for (const bad of ['', '0049151', '+', '4915112345678901', '49 151 123']) {
+      expect(interpretSubmit(submit({ destination_addr: bad }))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVDSTADR });
+    }
+  });
+
+  it('accepts esm_class 0, the messaging modes and 0x40 only', () => {
+    for (const ok of [0x00, 0x01, 0x02, 0x03]) expect(interpretSubmit(submit({ esm_class: ok })).kind).toBe('whole');
+    for (const bad of [0x04, 0x08, 0x10, 0x20, 0x80, 0xc0]) expect(interpretSubmit(submit({ esm_class: bad }))).toMatchObject({ status: STATUS.ESME_RINVESMCLASS });
+  });
+
+  it('decodes data_coding 0, 3 and 8 and refuses the others', () => {
+    expect(decodeBody(toGsm7Bytes('a€[b]'), 0)).toBe('a€[b]');
+    expect(decodeBody(Buffer.from([0xa4, 0xbc, 0xbd, 0xbe]), 3)).toBe('€ŒœŸ');
+    expect(decodeBody(toUcs2Bytes('日本😀'), 8)).toBe('日本😀');
+    for (const dcs of [1, 2, 4, 5, 6, 7, 9, 0x10, 0xf0]) expect(interpretSubmit(submit({ data_coding: dcs }))).toMatchObject({ status: STATUS.ESME_RINVDCS });
+  });
+
+  it('reads the body from message_payload when short_message is empty', () => {
+    const text = 'x'.repeat(500);
+    expect(interpretSubmit(submit({ short_message: Buffer.alloc(0), message_payload: toGsm7Bytes(text) }))).toMatchObject({ kind: 'whole', text });
+  });
+
+  it('recognises UDH concatenation (8- and 16-bit references) and SAR TLVs', () => {
+    const udh8 = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x03, 0x02]);
+    expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.concat([udh8, toGsm7Bytes('mid')]) }))).toMatchObject({ kind: 'part', concat: { ref: 0x2a, total: 3, seq: 2 }, body: toGsm7Bytes('mid') });
+    const udh16 = Buffer.from([0x06, 0x08, 0x04, 0x12, 0x34, 0x02, 0x01]);
+    expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.concat([udh16, toGsm7Bytes('first')]) }))).toMatchObject({ kind: 'part', concat: { ref: 0x1234, total: 2, seq: 1 } });
+    expect(interpretSubmit(submit({ sar_msg_ref_num: 7, sar_total_segments: 2, sar_segment_seqnum: 2 } as PduOptions))).toMatchObject({ kind: 'part', concat: { ref: 7, total: 2, seq: 2 } });
+  });
+
+  it('treats a UDH without concatenation (or of one part) as a whole message without its header', () => {
+    const ports = Buffer.from([0x06, 0x05, 0x04, 0x0b, 0x84, 0x23, 0xf0]);
+    expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.concat([ports, toGsm7Bytes('port')]) }))).toMatchObject({ kind: 'whole', text: 'port' });
+    const single = Buffer.from([0x05, 0x00, 0x03, 0x01, 0x01, 0x01]);
+    expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.concat([single, toGsm7Bytes('one')]) }))).toMatchObject({ kind: 'whole', text: 'one' });
+  });
+
+  it('refuses a UDH longer than the body', () => {
+    expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.from([0x09, 0x00, 0x03]) }))).toMatchObject({ status: STATUS.ESME_RINVMSGLEN });
+  });
+
+  it('joins parts in sequence order before decoding, so split escapes and surrogates survive', () => {
+    const gsm = toGsm7Bytes('ab€cd');
+    expect(assembleText([{ seq: 2, body: gsm.subarray(3), dataCoding: 0 }, { seq: 1, body: gsm.subarray(0, 3), dataCoding: 0 }])).toBe('ab€cd');
+    const ucs = toUcs2Bytes('x😀y');
+    expect(assembleText([{ seq: 1, body: ucs.subarray(0, 4), dataCoding: 8 }, { seq: 2, body: ucs.subarray(4), dataCoding: 8 }])).toBe('x😀y');
+    expect(assembleText([{ seq: 1, body: toGsm7Bytes('gsm '), dataCoding: 0 }, { seq: 2, body: toUcs2Bytes('ucs'), dataCoding: 8 }])).toBe('gsm ucs');
+  });
+});
+
+describe('smpp error table (docs/smpp.md, spec 1 §7)', () => {
+  it('maps 422s by field: to, from, text, anything else', () => {
+    expect(statusForFields({ to: ['x'], text: ['y'] })).toBe(STATUS.ESME_RINVDSTADR);
+    expect(statusForFields({ from: ['x'] })).toBe(STATUS.ESME_RINVSRCADR);
+    expect(statusForFields({ text: ['x'] })).toBe(STATUS.ESME_RINVMSGLEN);
+    expect(statusForFields({ clientId: ['x'] })).toBe(STATUS.ESME_RSUBMITFAIL);
+    expect(statusForError(validationError({ to: ['opted out'] }))).toBe(STATUS.ESME_RINVDSTADR);
+  });
+
+  it('maps every registry code through its smpp column, 402 to ESME_RX_P_APPN and 429 to ESME_RTHROTTLED', () => {
+    for (const code of Object.keys(ERRORS) as ErrorCode[]) expect(statusForError(new AppError(code, 'x'))).toBe(ERRORS[code].smpp);
+    expect(statusForError(new AppError('INSUFFICIENT_FUNDS', 'x'))).toBe(0x65);
+    expect(statusForError(new AppError('RATE_LIMITED', 'x'))).toBe(STATUS.ESME_RTHROTTLED);
+    expect(statusForError(new Error('boom'))).toBe(STATUS.ESME_RSYSERR);
+  });
+
+  it('documents every command status the gateway sends in docs/smpp.md', () => {
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'smpp.md'), 'utf8');
+    for (const [name, value] of Object.entries(STATUS)) {
+      expect(doc).toContain(name);
+      expect(doc.toLowerCase()).toContain(`0x${value.toString(16).padStart(2, '0')}`);
+      expect(statusName(value)).toBe(name);
+    }
+  });
+});
