@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './infra/logger';
 import { demoBanner, ensureDemo } from './roles/demo-seed';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
+import { buildSmppServices, startSmppGateway } from './roles/gateway-smpp';
 import { startCarrierConnector } from './roles/carrier-connector';
 import { startCarrierSimulator } from './roles/carrier-simulator';
 import { startHistoryWriter } from './roles/history-writer';
@@ -14,7 +15,7 @@ import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { startWorker } from './roles/worker';
 import { MirroredOptOuts } from './stores/message-state';
 
-export const ROLES = ['gateway-http', 'worker', 'simulator', 'carrier'] as const;
+export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
@@ -103,6 +104,11 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
+    if (roles.includes('gateway-smpp')) {
+      const smpp = await buildSmppServices(engines);
+      const gateway = await startSmppGateway({ port: config.smpp.port, engines, services: smpp.services, log });
+      running.push({ stop: async () => { await gateway.stop(); smpp.close(); } });
+    }
 
     const seeded = config.demoSeed
       ? await ensureDemo({ accounts: engines.accounts, balances: engines.balances, kv: engines.nats.kv.accounts, dataDir: config.dataDir })
@@ -112,6 +118,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       '',
       `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,
       roles.includes('gateway-http') ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
+      roles.includes('gateway-smpp') ? `  SMPP         localhost:${config.smpp.port} (v3.4 / v5.0)` : '',
       config.temporal.address ? `  Temporal     ${config.temporal.address}` : `  Temporal UI  http://localhost:${config.temporal.uiPort}`,
       `  NATS         ${config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`}`,
       engines.clickhouse ? `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}` : '',

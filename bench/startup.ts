@@ -29,7 +29,7 @@ function rssKiB(pid: number): number {
 }
 
 async function startOnce(dataDir: string): Promise<{ seconds: number; rssMiB: Record<string, number>; stop(): Promise<void> }> {
-  const ports = { HTTP_PORT: await freePort(), NATS_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort(), SIMULATOR_PORT: await freePort() };
+  const ports = { HTTP_PORT: await freePort(), NATS_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort(), SIMULATOR_PORT: await freePort(), SMPP_PORT: await freePort() };
   const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
   const started = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: 'ignore' });

@@ -119,7 +119,8 @@ export async function listRows<R>(ch: ClickHouse, table: string, columns: string
     `SELECT ${columns} FROM ${ch.table(table)} FINAL PREWHERE ${split.prewhere}${extraPrewhere} WHERE ${split.where}
      ORDER BY ${compiled.orderBy} ${paging}`;
   const need = compiled.offset + compiled.limit;
-  if (!/^created_at DESC(,|$)/.test(compiled.orderBy) || need > SLICED_MAX_ROWS) {
+  const sliced = /^created_at DESC(,|$)/.test(compiled.orderBy) && STABLE_COLUMNS[table]?.has('created_at') === true;
+  if (!sliced || need > SLICED_MAX_ROWS) {
     const result = await ch.client.query({
       query: select('', 'LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}'),
       query_params: { ...params, __limit: compiled.limit, __offset: compiled.offset },

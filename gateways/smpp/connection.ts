@@ -71,9 +71,14 @@ export class SmppConnection {
 
   /** Sends a header-only PDU: an error response, generic_nack, enquire_link_resp, unbind_resp. */
   sendHeader(commandId: number, status: number, sequence: number): void {
+    this.sendBytes(headerOnly(commandId, status, sequence));
+  }
+
+  /** Sends an already encoded PDU. */
+  sendBytes(pdu: Buffer): void {
     if (this.closedFlag || !this.session.socket.writable) return;
     this.cork();
-    this.session.socket.write(headerOnly(commandId, status, sequence));
+    this.session.socket.write(pdu);
   }
 
   /**

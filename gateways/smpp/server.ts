@@ -17,7 +17,7 @@ import type { Deliverable, DeliveryResult, DlrMarkers, FeedSubscription, Message
 import { inboundPdu, queryAnswer, receiptPdu, wantsReceipts } from './receipts';
 import { concatKey, Reassembler } from './reassembly';
 import { assembleText, interpretSubmit, type DataCoding, type SubmitFields } from './submit';
-import { COMMAND, CorruptPduError, RESPONSE_BIT, readBind, readQuerySm, readSubmitSm, STATUS, statusName, UNSUPPORTED_REQUESTS } from './wire';
+import { COMMAND, CorruptPduError, RESPONSE_BIT, readBind, readQuerySm, readSubmitSm, STATUS, statusName, UNSUPPORTED_REQUESTS, withMessageId } from './wire';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 
@@ -342,7 +342,7 @@ export async function startSmppServer(port: number, deps: SmppServerDeps, overri
     if (held) peer.held--;
     else peer.inFlight--;
     if (peer.conn.isClosed) return;
-    if (outcome.ok) peer.conn.send('submit_sm_resp', { sequence_number: sequence, message_id: outcome.message.id });
+    if (outcome.ok) peer.conn.sendBytes(withMessageId(COMMAND.submit_sm | RESPONSE_BIT, sequence, outcome.message.id));
     else peer.conn.sendHeader(COMMAND.submit_sm | RESPONSE_BIT, outcome.status, sequence);
   };
 

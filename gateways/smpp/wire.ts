@@ -91,6 +91,18 @@ export function headerOnly(commandId: number, status: number, sequence: number):
   return buf;
 }
 
+/** A response whose body is one C-octet string (submit_sm_resp, deliver_sm_resp): the hot path, written without the package's generic encoder. */
+export function withMessageId(commandId: number, sequence: number, messageId: string): Buffer {
+  const length = HEADER_LENGTH + Buffer.byteLength(messageId, 'latin1') + 1;
+  const buf = Buffer.alloc(length);
+  buf.writeUInt32BE(length, 0);
+  buf.writeUInt32BE(commandId >>> 0, 4);
+  buf.writeUInt32BE(0, 8);
+  buf.writeUInt32BE(sequence >>> 0, 12);
+  buf.write(messageId, HEADER_LENGTH, 'latin1');
+  return buf;
+}
+
 export class CorruptPduError extends Error {
   override readonly name = 'CorruptPduError';
 }

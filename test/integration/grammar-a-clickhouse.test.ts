@@ -23,6 +23,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { MessageHistory, type Visibility } from '../../stores/message-history';
+import { topLevelConjuncts } from '../../stores/scoped-query';
 import { idAt, iso, makeMessage, seededRandom } from '../support/message-rows';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
@@ -514,6 +515,19 @@ describe('tenant scope', () => {
     expect(await viaUrl('', { orgId: 'org-a', projectId: 'p2' })).toEqual(['m06']);
     expect(await viaUrl('status_eq=delivered', { orgId: 'org-a', projectId: 'p1' })).toEqual(['m09', 'm03', 'm01']);
     expect(await viaUrl('', { orgId: 'org-b', projectId: 'p2' })).toEqual([]);
+  });
+});
+
+describe('list plan: the compiled WHERE splits at its top-level ANDs only', () => {
+  const where = (qs: string): string => compile(parseUrl(new URLSearchParams(qs)), SMS_FIELDS, { now: NOW }).where;
+  test.each<readonly [string, readonly string[]]>([
+    ['', []],
+    ['status_eq=a&country_eq=b', ['status = {p0:String}', 'country = {p1:String}']],
+    ['status_eq=a&status_eq=b&country_eq=c', ['(status = {p0:String} OR status = {p1:String})', 'country = {p2:String}']],
+    [u('createdAt_gte', '2026-10-25T02:00:00+01:00') + '&clientId_ne=x', ["created_at >= {p0:DateTime64(6, 'UTC')}", '(isNull(client_id) OR NOT (client_id = {p1:String}))']],
+    ['clientId_exists=false&text_contains=a|b', ["(isNull(client_id) OR client_id = '')", 'arrayExists(_v -> position(text, _v) > 0, {p0:Array(String)})']],
+  ])('%j', (qs, parts) => {
+    expect(topLevelConjuncts(where(qs))).toEqual(parts);
   });
 });
 

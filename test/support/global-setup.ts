@@ -122,6 +122,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     RATE_LIMIT_PER_MINUTE: '100000',
     RATE_LIMIT_BULK_PER_MINUTE: '100000',
     SIMULATOR_PORT: String(await freePort()),
+    SMPP_PORT: String(await freePort()),
     SIMULATOR_LATENCY_MS: '30',
     // Short schedules so that expiry and webhook retries are observable within a test.
     MESSAGE_VALIDITY_SECONDS: '15',
