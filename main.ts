@@ -106,7 +106,13 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
     if (roles.includes('gateway-smpp')) {
       const smpp = await buildSmppServices(engines);
-      const gateway = await startSmppGateway({ port: config.smpp.port, engines, services: smpp.services, log });
+      const gateway = await startSmppGateway({
+        port: config.smpp.port, engines, services: smpp.services, log,
+        options: {
+          maxSessionsPerSystemId: config.smpp.maxSessionsPerSystemId, window: config.smpp.window, maxSubmitsPerSecond: config.smpp.submitsPerSecond,
+          idleTimeoutMs: config.smpp.idleTimeoutSeconds * 1000, concatTimeoutMs: config.smpp.concatTimeoutSeconds * 1000,
+        },
+      });
       running.push({ stop: async () => { await gateway.stop(); smpp.close(); } });
     }
 

@@ -31,6 +31,9 @@ const { values } = parseArgs({
     receipts: { type: 'string', default: '20000' },
     roles: { type: 'string', default: 'gateway-http' },
     gateway: { type: 'boolean', default: false },
+    // Experiment: the gateway's NATS connection without async stack traces (nats.js creates an
+    // Error per request otherwise); what infra/nats.ts would get from `noAsyncTraces: true`.
+    'no-async-traces': { type: 'boolean', default: false },
     nats: { type: 'string' },
   },
 });
@@ -45,6 +48,12 @@ const log = (line: string): void => { process.stderr.write(`${line}\n`); };
 // The gateway process: the in-process harness over the stack's NATS; prints its port.
 
 async function gatewayProcess(natsUrl: string): Promise<void> {
+  if (values['no-async-traces']) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const transport = require('@nats-io/transport-node') as { connect: (o: object) => unknown };
+    const original = transport.connect;
+    Object.defineProperty(transport, 'connect', { value: (o: object) => original({ ...o, noAsyncTraces: true }) });
+  }
   const harness = await startGatewayHarness(natsUrl, {}, 'error');
   process.stdout.write(`${JSON.stringify({ port: harness.port })}\n`);
   process.on('SIGTERM', () => void harness.stop().finally(() => process.exit(0)));
@@ -121,7 +130,8 @@ async function main(): Promise<void> {
   const stack = await startStack({ LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800' }, (l) => process.stderr.write(l), values.roles === 'all' ? [] : values.roles.split(','));
   let gateway: ChildProcess | undefined;
   try {
-    gateway = spawn(process.execPath, ['--import', 'tsx', __filename, '--gateway', '--nats', stack.info.natsUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const gatewayArgs = ['--import', 'tsx', __filename, '--gateway', '--nats', stack.info.natsUrl, ...(values['no-async-traces'] ? ['--no-async-traces'] : [])];
+    gateway = spawn(process.execPath, gatewayArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
     const port = await new Promise<number>((resolve, reject) => {
       gateway?.stdout?.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString('utf8')) as { port: number }).port));
       gateway?.once('exit', (code) => reject(new Error(`the gateway process exited with ${code}`)));
@@ -208,7 +218,7 @@ async function main(): Promise<void> {
 
     const results = {
       machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
-      conditions: `embedded stack (nats-server, Temporal dev server, chdb); product roles: ${values.roles} (the lifecycle does not run, so accepted messages stay queued on JetStream); the SMPP gateway (default options) in its own process; clients (the smpp package) in the benchmark process on the same machine; ${RUNS} runs of ${SECONDS} s; medians`,
+      conditions: `embedded stack (nats-server, Temporal dev server, chdb); product roles: ${values.roles} (the lifecycle does not run, so accepted messages stay queued on JetStream); the SMPP gateway (default options${values['no-async-traces'] ? ', NATS connection with noAsyncTraces' : ''}) in its own process; clients (the smpp package) in the benchmark process on the same machine; ${RUNS} runs of ${SECONDS} s; medians`,
       at: new Date().toISOString(),
       singleTransceiver: { name: 'one transceiver, window 100, GSM-7 single segment, registered_delivery 0', submitRespPerSecond: median(single), runs: single },
       parallelBinds: { name: '10 bind_transceiver in parallel (scrypt password check)', allBoundMs: median(bindMs), runs: bindMs },
@@ -217,7 +227,7 @@ async function main(): Promise<void> {
       refusedSubmits: failures,
     };
     mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', 'smpp.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(__dirname, 'results', values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json'), `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write([
       '',
       `SMPP benchmark (${results.conditions})`,
@@ -226,7 +236,7 @@ async function main(): Promise<void> {
       `10 transceivers × window 10        ${results.tenTransceivers.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s`,
       `receipts to one receiver           ${results.receipts.deliverSmPerSecond.toFixed(0).padStart(7)} deliver_sm/s`,
       `refused submit_sm: ${failures}`,
-      'written to bench/results/smpp.json',
+      `written to bench/results/${values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json'}`,
       '',
     ].join('\n'));
   } finally {

@@ -16,6 +16,11 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'HTTP_HOST', type: 'string', default: '0.0.0.0', description: 'Address the HTTP gateway listens on.' },
   { name: 'HTTP_PORT', type: 'integer', default: 8080, description: 'Port of the HTTP gateway (SMS API, legacy API, ingestion, /health, /metrics).' },
   { name: 'SMPP_PORT', type: 'integer', default: 2775, description: 'Port of the customer-facing SMPP server.' },
+  { name: 'SMPP_MAX_SESSIONS_PER_SYSTEM_ID', type: 'integer', default: 10, description: 'Bound SMPP sessions per system_id per process.' },
+  { name: 'SMPP_WINDOW', type: 'integer', default: 100, description: 'submit_sm/query_sm in progress per SMPP session; beyond, ESME_RTHROTTLED.' },
+  { name: 'SMPP_SUBMITS_PER_SECOND', type: 'integer', default: 10000, description: 'Per-session submit_sm rate; beyond, ESME_RTHROTTLED.' },
+  { name: 'SMPP_IDLE_TIMEOUT_SECONDS', type: 'integer', default: 120, description: 'An SMPP session with no PDU for this long is unbound and closed.' },
+  { name: 'SMPP_CONCAT_TIMEOUT_SECONDS', type: 'integer', default: 60, description: 'How long the parts of a UDH-concatenated submit are waited for.' },
   { name: 'SIMULATOR_PORT', type: 'integer', default: 2776, description: 'Port of the carrier simulator SMSC (embedded default only).' },
   { name: 'NATS_URL', type: 'string', description: 'External NATS server(s), comma-separated. When set, no nats-server is spawned.' },
   { name: 'NATS_PORT', type: 'integer', default: 4222, description: 'Client port of the embedded nats-server.' },
@@ -54,7 +59,7 @@ const schema = {
 export interface Config {
   readonly dataDir: string;
   readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number };
-  readonly smpp: { readonly port: number };
+  readonly smpp: { readonly port: number; readonly maxSessionsPerSystemId: number; readonly window: number; readonly submitsPerSecond: number; readonly idleTimeoutSeconds: number; readonly concatTimeoutSeconds: number };
   readonly simulator: { readonly port: number };
   readonly nats: { readonly url: string | undefined; readonly port: number; readonly replicas: number };
   readonly temporal: { readonly address: string | undefined; readonly namespace: string; readonly taskQueue: string; readonly port: number; readonly uiPort: number };
@@ -148,7 +153,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return deepFreeze({
     dataDir: resolve(str('DATA_DIR')),
     http: { host: str('HTTP_HOST'), port: num('HTTP_PORT'), bodyLimitBytes: num('HTTP_BODY_LIMIT_BYTES') },
-    smpp: { port: num('SMPP_PORT') },
+    smpp: {
+      port: num('SMPP_PORT'), maxSessionsPerSystemId: num('SMPP_MAX_SESSIONS_PER_SYSTEM_ID'), window: num('SMPP_WINDOW'),
+      submitsPerSecond: num('SMPP_SUBMITS_PER_SECOND'), idleTimeoutSeconds: num('SMPP_IDLE_TIMEOUT_SECONDS'), concatTimeoutSeconds: num('SMPP_CONCAT_TIMEOUT_SECONDS'),
+    },
     simulator: { port: num('SIMULATOR_PORT') },
     nats: { url: opt('NATS_URL'), port: num('NATS_PORT'), replicas: num('NATS_REPLICAS') },
     temporal: { address: opt('TEMPORAL_ADDRESS'), namespace: str('TEMPORAL_NAMESPACE'), taskQueue: str('TEMPORAL_TASK_QUEUE'), port: num('TEMPORAL_PORT'), uiPort: num('TEMPORAL_UI_PORT') },

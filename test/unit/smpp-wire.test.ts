@@ -6,7 +6,7 @@ import { hashSmppPassword, verifySmppPassword } from '../../core/accounts/secret
 import { verifySmppPasswordAsync } from '../../gateways/smpp/credentials';
 import { TokenBucket } from '../../gateways/smpp/limits';
 import { concatKey, Reassembler } from '../../gateways/smpp/reassembly';
-import { CorruptPduError, headerOnly, readBind, readHeader, readQuerySm, readSubmitSm, TLV } from '../../gateways/smpp/wire';
+import { CorruptPduError, headerOnly, readBind, readHeader, readQuerySm, readSubmitSm, TLV, withMessageId } from '../../gateways/smpp/wire';
 
 describe('smpp wire reader', () => {
   it('reads binds, including clients that stop after the password', () => {
@@ -34,6 +34,11 @@ describe('smpp wire reader', () => {
   it('reads query_sm with or without the source address', () => {
     expect(readQuerySm(new PDU('query_sm', { message_id: 'abc', source_addr: 'Acme' }).toBuffer())).toEqual({ messageId: 'abc', sourceAddr: 'Acme' });
     expect(readQuerySm(Buffer.concat([headerOnly(3, 0, 1), Buffer.from('abc\u0000')]))).toEqual({ messageId: 'abc', sourceAddr: '' });
+  });
+
+  it('writes submit_sm_resp as the package would', () => {
+    const ours = withMessageId(0x80000004, 7, '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b');
+    expect(ours).toEqual(new PDU('submit_sm_resp', { sequence_number: 7, message_id: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b' }).toBuffer());
   });
 
   it('writes header-only PDUs', () => {
