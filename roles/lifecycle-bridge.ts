@@ -14,6 +14,8 @@ import type { Logger } from '../infra/logger';
 import { ensureConsumer, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
 import type { AccountDirectory } from '../stores/account-directory';
 import type { MirroredOptOuts } from '../stores/message-state';
+import { smsInboundSubject } from '../gateways/smpp/jetstream';
+import type { InboundRecord } from '../gateways/smpp/receipts';
 import type { WebhookSchedule } from '../workflows/presets';
 import type { DlrDelivery, LifecycleInput } from '../workflows/types';
 
@@ -136,6 +138,9 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
         if (stop && token.projectId) await deps.optOuts.optOut(token.projectId, mo.from, mo.at);
         const delivery: DlrDelivery = { tokenId: token.id, messageId: newId(), seq: 1, payload: { id: '', status: stop ? 'stop' : 'inbound', code: 0, eventAt: mo.at, message: mo.text } };
         const withId: DlrDelivery = { ...delivery, payload: { ...delivery.payload, id: delivery.messageId } };
+        // The token's SMPP receiver sessions get it as deliver_sm (gateways/smpp, docs/smpp.md).
+        const inboundRecord: InboundRecord = { id: delivery.messageId, tokenId: token.id, from: mo.from, to: mo.to, text: mo.text, status: stop ? 'stop' : 'inbound', at: mo.at };
+        await nats.js.publish(smsInboundSubject(token.id), JSON.stringify({ inbound: [inboundRecord] }), { msgID: `inbound-${mo.inboundId}` });
         await client.workflow.start('dlrDelivery', {
           taskQueue: deps.taskQueue,
           workflowId: `inbound-${mo.inboundId}`,
