@@ -1,8 +1,8 @@
 // The carrier simulator and the carrier connector in-process against the test stack's NATS:
 // every path of the simulator's number table (docs/carrier.md) ends as the exact sequence of
 // carrier.events it should; concatenation, receipt redelivery, MO, no route and reconnects.
+import { freePort } from '../support/global-setup';
 import { randomBytes, randomInt } from 'node:crypto';
-import { createServer } from 'node:net';
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import { connect as smppConnect, createServer as smppCreateServer, type PDU, type Session } from 'smpp';
 import type { CarrierRoute } from '../../config';
@@ -29,16 +29,6 @@ const MO_SUBJECT = `simulator.mo.${RUN}`;
 const SUBMIT_SUBJECT = `carrier.submit.test-${RUN}`;
 const CONSUMER = `carrier-connector-test-${RUN}`;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** A fresh UK mobile number whose last two digits pick the simulator's path. */
 function number(ending: string): string {
