@@ -77,7 +77,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
   try {
     if (roles.includes('worker')) {
       const { nats, directory, balances } = engines;
-      running.push(await startWorker(
+      const worker = await startWorker(
         { address: engines.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
         {
           identity: `worker-${process.pid}`,
@@ -87,10 +87,11 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
           },
         },
         log,
-      ));
+      );
+      running.push(worker);
       const optOuts = await MirroredOptOuts.open(nats.kv.optouts);
       const bridge = await startLifecycleBridge({
-        nats, client: engines.temporal.client, taskQueue: config.temporal.taskQueue, directory, optOuts,
+        nats, client: worker.client, eagerStart: true, taskQueue: config.temporal.taskQueue, directory, optOuts,
         validityMs: config.lifecycle.validitySeconds * 1000, webhook: config.lifecycle.webhook, log,
       });
       running.push({ stop: async () => { await bridge.stop(); optOuts.stop(); } });

@@ -43,7 +43,13 @@ export interface DlrAttempt {
 
 export interface LifecycleActivities {
   dispatch(messageId: string): Promise<void>;
-  recordTransition(tokenId: string, transition: Transition): Promise<void>;
+  /**
+   * Records transitions that arose together (KV state once, one JetStream message), then makes the
+   * first webhook attempt of each `deliverNow` DLR in order, stopping at the first failure.
+   * Returns how many were delivered. Only the recording is retried (it runs first), so a retry
+   * never repeats a webhook call.
+   */
+  settle(tokenId: string, transitions: Transition[], deliverNow: DlrDelivery[]): Promise<number>;
   /** First attempt, run as a local activity: no retry here (the workflow falls back to deliverDlr). */
   deliverDlrOnce(delivery: DlrDelivery): Promise<void>;
   /** Retried by the server-side schedule until it succeeds or the window closes. */
@@ -115,20 +121,35 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
       await deps.js.publish(SUBJECTS.carrierSubmit, JSON.stringify(submit), { msgID: `submit-${m.id}` });
     },
 
-    async recordTransition(tokenId, t) {
-      const m = await readMessage(t.messageId);
-      const updated: SmsMessage = {
-        ...m,
-        status: t.status,
-        statusCode: t.code,
-        sentAt: t.status === 'sent' ? t.eventAt : m.sentAt,
-        deliveredAt: t.status === 'delivered' ? t.eventAt : m.deliveredAt,
-        updatedAt: t.eventAt,
-      };
+    async settle(tokenId, transitions, deliverNow) {
+      const m = await readMessage(transitions[0]?.messageId ?? '');
+      let updated: SmsMessage = m;
+      for (const t of transitions) {
+        updated = {
+          ...updated,
+          status: t.status,
+          statusCode: t.code,
+          sentAt: t.status === 'sent' ? t.eventAt : updated.sentAt,
+          deliveredAt: t.status === 'delivered' ? t.eventAt : updated.deliveredAt,
+          updatedAt: t.eventAt,
+        };
+      }
+      const first = transitions[0]?.seq ?? 0;
+      const last = transitions.at(-1)?.seq ?? 0;
       await deps.messages.put(smsKey(m.id), JSON.stringify(updated));
-      await deps.js.publish(SUBJECTS.smsStatus(tokenId), JSON.stringify({ messages: [updated], transitions: [{ ...t, orgId: m.orgId, projectId: m.projectId, tokenId, clientId: m.clientId }] }), {
-        msgID: `status-${t.messageId}-${t.seq}`,
+      await deps.js.publish(SUBJECTS.smsStatus(tokenId), JSON.stringify({ messages: [updated], transitions: transitions.map((t) => ({ ...t, orgId: m.orgId, projectId: m.projectId, tokenId, clientId: m.clientId })) }), {
+        msgID: `status-${m.id}-${first}-${last}`,
       });
+      let delivered = 0;
+      for (const delivery of deliverNow) {
+        try {
+          await attempt(delivery, 1);
+        } catch {
+          break;
+        }
+        delivered += 1;
+      }
+      return delivered;
     },
 
     deliverDlrOnce: (delivery) => attempt(delivery, 1),

@@ -15,6 +15,8 @@ export interface ChildSpec {
   /** Resolves true once the child serves requests. */
   readonly ready: () => Promise<boolean>;
   readonly readyTimeoutMs?: number;
+  /** Added to this process's environment for the child. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export class ChildStartError extends Error {
@@ -53,7 +55,7 @@ export class Supervisor {
     const tail: string[] = [];
     // Own process group: a terminal's Ctrl-C reaches only us, and we stop the engines after
     // the roles that use them (reapStale covers a parent killed with -9).
-    const child = spawn(spec.command, spec.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(spec.command, spec.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...spec.env } });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const remember = (chunk: Buffer): void => {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {

@@ -41,7 +41,14 @@ export interface DevServerOptions {
  * Dynamic config and SQLite pragmas that raise the single-shard dev server's throughput.
  * bench/temporal-tuning.ts measures what each one buys.
  */
-export const DEV_SERVER_TUNING = {
+export interface DevServerTuning {
+  readonly pragmas: readonly string[];
+  readonly dynamicConfig: readonly string[];
+  /** Environment of the server process (Go runtime settings such as GOGC). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export const DEV_SERVER_TUNING: DevServerTuning = {
   pragmas: ['journal_mode=wal', 'synchronous=NORMAL'],
   dynamicConfig: [
     'system.enableActivityEagerExecution=true',
@@ -51,9 +58,10 @@ export const DEV_SERVER_TUNING = {
     'history.rps=100000',
     'matching.rps=100000',
   ],
-} as const;
+  env: {},
+};
 
-export function devServerSpec(options: DevServerOptions, ready: () => Promise<boolean>): ChildSpec {
+export function devServerSpec(options: DevServerOptions, ready: () => Promise<boolean>, tuning: DevServerTuning = DEV_SERVER_TUNING): ChildSpec {
   return {
     name: 'temporal',
     command: options.binary,
@@ -66,9 +74,10 @@ export function devServerSpec(options: DevServerOptions, ready: () => Promise<bo
       // "default" always exists; -n creates any other namespace at launch.
       ...(options.namespace === 'default' ? [] : ['--namespace', options.namespace]),
       '--log-level', 'warn',
-      ...DEV_SERVER_TUNING.pragmas.flatMap((p) => ['--sqlite-pragma', p]),
-      ...DEV_SERVER_TUNING.dynamicConfig.flatMap((d) => ['--dynamic-config-value', d]),
+      ...tuning.pragmas.flatMap((p) => ['--sqlite-pragma', p]),
+      ...tuning.dynamicConfig.flatMap((d) => ['--dynamic-config-value', d]),
     ],
+    env: tuning.env,
     ready,
     readyTimeoutMs: 90_000,
   };

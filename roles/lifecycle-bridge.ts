@@ -28,6 +28,8 @@ export function isStopKeyword(text: string): boolean {
 export interface BridgeDeps {
   readonly nats: Nats;
   readonly client: Client;
+  /** True when `client` is on the connection of a worker polling `taskQueue` in this process. */
+  readonly eagerStart: boolean;
   readonly taskQueue: string;
   readonly directory: AccountDirectory;
   readonly optOuts: MirroredOptOuts;
@@ -89,6 +91,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
             workflowId: `sms-${m.id}`,
             args: [input],
             workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+            requestEagerStart: deps.eagerStart,
           });
         }));
         msg.ack();

@@ -1,10 +1,16 @@
 // The worker role: a Temporal worker running the product workflows and activities.
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import type { Logger } from '../infra/logger';
 import { createActivities, type ActivityDeps } from '../activities';
 
 export interface WorkerRole {
   readonly running: Promise<void>;
+  /**
+   * A client on the worker's own connection: its starts can ask for eager execution (the first
+   * workflow task comes back with the start and runs here, skipping the task queue).
+   */
+  readonly client: Client;
   stop(): Promise<void>;
 }
 
@@ -46,6 +52,7 @@ export async function startWorker(options: WorkerOptions, deps: ActivityDeps, lo
   log.info({ taskQueue: options.taskQueue }, 'temporal worker running');
   return {
     running,
+    client: new Client({ connection, namespace: options.namespace }),
     stop: async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch((err: unknown) => log.error({ err }, 'worker stopped with an error'));

@@ -1,12 +1,12 @@
-// Benchmark only (bench/lifecycle.ts): a trivial workflow shaped like smsLifecycle — a local
-// activity at start, one durable timer, three signals each answered by a local activity — so
-// the dev server's ceiling for this history size can be measured beside the real lifecycle.
+// Benchmark only (bench/support/ceiling.ts): a trivial workflow shaped like smsLifecycle — a
+// local activity at start, one durable timer, `signals` signals each answered by one local
+// activity, then completion — so the dev server's ceiling for the same history can be measured.
 import { condition, defineSignal, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { ProbeActivities } from '../activities/probe';
 
 export const benchSignal = defineSignal<[number]>('benchStep');
 
-export async function benchCeiling(steps: number): Promise<number> {
+export async function benchCeiling(signals: number): Promise<number> {
   const { noop } = proxyLocalActivities<ProbeActivities>({ startToCloseTimeout: '10 seconds' });
   const inbox: number[] = [];
   setHandler(benchSignal, (n) => { inbox.push(n); });
@@ -14,13 +14,10 @@ export async function benchCeiling(steps: number): Promise<number> {
   let timedOut = false;
   void sleep('1 hour').then(() => { timedOut = true; });
   let done = 0;
-  while (done < steps && !timedOut) {
+  while (done < signals && !timedOut) {
     await condition(() => inbox.length > 0 || timedOut);
-    for (const _ of inbox.splice(0)) {
-      await noop();
-      await noop();
-      done += 1;
-    }
+    done += inbox.splice(0).length;
+    await noop();
   }
   return done;
 }

@@ -6,16 +6,18 @@ import type { LifecycleActivities } from '../activities/lifecycle';
 import { LOCAL_WRITE, webhookActivity, type WebhookSchedule } from './presets';
 import type { DlrDelivery } from './types';
 
-export async function deliverWithRetries(delivery: DlrDelivery, schedule: WebhookSchedule): Promise<'delivered' | 'dead'> {
+export async function deliverWithRetries(delivery: DlrDelivery, schedule: WebhookSchedule, firstAttemptMade = false): Promise<'delivered' | 'dead'> {
   const local = proxyLocalActivities<LifecycleActivities>({ ...LOCAL_WRITE, startToCloseTimeout: schedule.attemptTimeoutMs + 2_000, retry: { maximumAttempts: 1 } });
   const remote = proxyActivities<LifecycleActivities>(webhookActivity(schedule));
   const writes = proxyLocalActivities<LifecycleActivities>(LOCAL_WRITE);
-  try {
-    await local.deliverDlrOnce(delivery);
-    return 'delivered';
-  } catch (err) {
-    // A failed local activity surfaces as ActivityFailure or as its ApplicationFailure cause.
-    if (!(err instanceof ActivityFailure || err instanceof ApplicationFailure)) throw err;
+  if (!firstAttemptMade) {
+    try {
+      await local.deliverDlrOnce(delivery);
+      return 'delivered';
+    } catch (err) {
+      // A failed local activity surfaces as ActivityFailure or as its ApplicationFailure cause.
+      if (!(err instanceof ActivityFailure || err instanceof ApplicationFailure)) throw err;
+    }
   }
   await sleep(schedule.initialIntervalMs);
   try {

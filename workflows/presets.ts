@@ -12,6 +12,14 @@ export const LOCAL_WRITE: LocalActivityOptions = {
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
 };
 
+/**
+ * Recording a batch of transitions and the first attempt of up to `attempts` DLRs: the recording
+ * is retried until it succeeds; the webhook attempts never fail the activity (see `settle`).
+ */
+export function settleOptions(schedule: WebhookSchedule, attempts: number): LocalActivityOptions {
+  return { ...LOCAL_WRITE, startToCloseTimeout: 10_000 + attempts * (schedule.attemptTimeoutMs + 1_000) };
+}
+
 export interface WebhookSchedule {
   readonly initialIntervalMs: number;
   readonly maximumIntervalMs: number;

@@ -101,6 +101,9 @@ export interface RunningStack {
  * on free ports; `env` adds to or overrides the product's environment. Used by the jest global
  * setup and by the benchmarks.
  */
+/** Extra node flags for the product process (profiling: PRODUCT_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"). */
+const productNodeFlags = (): string[] => (process.env['PRODUCT_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+
 export async function startStack(env: Record<string, string> = {}, log: (line: string) => void = (l) => process.stderr.write(l), roles: readonly string[] = []): Promise<RunningStack> {
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'sms-platform-test-'));
@@ -132,7 +135,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     ...env,
   };
   const output: string[] = [];
-  const product = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts'), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const product = spawn(process.execPath, [...productNodeFlags(), '--import', 'tsx', join(ROOT, 'main.ts'), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const remember = (chunk: Buffer): void => {
     output.push(chunk.toString('utf8'));
     if (output.length > 200) output.shift();
