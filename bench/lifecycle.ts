@@ -3,7 +3,8 @@
 // p50/p99 from the 201 to the `delivered` DLR. In the same run, the embedded Temporal dev
 // server's ceiling for a trivial workflow of the same shape (benchCeiling: the same number of
 // workflow tasks, local activities, timers and signals), and our ratio to it.
-// Usage: npm run bench:lifecycle [-- --messages 10000] [--only lifecycle|ceiling]
+// Usage: npm run bench:lifecycle [-- --messages 10000] [--only lifecycle|ceiling] [--rate 15]
+// (--rate: offered messages/s, for latency below saturation; without it the whole batch is sent at once)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +15,11 @@ import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './support/ceiling';
 import { createTenantAt } from './support/tenant';
 
-const { values } = parseArgs({ options: { messages: { type: 'string', default: '10000' }, timeout: { type: 'string', default: '1200' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { messages: { type: 'string', default: '10000' }, timeout: { type: 'string', default: '1200' }, only: { type: 'string' }, rate: { type: 'string' } } });
 const N = Number(values.messages);
+/** Offered load in messages/s (bulks of up to 100 sent on a schedule); unset: as fast as accepted. */
+const RATE = values.rate ? Number(values.rate) : null;
+const BULK = RATE ? Math.max(1, Math.min(100, Math.round(RATE))) : 100;
 const say = (line: string): void => { process.stderr.write(`[bench:lifecycle] ${line}\n`); };
 const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0; };
 
@@ -27,14 +31,18 @@ async function runLifecycle(stack: Stack, receiver: Receiver, temporal: Temporal
   const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl, receiver.url);
   const acceptedAt = new Map<string, number>();
   const started = Date.now();
-  say(`sending ${N} messages in bulks of 100`);
+  say(`sending ${N} messages in bulks of ${BULK}${RATE ? ` at ${RATE} messages/s` : ''}`);
   let next = 0;
-  const bulks = Math.ceil(N / 100);
+  const bulks = Math.ceil(N / BULK);
   await Promise.all(Array.from({ length: 4 }, async () => {
     for (;;) {
       const b = next++;
       if (b >= bulks) return;
-      const items = Array.from({ length: Math.min(100, N - b * 100) }, (_, i) => ({ from: 'Bench', to: `+4915113${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `lifecycle bench ${b}/${i}` }));
+      if (RATE) {
+        const due = started + ((b * BULK) / RATE) * 1000;
+        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+      }
+      const items = Array.from({ length: Math.min(BULK, N - b * BULK) }, (_, i) => ({ from: 'Bench', to: `+4915113${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `lifecycle bench ${b}/${i}` }));
       const res = await fetch(`${stack.info.httpUrl}/transactional/v1/sms/bulk`, { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: JSON.stringify(items) });
       const at = Date.now();
       const body = (await res.json()) as { entities: Array<{ id: string }> };
@@ -61,7 +69,7 @@ async function runLifecycle(stack: Stack, receiver: Receiver, temporal: Temporal
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const historyEventsPerMessage = mean(histories.map((h) => h.length));
   const signalsPerMessage = mean(histories.map((h) => h.filter((e) => e.workflowExecutionSignaledEventAttributes).length));
-  const ours = { messages: done.size, seconds, messagesPerSecond: done.size / seconds, dlrsPerSecond: dlrs / seconds, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99), historyEventsPerMessage, signalsPerMessage };
+  const ours = { offeredRate: RATE ?? 0, messages: done.size, seconds, messagesPerSecond: done.size / seconds, dlrsPerSecond: dlrs / seconds, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99), historyEventsPerMessage, signalsPerMessage };
   say(`lifecycle: ${ours.messagesPerSecond.toFixed(0)} messages/s, ${ours.dlrsPerSecond.toFixed(0)} DLRs/s, p50 ${ours.p50Ms} ms, p99 ${ours.p99Ms} ms, ${historyEventsPerMessage.toFixed(1)} events and ${signalsPerMessage.toFixed(1)} signals per message`);
   return ours;
 }
@@ -89,7 +97,7 @@ async function main(): Promise<void> {
       ceiling,
       ratio,
     };
-    const file = values.only ? `lifecycle-${values.only}.json` : 'lifecycle.json';
+    const file = `lifecycle${values.only ? `-${values.only}` : ''}${RATE ? `-rate${RATE}` : ''}.json`;
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`\n${JSON.stringify({ lifecycle, ceiling, ratio })}\nwritten to bench/results/${file}\n`);
