@@ -5,7 +5,7 @@
 //  - events:   `carrier.events` → `carrierEvent` signals, in stream order per message;
 //  - inbound:  `carrier.inbound` → opt-out on STOP, and an inbound/stop DLR to the webhook of
 //              the token that owns the number (spec 1 §6).
-import { AckPolicy, DeliverPolicy, type Consumer, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { CarrierEvent, CarrierInbound } from '../core/carrier/types';
 import { newId } from '../core/ids';
@@ -54,24 +54,42 @@ async function durable(nats: Nats, name: string, stream: string, subject: string
   return nats.js.consumers.get(stream, name);
 }
 
-/** Runs `handle` over batches of a consumer; each message is acked or naked by `handle`. */
+/**
+ * Runs `handle` over batches of a consumer; each message is acked or naked by `handle`. A batch is
+ * whatever has arrived while the previous one was handled (up to `batchSize`): large under load,
+ * a single message when traffic is light, so a quiet system adds no batching delay.
+ */
 function pump(consumer: Consumer, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, log: Logger, name: string): Running {
   let running = true;
+  let messages: ConsumerMessages | undefined;
+  let wake: (() => void) | undefined;
   const loop = (async () => {
     while (running) {
       try {
-        const batch: JsMsg[] = [];
-        const iter = await consumer.fetch({ max_messages: batchSize, expires: 1000 });
-        for await (const msg of iter) batch.push(msg);
-        if (batch.length > 0) await handle(batch);
+        messages = await consumer.consume({ max_messages: batchSize });
+        const arrived: JsMsg[] = [];
+        let ended = false;
+        const reader = (async () => {
+          for await (const msg of messages) { arrived.push(msg); wake?.(); }
+        })().finally(() => { ended = true; wake?.(); });
+        while (running && !ended) {
+          if (arrived.length === 0) {
+            await new Promise<void>((resolve) => { wake = resolve; });
+            wake = undefined;
+            continue;
+          }
+          await handle(arrived.splice(0, batchSize));
+        }
+        await reader;
       } catch (err) {
+        messages?.stop();
         if (!running) break;
-        log.warn({ err, consumer: name }, 'bridge: batch failed; retrying');
+        log.warn({ err, consumer: name }, 'bridge: consumer failed; retrying');
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
   })();
-  return { stop: async () => { running = false; await loop; } };
+  return { stop: async () => { running = false; messages?.stop(); wake?.(); await loop; } };
 }
 
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
