@@ -8,10 +8,11 @@ import type { KV } from '@nats-io/kv';
 import type { CarrierSubmit } from '../core/carrier/types';
 import type { SmsMessage } from '../core/sms/message';
 import { ATTEMPT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, signWebhook } from '../core/sms/webhook-signature';
-import { SUBJECTS } from '../infra/nats';
+import { isRevisionConflict, SUBJECTS } from '../infra/nats';
 import type { Logger } from '../infra/logger';
 import type { AccountDirectory } from '../stores/account-directory';
 import type { BalanceLedger } from '../stores/balance-ledger';
+import { progressRank } from '../core/sms/lifecycle-rules';
 import type { DlrDelivery, Transition } from '../workflows/types';
 
 export interface LifecycleDeps {
@@ -69,6 +70,40 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
     return entry.json<SmsMessage>();
   };
 
+  /**
+   * The message's KV state after `transitions`, written by compare-and-set and never backwards: a
+   * late write from an abandoned attempt of an earlier settle (its local activity timed out while
+   * NATS was unreachable, and the retry went ahead) must not overwrite a later status.
+   */
+  const writeState = async (transitions: readonly Transition[]): Promise<SmsMessage> => {
+    const id = transitions[0]?.messageId ?? '';
+    for (;;) {
+      const entry = await deps.messages.get(smsKey(id));
+      if (!entry || entry.operation !== 'PUT' || entry.length === 0) {
+        throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
+      }
+      const stored = entry.json<SmsMessage>();
+      let updated = stored;
+      for (const t of transitions) {
+        updated = {
+          ...updated,
+          status: t.status,
+          statusCode: t.code,
+          sentAt: t.status === 'sent' ? t.eventAt : updated.sentAt,
+          deliveredAt: t.status === 'delivered' ? t.eventAt : updated.deliveredAt,
+          updatedAt: t.eventAt,
+        };
+      }
+      if (progressRank(stored.status) > progressRank(updated.status)) return updated;
+      try {
+        await deps.messages.update(smsKey(id), JSON.stringify(updated), entry.revision);
+        return updated;
+      } catch (err) {
+        if (!isRevisionConflict(err)) throw err;
+      }
+    }
+  };
+
   const attempt = async (delivery: DlrDelivery, number: number): Promise<void> => {
     const token = deps.directory.token(delivery.tokenId);
     const webhook = token && !token.revokedAt ? token.webhook : null;
@@ -122,23 +157,11 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
     },
 
     async settle(tokenId, transitions, deliverNow) {
-      const m = await readMessage(transitions[0]?.messageId ?? '');
-      let updated: SmsMessage = m;
-      for (const t of transitions) {
-        updated = {
-          ...updated,
-          status: t.status,
-          statusCode: t.code,
-          sentAt: t.status === 'sent' ? t.eventAt : updated.sentAt,
-          deliveredAt: t.status === 'delivered' ? t.eventAt : updated.deliveredAt,
-          updatedAt: t.eventAt,
-        };
-      }
+      const updated = await writeState(transitions);
       const first = transitions[0]?.seq ?? 0;
       const last = transitions.at(-1)?.seq ?? 0;
-      await deps.messages.put(smsKey(m.id), JSON.stringify(updated));
-      await deps.js.publish(SUBJECTS.smsStatus(tokenId), JSON.stringify({ messages: [updated], transitions: transitions.map((t) => ({ ...t, orgId: m.orgId, projectId: m.projectId, tokenId, clientId: m.clientId })) }), {
-        msgID: `status-${m.id}-${first}-${last}`,
+      await deps.js.publish(SUBJECTS.smsStatus(tokenId), JSON.stringify({ messages: [updated], transitions: transitions.map((t) => ({ ...t, orgId: updated.orgId, projectId: updated.projectId, tokenId, clientId: updated.clientId })) }), {
+        msgID: `status-${updated.id}-${first}-${last}`,
       });
       let delivered = 0;
       for (const delivery of deliverNow) {

@@ -120,18 +120,23 @@ async function main(): Promise<void> {
   let missingTransitions = 0;
   let duplicates = 0;
   const examples: string[] = [];
+  const lostExamples: string[] = [];
   const headers = { authorization: `Bearer ${tenant.token}` };
   for (const id of accepted.values()) {
     const statuses = byId.get(id) ?? [];
     const current = (await (await fetch(`${base}/transactional/v1/sms/${id}`, { headers })).json()) as { entity?: { status: string } };
     const recorded = ((await (await fetch(`${base}/transactional/v1/sms/${id}/dlrs`, { headers })).json()) as { entities?: Array<{ status: string }> }).entities ?? [];
-    if (!finalStatuses.includes(current.entity?.status ?? '') || !statuses.some((s) => finalStatuses.includes(s))) lost += 1;
+    if (!finalStatuses.includes(current.entity?.status ?? '') || !statuses.some((s) => finalStatuses.includes(s))) {
+      lost += 1;
+      if (lostExamples.length < 5) lostExamples.push(`${id}: GET /sms/{id} status ${current.entity?.status ?? 'none'}, DLRs received ${statuses.join('>') || 'none'}`);
+    }
     const missing = recorded.map((t) => t.status).filter((s) => !statuses.includes(s));
     missingTransitions += missing.length;
     if (missing.length > 0 && examples.length < 5) examples.push(`${id}: recorded ${recorded.map((t) => t.status).join('>')}, received ${statuses.join('>')}`);
     duplicates += statuses.length - new Set(statuses).size;
   }
   for (const line of examples) say(`missing: ${line}`);
+  for (const line of lostExamples) say(`lost: ${line}`);
   const result = { at: new Date().toISOString(), messagesRequested: TOTAL, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   writeFileSync(join(__dirname, 'results', 'reliability.json'), `${JSON.stringify(result, null, 2)}\n`);

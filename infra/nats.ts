@@ -140,3 +140,15 @@ function isStreamNotFound(err: unknown): boolean {
 export async function natsRtt(nats: Nats): Promise<number> {
   return nats.nc.rtt();
 }
+
+/**
+ * A KV compare-and-set (`update` with a revision, or `create` of an existing key) lost to a
+ * concurrent writer: re-read and try again.
+ */
+export function isRevisionConflict(err: unknown): boolean {
+  if (err instanceof JetStreamApiError) {
+    return err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
+  }
+  // kv.create on an existing key reports "wrong last sequence" through a plain Error in some versions.
+  return err instanceof Error && /wrong last sequence|key exists/i.test(err.message);
+}

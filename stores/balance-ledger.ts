@@ -3,8 +3,8 @@
 // charges of one organization in this process are coalesced into one compare-and-set per
 // round trip (DESIGN §3a: hot keys), each charge still accepted or refused on its own.
 import type { KV } from '@nats-io/kv';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { Balance } from '../core/accounts/types';
+import { isRevisionConflict } from '../infra/nats';
 
 interface Pending {
   readonly delta: number;
@@ -96,13 +96,9 @@ export class BalanceLedger {
         await this.kv.update(orgId, JSON.stringify({ ...balance, availableMicros: available }), entry.revision);
         return outcomes;
       } catch (err) {
-        if (!isWrongLastSequence(err)) throw err;
+        if (!isRevisionConflict(err)) throw err;
       }
     }
     throw new Error(`balance of ${orgId}: compare-and-set kept conflicting after ${MAX_CAS_ATTEMPTS} attempts`);
   }
-}
-
-function isWrongLastSequence(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 }

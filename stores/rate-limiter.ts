@@ -3,7 +3,7 @@
 // own). Concurrent requests for one counter in this process are coalesced into one
 // compare-and-set, so a hot counter does not cap throughput.
 import type { KV } from '@nats-io/kv';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { isRevisionConflict } from '../infra/nats';
 
 export interface RateDecision {
   readonly allowed: boolean;
@@ -81,17 +81,9 @@ export class RateLimiter {
         else await this.kv.create(counter.key, String(before + admitted));
         return before;
       } catch (err) {
-        if (!isConflict(err)) throw err;
+        if (!isRevisionConflict(err)) throw err;
       }
     }
     throw new Error(`rate-limit counter ${counter.key}: compare-and-set kept conflicting`);
   }
-}
-
-function isConflict(err: unknown): boolean {
-  if (err instanceof JetStreamApiError) {
-    return err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
-  }
-  // kv.create on an existing key reports "wrong last sequence" through a plain Error in some versions.
-  return err instanceof Error && /wrong last sequence|key exists/i.test(err.message);
 }

@@ -39,6 +39,15 @@ export function isFinal(status: MessageStatus): boolean {
   return status === 'delivered' || FAILURES.has(status);
 }
 
+/**
+ * How far a message has come: queued 0 … buffered 3, any final status 4. A message's status only
+ * ever moves up, so a write that would move it down is a stale one (a retried activity's
+ * abandoned first attempt finishing late) and must not land.
+ */
+export function progressRank(status: MessageStatus): number {
+  return isFinal(status) ? 4 : PROGRESS[status] ?? 0;
+}
+
 export interface SegmentState {
   readonly status: MessageStatus;
   readonly code: number | null;

@@ -1,6 +1,6 @@
 // The message state machine (spec 1 §3, DESIGN §4 receipt mapping, docs/lifecycle.md).
 import type { CarrierEvent, ReceiptState } from '../../core/carrier/types';
-import { aggregate, applyEvent, errToCode, initialState, isFinal, refundable, transitionsBetween, type MessageState } from '../../core/sms/lifecycle-rules';
+import { aggregate, applyEvent, errToCode, initialState, isFinal, progressRank, refundable, transitionsBetween, type MessageState } from '../../core/sms/lifecycle-rules';
 
 const at = '2026-11-22T00:00:00.000Z';
 const submitted = (segment = 0, segments = 1): CarrierEvent => ({ kind: 'submitted', messageId: 'm', segment, segments, carrier: 'c', carrierMessageId: `c${segment}`, at });
@@ -72,5 +72,34 @@ describe('transitions reported between aggregates', () => {
     expect(transitionsBetween('queued', 'sent')).toEqual(['sent']);
     expect(transitionsBetween('sent', 'sent')).toEqual([]);
     expect(transitionsBetween('sent', 'buffered')).toEqual(['buffered']);
+  });
+});
+
+describe('progress rank guards the KV state against stale writes (activities/lifecycle.ts settle)', () => {
+  test('queued < sent < accepted < buffered < every final status', () => {
+    expect(['queued', 'sent', 'accepted', 'buffered'].map((s) => progressRank(s as never))).toEqual([0, 1, 2, 3]);
+    for (const final of ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'] as const) {
+      expect(progressRank(final)).toBe(4);
+      expect(progressRank(final)).toBeGreaterThan(progressRank('buffered'));
+    }
+  });
+
+  test('every status sequence the rules produce has a non-decreasing rank', () => {
+    let state = initialState(2);
+    let previous = progressRank(aggregate(state).status);
+    const events: CarrierEvent[] = [
+      { kind: 'submitted', messageId: 'm', segment: 0, segments: 2, carrier: 'sim', carrierMessageId: 'c0', at: '2026-11-22T00:00:00.000Z' },
+      { kind: 'submitted', messageId: 'm', segment: 1, segments: 2, carrier: 'sim', carrierMessageId: 'c1', at: '2026-11-22T00:00:00.000Z' },
+      { kind: 'receipt', messageId: 'm', segment: 1, segments: 2, carrier: 'sim', carrierMessageId: 'c1', state: 'DELIVRD', err: 0, at: '2026-11-22T00:00:01.000Z' },
+      { kind: 'receipt', messageId: 'm', segment: 0, segments: 2, carrier: 'sim', carrierMessageId: 'c0', state: 'ENROUTE', err: 0, at: '2026-11-22T00:00:01.000Z' },
+      { kind: 'receipt', messageId: 'm', segment: 0, segments: 2, carrier: 'sim', carrierMessageId: 'c0', state: 'DELIVRD', err: 0, at: '2026-11-22T00:00:02.000Z' },
+    ];
+    for (const event of events) {
+      state = applyEvent(state, event);
+      const rank = progressRank(aggregate(state).status);
+      expect(rank).toBeGreaterThanOrEqual(previous);
+      previous = rank;
+    }
+    expect(aggregate(state).status).toBe('delivered');
   });
 });
