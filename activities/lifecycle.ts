@@ -62,12 +62,12 @@ export interface LifecycleActivities {
 const smsKey = (id: string): string => `sms.${id}`;
 
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
-  const readMessage = async (id: string): Promise<SmsMessage> => {
+  const readState = async (id: string): Promise<{ message: SmsMessage; revision: number }> => {
     const entry = await deps.messages.get(smsKey(id));
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) {
       throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
     }
-    return entry.json<SmsMessage>();
+    return { message: entry.json<SmsMessage>(), revision: entry.revision };
   };
 
   /**
@@ -78,11 +78,7 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
   const writeState = async (transitions: readonly Transition[]): Promise<SmsMessage> => {
     const id = transitions[0]?.messageId ?? '';
     for (;;) {
-      const entry = await deps.messages.get(smsKey(id));
-      if (!entry || entry.operation !== 'PUT' || entry.length === 0) {
-        throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
-      }
-      const stored = entry.json<SmsMessage>();
+      const { message: stored, revision } = await readState(id);
       let updated = stored;
       for (const t of transitions) {
         updated = {
@@ -96,7 +92,7 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
       }
       if (progressRank(stored.status) > progressRank(updated.status)) return updated;
       try {
-        await deps.messages.update(smsKey(id), JSON.stringify(updated), entry.revision);
+        await deps.messages.update(smsKey(id), JSON.stringify(updated), revision);
         return updated;
       } catch (err) {
         if (!isRevisionConflict(err)) throw err;
@@ -148,7 +144,7 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
 
   return {
     async dispatch(messageId) {
-      const m = await readMessage(messageId);
+      const { message: m } = await readState(messageId);
       const submit: CarrierSubmit = {
         messageId: m.id, orgId: m.orgId, from: m.from, to: m.normalizedTo, country: m.country, text: m.deliveredText,
         encoding: m.encoding, segments: m.messagesCount, submittedAt: new Date().toISOString(),

@@ -3,7 +3,7 @@
 // (bench/support/ceiling.ts) against a worker in this process; variants are interleaved round by
 // round and the median of the rounds is reported, beside the untuned server in the same run.
 // Usage: npm run bench:temporal-tuning [-- --workflows 1000 --rounds 3 --signals 1 --variants untuned,tuned]
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,13 +43,34 @@ for (const name of chosen) if (!VARIANTS[name]) throw new Error(`unknown variant
 const say = (line: string): void => { process.stderr.write(`[bench:temporal-tuning ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] ?? 0; };
 
-async function measure(tuning: DevServerTuning, code: string): Promise<CeilingResult> {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function processCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface Measured extends CeilingResult {
+  /** CPU per workflow: the dev server, and this process (the SDK worker and client). */
+  readonly serverCpuMsPerWorkflow: number;
+  readonly sdkCpuMsPerWorkflow: number;
+}
+
+async function measure(tuning: DevServerTuning, code: string): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'temporal-tuning-'));
   const engines = new Supervisor(dir, createLogger('warn', { component: 'temporal-tuning' }));
   const port = await freePort();
   try {
     await engines.start(devServerSpec({ binary: join(__dirname, '..', '.tools', 'bin', 'temporal'), dataDir: dir, port, uiPort: await freePort(), namespace: 'default' }, () => portOpen(port), tuning));
-    return await measureCeiling(`127.0.0.1:${port}`, code, WORKFLOWS, SIGNALS, say);
+    const serverPid = Number(readFileSync(join(dir, 'run', 'temporal.pid'), 'utf8'));
+    const serverBefore = processCpuSeconds(serverPid);
+    const sdkBefore = process.cpuUsage();
+    const result = await measureCeiling(`127.0.0.1:${port}`, code, WORKFLOWS, SIGNALS, say);
+    const sdk = process.cpuUsage(sdkBefore);
+    return {
+      ...result,
+      serverCpuMsPerWorkflow: ((processCpuSeconds(serverPid) - serverBefore) * 1000) / WORKFLOWS,
+      sdkCpuMsPerWorkflow: (sdk.user + sdk.system) / 1000 / WORKFLOWS,
+    };
   } finally {
     await engines.stopAll();
     rmSync(dir, { recursive: true, force: true });
@@ -59,19 +80,23 @@ async function measure(tuning: DevServerTuning, code: string): Promise<CeilingRe
 async function main(): Promise<void> {
   say(`bundling the workflow code; ${chosen.length} variants × ${ROUNDS} rounds × ${WORKFLOWS} workflows`);
   const code = await bundleCeilingWorkflow();
-  const runs = new Map<string, CeilingResult[]>(chosen.map((name) => [name, []]));
+  const runs = new Map<string, Measured[]>(chosen.map((name) => [name, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const name of chosen) {
       const result = await measure(VARIANTS[name] as DevServerTuning, code);
       runs.get(name)?.push(result);
-      say(`round ${round}/${ROUNDS} ${name}: ${result.workflowsPerSecond.toFixed(1)} workflows/s (${result.historyEvents} events)`);
+      say(`round ${round}/${ROUNDS} ${name}: ${result.workflowsPerSecond.toFixed(1)} workflows/s (${result.historyEvents} events); CPU per workflow: server ${result.serverCpuMsPerWorkflow.toFixed(1)} ms, SDK ${result.sdkCpuMsPerWorkflow.toFixed(1)} ms`);
     }
   }
   const baseline = median((runs.get('untuned') ?? []).map((r) => r.workflowsPerSecond));
   const table = chosen.map((name) => {
     const rates = (runs.get(name) ?? []).map((r) => r.workflowsPerSecond);
     const m = median(rates);
-    return { variant: name, medianWorkflowsPerSecond: Number(m.toFixed(1)), vsUntuned: baseline ? Number((m / baseline).toFixed(2)) : null, runs: rates.map((r) => Number(r.toFixed(1))) };
+    const cpu = (pick: (r: Measured) => number): number => Number(median((runs.get(name) ?? []).map(pick)).toFixed(1));
+    return {
+      variant: name, medianWorkflowsPerSecond: Number(m.toFixed(1)), vsUntuned: baseline ? Number((m / baseline).toFixed(2)) : null, runs: rates.map((r) => Number(r.toFixed(1))),
+      serverCpuMsPerWorkflow: cpu((r) => r.serverCpuMsPerWorkflow), sdkCpuMsPerWorkflow: cpu((r) => r.sdkCpuMsPerWorkflow),
+    };
   });
   const results = {
     machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverage: loadavg().map((l) => Number(l.toFixed(2))) },
@@ -81,9 +106,10 @@ async function main(): Promise<void> {
     table,
   };
   mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', 'temporal-tuning.json'), `${JSON.stringify(results, null, 2)}\n`);
-  for (const row of table) process.stdout.write(`${row.variant.padEnd(28)} ${String(row.medianWorkflowsPerSecond).padStart(7)} wf/s  ×${row.vsUntuned ?? '-'}  runs ${row.runs.join(', ')}\n`);
-  process.stdout.write('written to bench/results/temporal-tuning.json\n');
+  const file = values.variants ? `temporal-tuning-${chosen.join('+').replace(/[^A-Za-z0-9+=.-]+/g, '_')}.json` : 'temporal-tuning.json';
+  writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
+  for (const row of table) process.stdout.write(`${row.variant.padEnd(28)} ${String(row.medianWorkflowsPerSecond).padStart(7)} wf/s  ×${row.vsUntuned ?? '-'}  runs ${row.runs.join(', ')}  CPU/workflow: server ${row.serverCpuMsPerWorkflow} ms, SDK ${row.sdkCpuMsPerWorkflow} ms\n`);
+  process.stdout.write(`written to bench/results/${file}\n`);
 }
 
 main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });
