@@ -10,7 +10,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectTemporal } from '../infra/temporal';
-import { startStack } from '../test/support/global-setup';
+import { startStack, type RunningStack } from '../test/support/global-setup';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './support/ceiling';
 import { createTenantAt } from './support/tenant';
@@ -23,11 +23,10 @@ const BULK = RATE ? Math.max(1, Math.min(100, Math.round(RATE))) : 100;
 const say = (line: string): void => { process.stderr.write(`[bench:lifecycle] ${line}\n`); };
 const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0; };
 
-interface Stack { info: { httpUrl: string; natsUrl: string; temporalAddress: string } }
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
 type Temporal = Awaited<ReturnType<typeof connectTemporal>>;
 
-async function runLifecycle(stack: Stack, receiver: Receiver, temporal: Temporal): Promise<Record<string, number>> {
+async function runLifecycle(stack: RunningStack, receiver: Receiver, temporal: Temporal): Promise<Record<string, number>> {
   const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl, receiver.url);
   const acceptedAt = new Map<string, number>();
   const started = Date.now();

@@ -12,7 +12,8 @@ import { createServer, type PDU, type PduOptions, type Session } from 'smpp';
 import { formatReceipt, MESSAGE_STATE } from '../core/carrier/receipt';
 import { outcomeFor, type ReceiptStep } from '../core/carrier/simulator-outcomes';
 import { SMPP_STATUS } from '../core/errors';
-import { isGsm7, toGsm7Bytes, toUcs2Bytes, transliterateToGsm7 } from '../core/sms/encoding';
+import { toGsm7Bytes, transliterateToGsm7 } from '../core/sms/encoding';
+import { inboundPdu } from '../gateways/smpp/receipts';
 import type { Logger } from '../infra/logger';
 
 export const SIMULATOR_MO_SUBJECT = 'simulator.mo';
@@ -21,7 +22,7 @@ const ESME_RINVBNDSTS = 0x04;
 const ESME_RALYBND = 0x05;
 const ESME_RINVCMDID = 0x03;
 const ESM_DELIVERY_RECEIPT = 0x04;
-const SHORT_MESSAGE_MAX = 254;
+const SMPP_V34 = 0x34;
 const MO_RESPONSE_TIMEOUT_MS = 5000;
 const RECEIPT_RETRY_MS = 1000;
 const RECEIPT_MAX_ATTEMPTS = 10;
@@ -102,10 +103,6 @@ function submittedText(pdu: PDU): string {
 }
 
 /** An address as SMPP fields: digits with TON 1/NPI 1, anything else alphanumeric (TON 5). */
-function address(value: string): { ton: number; npi: number; addr: string } {
-  return /^\+?\d+$/.test(value) ? { ton: 1, npi: 1, addr: value.replace(/^\+/, '') } : { ton: 5, npi: 0, addr: value };
-}
-
 export async function startCarrierSimulator(opts: SimulatorOptions): Promise<CarrierSimulator> {
   const { log } = opts;
   const peers = new Set<Peer>();
@@ -283,21 +280,8 @@ export async function startCarrierSimulator(opts: SimulatorOptions): Promise<Car
     const receivers = [...peers].filter(canReceive);
     const peer = receivers[nextMo++ % Math.max(1, receivers.length)];
     if (!peer) return { ok: false, reason: 'no receiver or transceiver session is bound' };
-    const gsm = isGsm7(request.text);
-    const body = gsm ? toGsm7Bytes(request.text) : toUcs2Bytes(request.text);
-    const from = address(request.from);
-    const to = address(request.to);
-    const options: PduOptions = {
-      source_addr_ton: from.ton,
-      source_addr_npi: from.npi,
-      source_addr: from.addr,
-      dest_addr_ton: to.ton,
-      dest_addr_npi: to.npi,
-      destination_addr: to.addr,
-      esm_class: 0,
-      data_coding: gsm ? 0 : 8,
-      ...(body.length <= SHORT_MESSAGE_MAX ? { short_message: body } : { short_message: Buffer.alloc(0), message_payload: body }),
-    };
+    // The same deliver_sm our SMPP gateway sends for an inbound message (message_payload past 254 octets).
+    const options = inboundPdu(request, SMPP_V34);
     let timer: NodeJS.Timeout | undefined;
     const resp = await Promise.race([
       sendDeliver(peer, options),

@@ -1,7 +1,7 @@
 // Token values, their hashes and SMPP passwords. Token values are 32 random bytes, so an
 // unsalted SHA-256 is a safe at-rest form (as for API keys generally); SMPP passwords are
 // short by protocol (8 characters), so they get a salted scrypt hash instead.
-import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 import type { TokenKind } from './types';
 
 const PREFIX: Record<TokenKind, string> = { api_sms: 'sms', legacy: 'leg', datasource: 'dst', product: 'prd' };
@@ -42,10 +42,29 @@ export function hashSmppPassword(password: string): string {
   return `scrypt$${salt.toString('base64')}$${scryptSync(password, salt, 32).toString('base64')}`;
 }
 
-export function verifySmppPassword(password: string, stored: string): boolean {
+function parseScryptHash(stored: string): { salt: Buffer; expected: Buffer } | null {
   const [scheme, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64');
-  const actual = scryptSync(password, Buffer.from(salt, 'base64'), expected.length);
-  return timingSafeEqual(actual, expected);
+  if (scheme !== 'scrypt' || !salt || !hash) return null;
+  return { salt: Buffer.from(salt, 'base64'), expected: Buffer.from(hash, 'base64') };
+}
+
+export function verifySmppPassword(password: string, stored: string): boolean {
+  const parsed = parseScryptHash(stored);
+  if (!parsed) return false;
+  return timingSafeEqual(scryptSync(password, parsed.salt, parsed.expected.length), parsed.expected);
+}
+
+/**
+ * verifySmppPassword on libuv's thread pool: scrypt takes ~60 ms of CPU here, which would stall
+ * every SMPP session of the process during each bind if run synchronously.
+ */
+export function verifySmppPasswordAsync(password: string, stored: string): Promise<boolean> {
+  const parsed = parseScryptHash(stored);
+  if (!parsed) return Promise.resolve(false);
+  const { salt, expected } = parsed;
+  return new Promise((resolve) => {
+    scrypt(password, salt, expected.length, (err, actual) => {
+      resolve(!err && actual.length === expected.length && timingSafeEqual(actual, expected));
+    });
+  });
 }

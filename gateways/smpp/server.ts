@@ -11,7 +11,7 @@ import type { Logger } from '../../infra/logger';
 import { smsAccepted } from '../../infra/metrics';
 import { SubmitBatcher, type BulkAcceptance, type SubmitOutcome } from './batcher';
 import { SmppConnection, type Frame } from './connection';
-import { verifySmppPasswordAsync } from './credentials';
+import { verifySmppPasswordAsync } from '../../core/accounts/secrets';
 import { TokenBucket } from './limits';
 import type { Deliverable, DeliveryResult, DlrMarkers, FeedSubscription, MessageReader, ReceiptFeed, SmppDirectory } from './ports';
 import { inboundPdu, queryAnswer, receiptPdu, wantsReceipts } from './receipts';

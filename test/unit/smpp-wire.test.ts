@@ -2,8 +2,7 @@
 // reassembly bookkeeping, the per-session token bucket, and the asynchronous password check
 // that must agree with core/accounts/secrets.ts (docs/smpp.md).
 import { PDU } from 'smpp';
-import { hashSmppPassword, verifySmppPassword } from '../../core/accounts/secrets';
-import { verifySmppPasswordAsync } from '../../gateways/smpp/credentials';
+import { hashSmppPassword, verifySmppPassword, verifySmppPasswordAsync } from '../../core/accounts/secrets';
 import { TokenBucket } from '../../gateways/smpp/limits';
 import { concatKey, Reassembler } from '../../gateways/smpp/reassembly';
 import { CorruptPduError, headerOnly, readBind, readHeader, readQuerySm, readSubmitSm, TLV, withMessageId } from '../../gateways/smpp/wire';
