@@ -25,6 +25,7 @@ import { createLogger } from '../../infra/logger';
 import { MessageHistory, type Visibility } from '../../stores/message-history';
 import { topLevelConjuncts } from '../../stores/scoped-query';
 import { idAt, iso, makeMessage, seededRandom } from '../support/message-rows';
+import { HOSTILE_VALUES } from '../support/hostile-values';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const A: Visibility = { orgId: 'org-a', projectId: null };
@@ -628,26 +629,6 @@ describe('property: URL form and JSON form return the same rows from chdb', () =
 // ---------------------------------------------------------------------------------------------
 // Hostile values: bound as parameters, compared literally, never an error.
 
-const HOSTILE: readonly string[] = [
-  "' OR 1=1 --",
-  "x'); DROP TABLE sms_messages; --",
-  '"; DROP TABLE sms_messages; /*',
-  '*/ OR 1 /*',
-  '\\',
-  "\\' OR \\'1\\'=\\'1",
-  '{p0:String}',
-  '{__org:String}',
-  '}) OR 1=1 --',
-  '1; SELECT * FROM system.users',
-  'UNION SELECT id FROM system.tables',
-  "O'Brien",
-  '-- DROP',
-  'ünïcödé 🎉 \u202e\u200b',
-  '\u0000',
-  '\r\n\t',
-  "'".repeat(10_240),
-  'x'.repeat(10_240),
-];
 
 // The literal meaning of each operator over the fixture, for these ASCII-or-plain values.
 type Model = (column: string | null, value: string) => boolean;
@@ -665,7 +646,7 @@ const MODELS: readonly (readonly [string, keyof SmsMessage, Operator, Model])[] 
 ];
 
 describe('hostile values', () => {
-  const table = MODELS.flatMap(([field, key, op, model]) => HOSTILE.map((h, i) => [`${field}_${op} #${i}`, field, key, op, model, h] as const));
+  const table = MODELS.flatMap(([field, key, op, model]) => HOSTILE_VALUES.map((h, i) => [`${field}_${op} #${i}`, field, key, op, model, h] as const));
 
   test.each(table)('%s: URL and JSON forms give the literal answer', async (_name, field, key, op, model, hostile) => {
     const expected = ORG_A.filter((n) => model((FIXTURE.get(n) as Fixture).current[key] as string | null, hostile));
