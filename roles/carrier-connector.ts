@@ -14,9 +14,9 @@ import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@na
 import { connect, type PDU, type PduOptions, type Session } from 'smpp';
 import { defaultErr, parseReceipt, stateOfMessageState } from '../core/carrier/receipt';
 import type { CarrierEvent, CarrierInbound, CarrierSubmit, ReceiptState } from '../core/carrier/types';
-import { concatRef, ESM_UDHI, parseConcatUdh, withConcatUdh } from '../core/carrier/udh';
+import { concatRef, deliveredBody, ESM_UDHI, isReceipt, parseConcatUdh, withConcatUdh } from '../gateways/smpp/protocol';
 import { SMPP_STATUS } from '../core/errors';
-import { fromGsm7Bytes, fromLatin9Bytes, fromUcs2Bytes, splitSegments, toGsm7Bytes, toUcs2Bytes } from '../core/sms/encoding';
+import { splitSegments, toGsm7Bytes, toUcs2Bytes } from '../core/sms/encoding';
 import type { CarrierRoute } from '../config';
 import type { Logger } from '../infra/logger';
 import { STREAMS, SUBJECTS, type Nats } from '../infra/nats';
@@ -43,7 +43,6 @@ const STOP_GRACE_MS = 3000;
 const RECENT_IDS = 100_000;
 const NAK_DELAY_MS = 1000;
 
-const ESM_RECEIPT_TYPES = new Set([0x04, 0x08, 0x20]);
 const ESME_RX_T_APPN = 0x64;
 const ESME_RINVDCS = SMPP_STATUS.ESME_RINVDCS;
 const TON_ALPHANUMERIC = 5;
@@ -114,49 +113,7 @@ export function submitPdus(submit: Pick<CarrierSubmit, 'messageId' | 'from' | 't
   }));
 }
 
-export function isReceipt(pdu: Pick<PDU, 'esm_class' | 'receipted_message_id'>): boolean {
-  return ESM_RECEIPT_TYPES.has((pdu.esm_class ?? 0) & 0x3c) || Boolean(pdu.receipted_message_id);
-}
-
-export interface DeliveredBody {
-  readonly text: string;
-  /** The UDH with its length byte, when esm_class said there is one. */
-  readonly udh: Buffer | undefined;
-}
-
-function decodeBytes(bytes: Buffer, dataCoding: number): string {
-  switch (dataCoding) {
-    case 0:
-      return fromGsm7Bytes(bytes);
-    case 3:
-      return fromLatin9Bytes(bytes);
-    case 8:
-      return bytes.length % 2 === 0 ? fromUcs2Bytes(bytes) : bytes.toString('latin1');
-    default:
-      return bytes.toString('latin1');
-  }
-}
-
-/**
- * The text of a deliver_sm (short_message, else message_payload) by data_coding 0 (GSM-7),
- * 3 (Latin-9) or 8 (UCS-2). The smpp library has already decoded 0 and 8; for 3 it decoded
- * Latin-1, whose bytes we take back to read them as Latin-9.
- */
-export function deliveredBody(pdu: Pick<PDU, 'short_message' | 'message_payload' | 'data_coding'>): DeliveredBody {
-  const dataCoding = (pdu.data_coding ?? 0) & 0xff;
-  const read = (field: PDU['short_message']): DeliveredBody | undefined => {
-    if (field === undefined) return undefined;
-    if (typeof field === 'string') return field === '' ? undefined : { text: field, udh: undefined };
-    if (Buffer.isBuffer(field)) return field.length === 0 ? undefined : { text: decodeBytes(field, dataCoding), udh: undefined };
-    const ies = field.udh ?? [];
-    const udh = ies.length > 0 ? Buffer.concat([Buffer.from([ies.reduce((n, ie) => n + ie.length, 0)]), ...ies]) : undefined;
-    const message = field.message;
-    if (message.length === 0 && !udh) return undefined;
-    if (Buffer.isBuffer(message)) return { text: decodeBytes(message, dataCoding), udh };
-    return { text: dataCoding === 3 ? fromLatin9Bytes(Buffer.from(message, 'latin1')) : message, udh };
-  };
-  return read(pdu.short_message) ?? read(pdu.message_payload) ?? { text: '', udh: undefined };
-}
+export { deliveredBody, isReceipt };
 
 /** '+digits' for a numeric address, the address itself for an alphanumeric one. */
 export function normalizeAddress(addr: string, ton: number | undefined): string {

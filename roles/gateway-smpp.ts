@@ -4,8 +4,7 @@
 // any process. Behaviour: docs/smpp.md.
 import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
-import { JetStreamReceipts, KvDlrMarkers, startSmppServer, type MessageReader, type SmppOptions, type SmppServer } from '../gateways/smpp';
-import type { BulkAcceptance } from '../gateways/smpp/batcher';
+import { JetStreamReceipts, KvDlrMarkers, startSmppServer, type BulkAcceptance, type MessageReader, type SmppOptions, type SmppServer } from '../gateways/smpp';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
 import type { Engines } from './engines';
 

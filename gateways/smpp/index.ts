@@ -1,7 +1,10 @@
 // The SMPP gateway's public entry: the server, its options and ports, and the NATS-backed
-// implementations of those ports. Internals (framing, reassembly, batching) stay private.
-export { DEFAULT_SMPP_OPTIONS, startSmppServer, type BindMode, type SmppOptions, type SmppServer, type SmppServerDeps } from './server';
+// implementations of those ports. Internals (sessions, batching, the protocol package in
+// ./protocol) stay private; the carrier adapters import ./protocol's own entry.
+export { startSmppServer } from './server';
+export { DEFAULT_SMPP_OPTIONS, type BindMode, type SmppOptions, type SmppServer, type SmppServerDeps } from './options';
+export type { BulkAcceptance } from './batcher';
 export type { Deliverable, DeliveryResult, DlrMarker, DlrMarkers, FeedSubscription, MessageReader, ReceiptFeed, SmppDirectory } from './ports';
 export { DEFAULT_FEED_OPTIONS, dlrConsumerName, JetStreamReceipts, KvDlrMarkers, markerKey, smsInboundSubject, type ReceiptFeedOptions } from './jetstream';
-export { STATE_OF_STATUS, type InboundRecord, type TransitionRecord } from './receipts';
-export { STATUS as SMPP_COMMAND_STATUS } from './wire';
+export { inboundPdu, STATE_OF_STATUS, type InboundRecord, type TransitionRecord } from './receipts';
+export { STATUS as SMPP_COMMAND_STATUS } from './protocol';

@@ -4,13 +4,8 @@
 // SAR TLVs) recognised so that the parts can be reassembled into one message. Also the
 // mapping from the acceptance core's refusals (AppError codes, per-field 422s) to command
 // statuses. Pure: no I/O.
-import { parseConcatUdh, ESM_UDHI, type ConcatInfo } from '../../core/carrier/udh';
 import { ERRORS, isAppError, type FieldErrors } from '../../core/errors';
-import { fromGsm7Bytes, fromLatin9Bytes, fromUcs2Bytes } from '../../core/sms/encoding';
-import { STATUS, TLV, tlvInt, type SubmitSm } from './wire';
-
-export const DATA_CODINGS = { GSM7: 0, LATIN9: 3, UCS2: 8 } as const;
-export type DataCoding = (typeof DATA_CODINGS)[keyof typeof DATA_CODINGS];
+import { concatenationOf, decodeBody, ESM_UDHI, isDataCoding, STATUS, TLV, tlvInt, type ConcatInfo, type DataCoding, type SubmitSm } from './protocol';
 
 const SOURCE_MIN = 3;
 const SOURCE_MAX = 11;
@@ -35,22 +30,6 @@ export type Interpreted =
 
 const refuse = (status: number, reason: string): Interpreted => ({ kind: 'refused', status, reason });
 
-export function isDataCoding(value: number): value is DataCoding {
-  return value === DATA_CODINGS.GSM7 || value === DATA_CODINGS.LATIN9 || value === DATA_CODINGS.UCS2;
-}
-
-/** Text of a body in data_coding 0 (GSM-7 unpacked), 3 (ISO-8859-15) or 8 (UTF-16BE); RangeError when it cannot be. */
-export function decodeBody(bytes: Buffer, dataCoding: DataCoding): string {
-  switch (dataCoding) {
-    case DATA_CODINGS.GSM7:
-      return fromGsm7Bytes(bytes);
-    case DATA_CODINGS.LATIN9:
-      return fromLatin9Bytes(bytes);
-    case DATA_CODINGS.UCS2:
-      return fromUcs2Bytes(bytes);
-  }
-}
-
 /**
  * Reads one submit_sm. Refusals are decided in a fixed order (esm_class, addresses,
  * data_coding, schedule, body), so a PDU with several faults always gets the same status.
@@ -74,53 +53,19 @@ export function interpretSubmit(pdu: SubmitSm): Interpreted {
     userMessageReference: tlvInt(pdu.tlvs, TLV.user_message_reference),
   };
 
-  let content = body;
-  let concat: ConcatInfo | undefined;
-  if ((pdu.esmClass & ESM_UDHI) !== 0) {
-    const udhLength = body[0];
-    if (udhLength === undefined || udhLength + 1 > body.length) return refuse(STATUS.ESME_RINVMSGLEN, 'esm_class announces a UDH that the message body does not hold');
-    concat = parseConcatUdh(body.subarray(0, udhLength + 1));
-    content = body.subarray(udhLength + 1);
-  } else {
-    concat = sarConcat(pdu.tlvs);
-  }
-  if (concat && concat.total > 1) return { kind: 'part', fields, concat, body: content };
+  // A concatenation with impossible values is refused, not taken for a whole message (and charged).
+  const concatenation = concatenationOf(body, pdu.esmClass, pdu.tlvs);
+  if (concatenation.kind === 'invalid') return refuse(STATUS.ESME_RINVMSGLEN, concatenation.reason);
+  if (concatenation.kind === 'part') return { kind: 'part', fields, concat: concatenation.concat, body: concatenation.content };
 
   let text: string;
   try {
-    text = decodeBody(content, fields.dataCoding);
+    text = decodeBody(concatenation.content, fields.dataCoding);
   } catch {
     return refuse(STATUS.ESME_RINVMSGLEN, 'a UCS-2 body must have an even number of octets');
   }
   if (text.length === 0) return refuse(STATUS.ESME_RINVMSGLEN, 'the message is empty');
   return { kind: 'whole', fields, text };
-}
-
-/** Concatenation by the SAR TLVs (sar_msg_ref_num, sar_total_segments, sar_segment_seqnum). */
-function sarConcat(tlvs: ReadonlyMap<number, Buffer>): ConcatInfo | undefined {
-  const ref = tlvInt(tlvs, TLV.sar_msg_ref_num);
-  const total = tlvInt(tlvs, TLV.sar_total_segments);
-  const seq = tlvInt(tlvs, TLV.sar_segment_seqnum);
-  if (ref === undefined || total === undefined || seq === undefined) return undefined;
-  return total >= 1 && seq >= 1 && seq <= total ? { ref, total, seq } : undefined;
-}
-
-export interface AssembledPart {
-  readonly seq: number;
-  readonly body: Buffer;
-  readonly dataCoding: DataCoding;
-}
-
-/**
- * The text of a complete concatenated message. Bodies in one data_coding are joined before
- * decoding, so a GSM-7 escape or a UTF-16 surrogate pair split across two parts survives.
- */
-export function assembleText(parts: readonly AssembledPart[]): string {
-  const ordered = [...parts].sort((a, b) => a.seq - b.seq);
-  const first = ordered[0];
-  if (!first) return '';
-  if (ordered.every((p) => p.dataCoding === first.dataCoding)) return decodeBody(Buffer.concat(ordered.map((p) => p.body)), first.dataCoding);
-  return ordered.map((p) => decodeBody(p.body, p.dataCoding)).join('');
 }
 
 /** The command status for a 422's per-field messages: `to`, then `from`, then `text`, else a generic failure. */

@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import type { PDU } from 'smpp';
 import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
 import { smsInboundSubject } from '../../gateways/smpp';
-import { STATUS } from '../../gateways/smpp/wire';
+import { STATUS } from '../../gateways/smpp/protocol';
 import { api, stack } from '../support/stack';
 import { createTenant, revokeToken, V1, type Tenant } from '../support/tenants';
 import { issueSmpp, startGatewayHarness, TestSmppClient, textOf, type GatewayHarness } from '../support/smpp-client';

@@ -1,4 +1,4 @@
-import { concatRef, concatUdh, ESM_UDHI, parseConcatUdh, withConcatUdh } from '../../core/carrier/udh';
+import { concatRef, concatUdh, ESM_UDHI, parseConcatUdh, withConcatUdh } from '../../gateways/smpp/protocol';
 
 describe('spec 1 §4 SMPP concatenation: UDH', () => {
   test('a 3-segment message: 05 00 03 ref 03 seq before each body', () => {

@@ -10,7 +10,7 @@ import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
 import type { SmsMessage } from '../../core/sms/message';
 import { createLogger } from '../../infra/logger';
 import { startSmppServer, type Deliverable, type DeliveryResult, type DlrMarker, type ReceiptFeed, type SmppOptions, type SmppServer } from '../../gateways/smpp';
-import { STATUS } from '../../gateways/smpp/wire';
+import { STATUS } from '../../gateways/smpp/protocol';
 import { TestSmppClient, textOf } from '../support/smpp-client';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
@@ -325,6 +325,33 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       expect(world.queued).toHaveLength(0);
     });
 
+    // Issue 14 item 8: docs/smpp.md promises ESME_RINVMSGLEN for a broken UDH; nothing is charged.
+    it.each([
+      ['sequence beyond the total', [0x05, 0x00, 0x03, 0x21, 0x02, 0x03]],
+      ['sequence 0', [0x05, 0x00, 0x03, 0x21, 0x02, 0x00]],
+      ['total 0', [0x05, 0x00, 0x03, 0x21, 0x00, 0x00]],
+      ['total 0, sequence 1', [0x05, 0x00, 0x03, 0x21, 0x00, 0x01]],
+      ['16-bit reference, sequence beyond the total', [0x06, 0x08, 0x04, 0x12, 0x34, 0x02, 0x05]],
+      ['an element running past the header', [0x05, 0x00, 0x07, 0x21, 0x02, 0x01]],
+    ])('refuses a concatenation UDH with %s with ESME_RINVMSGLEN and charges nothing', async (_name, udh) => {
+      const c = await bound('transmitter');
+      const before = world.balance;
+      const resp = await c.submit({ source_addr: 'Acme', destination_addr: DEST, esm_class: 0x40, short_message: Buffer.concat([Buffer.from(udh), toGsm7Bytes('impossible')]) });
+      expect(resp.command_status).toBe(STATUS.ESME_RINVMSGLEN);
+      expect(world.queued).toHaveLength(0);
+      expect(world.balance).toBe(before);
+    });
+
+    it('refuses SAR TLVs with impossible values with ESME_RINVMSGLEN and charges nothing', async () => {
+      const c = await bound('transmitter');
+      const before = world.balance;
+      const sar = (total: number, seq: number): PduOptions => ({ source_addr: 'Acme', destination_addr: DEST, short_message: toGsm7Bytes('sar'), sar_msg_ref_num: 301, sar_total_segments: total, sar_segment_seqnum: seq } as PduOptions);
+      const rs = await Promise.all([c.submit(sar(2, 3)), c.submit(sar(2, 0)), c.submit(sar(0, 0))]);
+      expect(rs.map((r) => r.command_status)).toEqual([STATUS.ESME_RINVMSGLEN, STATUS.ESME_RINVMSGLEN, STATUS.ESME_RINVMSGLEN]);
+      expect(world.queued).toHaveLength(0);
+      expect(world.balance).toBe(before);
+    });
+
     it('keeps parts of the same reference to different recipients apart', async () => {
       const c = await bound('transmitter');
       const rs = await Promise.all([
@@ -460,12 +487,14 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       await alive(c);
     });
 
-    it('a PDU longer than the maximum → generic_nack, skipped', async () => {
+    // Issue 14 item 8: a length over the maximum cannot be framed either; it closes like one below 16.
+    it('a PDU longer than the maximum loses the framing: generic_nack ESME_RINVCMDLEN, then the connection closes', async () => {
       const c = await bound();
       const length = 20_000;
       c.raw(Buffer.concat([header(length, 0x00000004, 44), Buffer.alloc(length - 16, 0x41)]));
       expect((await c.next((p) => p.sequence_number === 44)).command_status).toBe(STATUS.ESME_RINVCMDLEN);
-      await alive(c);
+      await c.closed;
+      expect(server.sessions('sys-t1')).toBe(0);
     });
 
     it('a PDU sent in pieces is read whole', async () => {
@@ -492,6 +521,36 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       c.raw(header(8, 0x00000015, 47));
       expect((await c.next((p) => p.sequence_number === 47)).command).toBe('generic_nack');
       await c.closed;
+    });
+
+    // Issue 14 item 8: every command_length that cannot be framed ends the session the same way.
+    it.each([
+      ['0x7fffffff', 0x7fffffff],
+      ['0xdeadbeef', 0xdeadbeef],
+      ['0', 0],
+      ['15', 15],
+      ['maximum + 1', 16_385],
+    ])('a command_length of %s: generic_nack ESME_RINVCMDLEN, then the connection closes', async (_name, length) => {
+      const c = await bound();
+      c.raw(header(length, 0x00000004, 48));
+      const nack = await c.next((p) => p.sequence_number === 48);
+      expect([nack.command, nack.command_status]).toEqual(['generic_nack', STATUS.ESME_RINVCMDLEN]);
+      await c.closed;
+      expect(server.sessions('sys-t1')).toBe(0);
+    });
+
+    it('a session whose framing is lost gets no more deliver_sm: receipts go to the other receivers', async () => {
+      const broken = await bound('transceiver');
+      const healthy = await bound('receiver');
+      broken.answerDeliveries = false;
+      broken.raw(header(0x7fffffff, 0x00000004, 49));
+      await broken.next((p) => p.sequence_number === 49);
+      const results = await Promise.all([1, 2, 3, 4].map((i) => world.push('t1', {
+        kind: 'inbound', from: '+4915112345678', to: 'Acme', text: `after ${i}`,
+      })));
+      expect(results).toEqual(['ok', 'ok', 'ok', 'ok']);
+      expect(healthy.delivered).toHaveLength(4);
+      expect(broken.delivered).toHaveLength(0);
     });
   });
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { PDU, type PduOptions } from 'smpp';
 import { AppError, ERRORS, validationError, type ErrorCode } from '../../core/errors';
 import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
-import { assembleText, decodeBody, interpretSubmit, statusForError, statusForFields } from '../../gateways/smpp/submit';
-import { readSubmitSm, STATUS, statusName } from '../../gateways/smpp/wire';
+import { interpretSubmit, statusForError, statusForFields } from '../../gateways/smpp/submit';
+import { assembleText, decodeBody, readSubmitSm, STATUS, statusName } from '../../gateways/smpp/protocol';
 
 const submit = (options: PduOptions) => readSubmitSm(new PDU('submit_sm', { source_addr: 'Acme', destination_addr: '4915112345678', data_coding: 0, short_message: toGsm7Bytes('hello'), ...options }).toBuffer());
 
@@ -61,6 +61,16 @@ describe('smpp submit_sm rules (spec 1 §4, §8)', () => {
     expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.concat([ports, toGsm7Bytes('port')]) }))).toMatchObject({ kind: 'whole', text: 'port' });
     const single = Buffer.from([0x05, 0x00, 0x03, 0x01, 0x01, 0x01]);
     expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.concat([single, toGsm7Bytes('one')]) }))).toMatchObject({ kind: 'whole', text: 'one' });
+  });
+
+  // Issue 14 item 8: impossible concatenation values are refused, never read as a whole message.
+  it('refuses concatenation with impossible values (UDH or SAR) with ESME_RINVMSGLEN', () => {
+    for (const udh of [[0x05, 0x00, 0x03, 1, 2, 3], [0x05, 0x00, 0x03, 1, 2, 0], [0x05, 0x00, 0x03, 1, 0, 0], [0x06, 0x08, 0x04, 0, 1, 2, 3], [0x04, 0x00, 0x02, 1, 2]]) {
+      expect(interpretSubmit(submit({ esm_class: 0x40, short_message: Buffer.concat([Buffer.from(udh), toGsm7Bytes('x')]) }))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVMSGLEN });
+    }
+    for (const [total, seq] of [[2, 3], [2, 0], [0, 0], [0, 1]]) {
+      expect(interpretSubmit(submit({ sar_msg_ref_num: 7, sar_total_segments: total, sar_segment_seqnum: seq } as PduOptions))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVMSGLEN });
+    }
   });
 
   it('refuses a UDH longer than the body', () => {

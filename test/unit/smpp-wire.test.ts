@@ -4,8 +4,8 @@
 import { PDU } from 'smpp';
 import { hashSmppPassword, verifySmppPassword, verifySmppPasswordAsync } from '../../core/accounts/secrets';
 import { TokenBucket } from '../../gateways/smpp/limits';
-import { concatKey, Reassembler } from '../../gateways/smpp/reassembly';
-import { CorruptPduError, headerOnly, readBind, readHeader, readQuerySm, readSubmitSm, TLV, withMessageId } from '../../gateways/smpp/wire';
+import { concatKey, Reassembler } from '../../gateways/smpp/protocol';
+import { CorruptPduError, headerOnly, readBind, readHeader, readQuerySm, readSubmitSm, TLV, withMessageId } from '../../gateways/smpp/protocol';
 
 describe('smpp wire reader', () => {
   it('reads binds, including clients that stop after the password', () => {

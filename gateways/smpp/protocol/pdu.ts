@@ -1,107 +1,20 @@
-// SMPP wire format on the customer-facing server (SMPP v3.4 §3, v5.0 §3): command ids, the
-// command statuses this gateway answers with, and a strict reader for the request PDUs it
-// handles. The `smpp` package encodes what we send; what clients send is read here, because
-// the package's reader gives up on a session at the first PDU it cannot parse (it emits
-// 'error' and never reads again). A PDU whose body does not parse is a CorruptPduError, which
-// the connection answers with generic_nack while the session goes on.
-import { SMPP_STATUS } from '../../core/errors';
+// Strict readers of PDU bodies (SMPP v3.4 §4, v5.0 §4): bind, submit_sm / deliver_sm (one
+// layout), query_sm and the TLVs. The `smpp` package encodes what we send; what a peer sends is
+// read here, because the package's reader gives up on a session at the first PDU it cannot
+// parse (it emits 'error' and never reads again). A body that does not parse is a
+// CorruptPduError, which the caller answers with generic_nack while the session goes on.
+import { HEADER_LENGTH } from './header';
 
-/** Command ids (v5.0 §4.7.5); responses have bit 31 set. */
-export const COMMAND = {
-  generic_nack: 0x80000000,
-  bind_receiver: 0x00000001,
-  bind_transmitter: 0x00000002,
-  query_sm: 0x00000003,
-  submit_sm: 0x00000004,
-  deliver_sm: 0x00000005,
-  unbind: 0x00000006,
-  replace_sm: 0x00000007,
-  cancel_sm: 0x00000008,
-  bind_transceiver: 0x00000009,
-  outbind: 0x0000000b,
-  enquire_link: 0x00000015,
-  submit_multi: 0x00000021,
-  alert_notification: 0x00000102,
-  data_sm: 0x00000103,
-  broadcast_sm: 0x00000111,
-  query_broadcast_sm: 0x00000112,
-  cancel_broadcast_sm: 0x00000113,
-} as const;
-
-export const RESPONSE_BIT = 0x80000000;
-
-/** generic_nack counts as a response: it answers a request. */
-export const isResponse = (commandId: number): boolean => (commandId & RESPONSE_BIT) !== 0;
-
-/** Request commands of SMPP 3.4/5.0 that this server knows but does not offer (answered `<command>_resp` ESME_RINVCMDID). */
-export const UNSUPPORTED_REQUESTS: ReadonlySet<number> = new Set([
-  COMMAND.deliver_sm, COMMAND.replace_sm, COMMAND.cancel_sm, COMMAND.outbind, COMMAND.submit_multi,
-  COMMAND.alert_notification, COMMAND.data_sm, COMMAND.broadcast_sm, COMMAND.query_broadcast_sm, COMMAND.cancel_broadcast_sm,
-]);
-
-/** Every command status this gateway sends (the registry's SMPP_STATUS plus the protocol-level ones). */
-export const STATUS = {
-  ...SMPP_STATUS,
-  ESME_RINVCMDLEN: 0x00000002,
-  ESME_RINVCMDID: 0x00000003,
-  ESME_RINVBNDSTS: 0x00000004,
-  ESME_RALYBND: 0x00000005,
-  ESME_RBINDFAIL: 0x0000000d,
-  ESME_RMSGQFUL: 0x00000014,
-  ESME_RINVSCHED: 0x00000061,
-  ESME_RQUERYFAIL: 0x00000067,
-} as const;
-
-export type StatusName = keyof typeof STATUS;
-
-export function statusName(status: number): string {
-  const found = (Object.keys(STATUS) as StatusName[]).find((name) => STATUS[name] === status);
-  return found ?? `0x${status.toString(16).padStart(8, '0')}`;
-}
-
-/** TLV tags read from submit_sm (v5.0 §4.8.4). */
+/** TLV tags we read (v5.0 §4.8.4). */
 export const TLV = {
+  receipted_message_id: 0x001e,
   user_message_reference: 0x0204,
   sar_msg_ref_num: 0x020c,
   sar_total_segments: 0x020e,
   sar_segment_seqnum: 0x020f,
   message_payload: 0x0424,
+  message_state: 0x0427,
 } as const;
-
-export const HEADER_LENGTH = 16;
-
-export interface Header {
-  readonly length: number;
-  readonly commandId: number;
-  readonly status: number;
-  readonly sequence: number;
-}
-
-export function readHeader(pdu: Buffer): Header {
-  return { length: pdu.readUInt32BE(0), commandId: pdu.readUInt32BE(4), status: pdu.readUInt32BE(8), sequence: pdu.readUInt32BE(12) };
-}
-
-/** A header-only PDU (responses with an error status, generic_nack, unbind_resp, ...). */
-export function headerOnly(commandId: number, status: number, sequence: number): Buffer {
-  const buf = Buffer.alloc(HEADER_LENGTH);
-  buf.writeUInt32BE(HEADER_LENGTH, 0);
-  buf.writeUInt32BE(commandId >>> 0, 4);
-  buf.writeUInt32BE(status >>> 0, 8);
-  buf.writeUInt32BE(sequence >>> 0, 12);
-  return buf;
-}
-
-/** A response whose body is one C-octet string (submit_sm_resp, deliver_sm_resp): the hot path, written without the package's generic encoder. */
-export function withMessageId(commandId: number, sequence: number, messageId: string): Buffer {
-  const length = HEADER_LENGTH + Buffer.byteLength(messageId, 'latin1') + 1;
-  const buf = Buffer.alloc(length);
-  buf.writeUInt32BE(length, 0);
-  buf.writeUInt32BE(commandId >>> 0, 4);
-  buf.writeUInt32BE(0, 8);
-  buf.writeUInt32BE(sequence >>> 0, 12);
-  buf.write(messageId, HEADER_LENGTH, 'latin1');
-  return buf;
-}
 
 export class CorruptPduError extends Error {
   override readonly name = 'CorruptPduError';
@@ -172,6 +85,7 @@ export function readBind(pdu: Buffer): BindRequest {
   return { systemId, password, systemType, interfaceVersion };
 }
 
+/** The mandatory fields and TLVs of a submit_sm; a deliver_sm has the same layout (v5.0 §4.2.1, §4.3.1). */
 export interface SubmitSm {
   readonly serviceType: string;
   readonly sourceAddrTon: number;

@@ -1,10 +1,11 @@
-// Reassembly of concatenated submit_sm parts (UDH or SAR) into one message. Parts are keyed by
-// the bound system_id, source, destination, reference and part count, so parts of one
-// message may arrive on different sessions of the same system_id and two messages with the
-// same reference to different recipients never mix. A message whose parts do not all arrive
-// within the timeout is given up: its held parts are handed back to be answered with an
-// error, and nothing is accepted. Pure bookkeeping, no I/O; the caller owns the answers.
-import type { ConcatInfo } from '../../core/carrier/udh';
+// Reassembly of concatenated parts (UDH or SAR) into one message, for the submit_sm of the
+// customer server and the deliver_sm of the carrier connector. Parts are keyed by who sent
+// them (a bound system_id, a carrier route), source, destination, reference and part count, so
+// parts of one message may arrive on different sessions of the same peer and two messages with
+// the same reference to different recipients never mix. A message whose parts do not all arrive
+// within the timeout is handed back with what arrived; the caller decides (the server refuses
+// the parts, the connector publishes what it has). Pure bookkeeping, no I/O.
+import type { ConcatInfo } from './concat';
 
 export interface Part<M, W> {
   readonly concat: ConcatInfo;
@@ -29,8 +30,9 @@ interface Pending<M, W> {
   readonly timer: NodeJS.Timeout;
 }
 
-export function concatKey(systemId: string, from: string, to: string, concat: ConcatInfo): string {
-  return [systemId, from, to.replace(/^\+/, ''), concat.ref, concat.total].join('\u0000');
+/** The key of one message: its sender (system_id or carrier route), addresses, reference and part count. */
+export function concatKey(peer: string, from: string, to: string, concat: ConcatInfo): string {
+  return [peer, from, to.replace(/^\+/, ''), concat.ref, concat.total].join('\u0000');
 }
 
 export class Reassembler<M, W> {
@@ -38,7 +40,7 @@ export class Reassembler<M, W> {
 
   constructor(
     private readonly timeoutMs: number,
-    private readonly onExpired: (waiters: readonly W[], received: number, total: number) => void,
+    private readonly onExpired: (waiters: readonly W[], received: number, total: number, parts: Complete<M, W>['parts']) => void,
   ) {}
 
   /** Parts held across all incomplete messages. */
@@ -94,6 +96,6 @@ export class Reassembler<M, W> {
     const entry = this.pending.get(key);
     if (!entry) return;
     this.pending.delete(key);
-    this.onExpired(entry.waiters, entry.parts.size, entry.total);
+    this.onExpired(entry.waiters, entry.parts.size, entry.total, [...entry.parts.values()].sort((a, b) => a.seq - b.seq));
   }
 }

@@ -1,15 +1,20 @@
-// One client TCP connection of the SMPP server: framing of incoming PDUs, sequence numbers
-// and response matching for the requests we send (deliver_sm, enquire_link, unbind), and
-// writes through the `smpp` package's Session (which encodes our PDUs).
+// One TCP connection of an SMPP server of ours (the customer server, the carrier simulator):
+// framing of incoming PDUs, sequence numbers and response matching for the requests we send
+// (deliver_sm, enquire_link, unbind), and writes through the `smpp` package's Session (which
+// encodes our PDUs).
 //
 // Framing replaces the package's reader on purpose: on a PDU it cannot parse the package
 // emits 'error' and never reads the socket again, so one bad PDU silently kills a session.
 // Here a PDU whose length is plausible is always consumed whole; the handler answers a body
-// that does not parse with generic_nack and the session goes on. Only a command_length below
-// the 16-octet header loses the framing for good: generic_nack, then the connection closes.
+// that does not parse with generic_nack and the session goes on. A command_length that cannot
+// be framed (below the 16-octet header, or above the longest PDU we read, such as 0x7fffffff)
+// loses the framing for good: generic_nack, nothing more is read or routed to the connection
+// (onLost), and it closes. Skipping an announced length instead would leave a session that
+// looks alive while it waits for gigabytes that never come.
 import { PDU, type PduOptions, type Session } from 'smpp';
-import type { Logger } from '../../infra/logger';
-import { COMMAND, HEADER_LENGTH, headerOnly, isResponse, readHeader, STATUS, type Header } from './wire';
+import type { Logger } from '../../../infra/logger';
+import { COMMAND, HEADER_LENGTH, headerOnly, isResponse, readHeader, type Header } from './header';
+import { STATUS } from './status';
 
 export interface Frame {
   readonly header: Header;
@@ -18,10 +23,12 @@ export interface Frame {
 }
 
 export interface ConnectionOptions {
-  /** Longest PDU read; a longer one is answered generic_nack ESME_RINVCMDLEN and skipped. */
+  /** Longest PDU read; a longer command_length loses the framing (generic_nack ESME_RINVCMDLEN, then close). */
   readonly maxPduLength: number;
   readonly log: Logger;
   readonly onFrame: (frame: Frame) => void;
+  /** The framing is lost: the connection is closing and must get no more PDUs (called once, before onClose). */
+  readonly onLost?: () => void;
   readonly onClose: () => void;
 }
 
@@ -38,9 +45,9 @@ export class SmppConnection {
   private readonly pending = new Map<number, { resolve: (header: Header | undefined) => void; timer: NodeJS.Timeout }>();
   private header: Header | undefined;
   private headerBytes: Buffer | undefined;
-  private discarding = 0;
   private blocked = false;
   private closedFlag = false;
+  private lost = false;
   private corked = false;
 
   constructor(private readonly session: Session, private readonly options: ConnectionOptions) {
@@ -60,6 +67,11 @@ export class SmppConnection {
 
   get isClosed(): boolean {
     return this.closedFlag;
+  }
+
+  /** False once the connection closed or lost its framing: nothing should be routed to it. */
+  get isUsable(): boolean {
+    return !this.closedFlag && !this.lost;
   }
 
   /** Sends a PDU encoded by the `smpp` package (a response carries the request's sequence_number). */
@@ -100,7 +112,7 @@ export class SmppConnection {
    * counts), or undefined when none comes within `timeoutMs` or the connection closes first.
    */
   request(command: string, options: PduOptions, timeoutMs: number): Promise<Header | undefined> {
-    if (this.closedFlag) return Promise.resolve(undefined);
+    if (!this.isUsable) return Promise.resolve(undefined);
     this.sequence = this.sequence >= MAX_SEQUENCE ? 1 : this.sequence + 1;
     const sequence = this.sequence;
     return new Promise((resolve) => {
@@ -143,43 +155,40 @@ export class SmppConnection {
   private closed(): void {
     if (this.closedFlag) return;
     this.closedFlag = true;
+    this.abandonRequests();
+    this.options.onClose();
+  }
+
+  /** Requests in flight get no answer any more: their callers learn it now, not at a timeout. */
+  private abandonRequests(): void {
     for (const [sequence, waiter] of this.pending) {
       clearTimeout(waiter.timer);
       this.pending.delete(sequence);
       waiter.resolve(undefined);
     }
-    this.options.onClose();
+  }
+
+  /** An unframeable command_length: answer it, stop reading and routing, close. */
+  private loseFraming(header: Header): void {
+    const reason = header.length < HEADER_LENGTH ? 'command_length below the header size' : `command_length above ${this.options.maxPduLength}`;
+    this.options.log.warn({ connection: this.id, commandLength: header.length, reason }, 'smpp: framing lost; closing');
+    this.sendHeader(COMMAND.generic_nack, STATUS.ESME_RINVCMDLEN, header.sequence);
+    this.lost = true;
+    this.abandonRequests();
+    this.options.onLost?.();
+    this.end();
   }
 
   private read(): void {
     const socket = this.session.socket;
-    while (!this.closedFlag && !this.blocked) {
-      if (this.discarding > 0) {
-        const chunk = socket.read() as Buffer | null;
-        if (!chunk) return;
-        if (chunk.length > this.discarding) {
-          socket.unshift(chunk.subarray(this.discarding));
-          this.discarding = 0;
-        } else {
-          this.discarding -= chunk.length;
-        }
-        continue;
-      }
+    while (!this.closedFlag && !this.lost && !this.blocked) {
       if (!this.header) {
         const bytes = socket.read(HEADER_LENGTH) as Buffer | null;
         if (!bytes || bytes.length < HEADER_LENGTH) return;
         const header = readHeader(bytes);
-        if (header.length < HEADER_LENGTH) {
-          this.options.log.warn({ connection: this.id, commandLength: header.length }, 'smpp: command_length below the header size; framing lost, closing');
-          this.sendHeader(COMMAND.generic_nack, STATUS.ESME_RINVCMDLEN, header.sequence);
-          this.end();
+        if (header.length < HEADER_LENGTH || header.length > this.options.maxPduLength) {
+          this.loseFraming(header);
           return;
-        }
-        if (header.length > this.options.maxPduLength) {
-          this.options.log.warn({ connection: this.id, commandLength: header.length }, 'smpp: PDU longer than allowed; skipped');
-          if (!isResponse(header.commandId)) this.sendHeader(COMMAND.generic_nack, STATUS.ESME_RINVCMDLEN, header.sequence);
-          this.discarding = header.length - HEADER_LENGTH;
-          continue;
         }
         this.header = header;
         this.headerBytes = bytes;
