@@ -1,12 +1,13 @@
 // The gateway-http role: the Express app (SMS API v1, legacy API, ops endpoints) on HTTP_PORT,
 // with the services behind it wired over the engines of this process.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { Config } from '../config';
 import { SimulatedHlr } from '../core/lookup/hlr';
 import { LookupService } from '../core/lookup/lookup';
 import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
 import { createHttpApp, type SmsServices } from '../gateways/http/app';
+import { createHttpServer } from '../gateways/http/server';
 import { DlrHistory } from '../stores/dlr-history';
 import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
@@ -40,7 +41,8 @@ export async function buildSmsServices(engines: Engines): Promise<{ services: Sm
 export async function startHttpGateway(config: Config, engines: Engines, log: Logger): Promise<HttpRole> {
   const built = await buildSmsServices(engines);
   const app = createHttpApp({ config, engines, services: built.services, log });
-  const server = createServer({ keepAliveTimeout: 65_000 }, app);
+  // Header/request timeouts and full responses for the HTTP parser's own refusals.
+  const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.http.port, config.http.host, () => resolve());

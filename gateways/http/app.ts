@@ -11,10 +11,13 @@ import type { LookupHistory, NatsLookupStore } from '../../stores/lookup-history
 import type { DlrHistory } from '../../stores/dlr-history';
 import type { MessageHistory } from '../../stores/message-history';
 import type { KvMessageStates } from '../../stores/message-state';
-import { errorHandler } from './errors';
+import { ErrorFormats, errorHandler } from './errors';
+import { routeGuard, wellFormedUrl } from './guards';
 import { requestObservability } from './observability';
 import { opsRouter } from './ops';
 import { openApiDocument } from '../../schemas/openapi';
+import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
+import { routePattern } from './routes';
 import { smsApiRouter } from './sms-api';
 
 /** The services behind the SMS API routes, built once per process by roles/gateway-http.ts. */
@@ -42,12 +45,22 @@ export function createHttpApp(deps: HttpDeps): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   app.set('query parser', 'extended');
-  app.use(requestObservability(deps.log));
+  // Failed requests per client address: the X-RateLimit-* of responses no endpoint counter covers.
+  const addresses = new AddressCounter(deps.config.rateLimits.perMinute);
+  bindAddressCounter(app, addresses);
+  // Error bodies per API: spec 1 §7 by default; an API with its own (ingestion: spec 2 §7)
+  // registers a formatter for its prefix, e.g. errorFormats.register('/ingest/v1', ingestErrorFormat).
+  const errorFormats = new ErrorFormats();
+  app.use(requestObservability(deps.log, (method, path) => routePattern(app, method, path)));
+  // Generic guards for every router below, including ones mounted later (gateways/http/guards.ts).
+  app.use(rateLimitHeadersOnEveryResponse(addresses));
+  app.use(wellFormedUrl());
+  app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
   app.use(opsRouter(deps.engines.probes));
   app.get('/openapi.json', (_req, res) => { res.json(openApiDocument()); });
-  app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1' }));
-  app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy' }));
+  app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
+  app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy', addresses }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));
-  app.use(errorHandler(deps.log));
+  app.use(errorHandler(deps.log, errorFormats));
   return app;
 }

@@ -1,8 +1,109 @@
 // Per-organization, per-endpoint rate limit (spec 1 §8) with the X-RateLimit-* headers on
-// every response; counters are shared by all replicas (stores/rate-limiter.ts).
-import type { RequestHandler } from 'express';
+// every response; counters are shared by all replicas (stores/rate-limiter.ts). Responses no
+// endpoint counter covers (failed authentication, unknown routes, 405, 415, malformed
+// requests, ops endpoints, the HTTP parser's own refusals) carry the headers of a
+// per-client-address counter of failed requests instead (docs/decisions.md).
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Express, RequestHandler, Response } from 'express';
 import { AppError } from '../../core/errors';
 import type { RateLimiter } from '../../stores/rate-limiter';
+
+/** The endpoints of the SMS APIs that have a counter; a counter is `<api>-<endpoint>`. */
+export const SMS_RATE_LIMIT_ENDPOINTS = [
+  'sms-create', 'sms-bulk', 'sms-read', 'sms-list', 'lookup-create', 'lookup-read', 'lookup-list', 'balance', 'sms-prices', 'lookup-prices',
+] as const;
+export type SmsRateLimitEndpoint = (typeof SMS_RATE_LIMIT_ENDPOINTS)[number];
+export const SMS_RATE_LIMIT_APIS = ['v1', 'legacy'] as const;
+
+/** Every counter name an organization can be granted its own ceiling for (`admin org rate-limit`). */
+export const RATE_LIMIT_COUNTERS: readonly string[] = SMS_RATE_LIMIT_APIS.flatMap((api) => SMS_RATE_LIMIT_ENDPOINTS.map((e) => `${api}-${e}`));
+
+export function isRateLimitCounter(name: string): boolean {
+  return RATE_LIMIT_COUNTERS.includes(name);
+}
+
+interface WindowDecision {
+  readonly limit: number;
+  readonly remaining: number;
+  /** Unix time (seconds) of the end of the window. */
+  readonly reset: number;
+}
+
+const WINDOW_MS = 60_000;
+const MAX_TRACKED_ADDRESSES = 10_000;
+
+/**
+ * Failed requests per client address, in fixed one-minute windows, in this process (an
+ * address has no organization to share a counter with). Authentication refuses an address
+ * beyond the limit with 429, so tokens cannot be guessed at line rate.
+ */
+export class AddressCounter {
+  private readonly counts = new Map<string, { windowStart: number; count: number }>();
+
+  constructor(readonly limitPerMinute: number, private readonly clock: () => number = Date.now) {}
+
+  /** Counts one failed request of `address` when `failed`, and returns the window's state. */
+  note(address: string | undefined, failed: boolean): WindowDecision & { readonly exceeded: boolean } {
+    const now = this.clock();
+    const windowStart = now - (now % WINDOW_MS);
+    const key = address ?? 'unknown';
+    const entry = this.counts.get(key);
+    const current = entry && entry.windowStart === windowStart ? entry : { windowStart, count: 0 };
+    if (failed) {
+      current.count += 1;
+      if (this.counts.size >= MAX_TRACKED_ADDRESSES && !this.counts.has(key)) this.counts.clear();
+      this.counts.set(key, current);
+    }
+    return {
+      limit: this.limitPerMinute,
+      remaining: Math.max(0, this.limitPerMinute - current.count),
+      reset: (windowStart + WINDOW_MS) / 1000,
+      exceeded: current.count > this.limitPerMinute,
+    };
+  }
+}
+
+const counters = new WeakMap<Express, AddressCounter>();
+
+/** The address counter of an app, for the server-level handlers (gateways/http/server.ts). */
+export function bindAddressCounter(app: Express, counter: AddressCounter): void {
+  counters.set(app, counter);
+}
+
+export function addressCounterOf(app: Express): AddressCounter | undefined {
+  return counters.get(app);
+}
+
+export function rateLimitHeaderValues(d: WindowDecision): Record<string, string> {
+  return { 'X-RateLimit-Limit': String(d.limit), 'X-RateLimit-Remaining': String(d.remaining), 'X-RateLimit-Reset': String(d.reset) };
+}
+
+function setRateLimitHeaders(res: Response | ServerResponse, d: WindowDecision): void {
+  for (const [name, value] of Object.entries(rateLimitHeaderValues(d))) res.setHeader(name, value);
+}
+
+/**
+ * spec 1 §8 "on every response": whatever answers (a router, the 404 fallback, Express's
+ * automatic OPTIONS, the error handler), a response that no endpoint counter has marked gets the
+ * address counter's headers when its head is written. A failed response (≥ 400) counts.
+ */
+export function rateLimitHeadersOnEveryResponse(counter: AddressCounter): RequestHandler {
+  return (req, res, next) => {
+    const writeHead = res.writeHead;
+    // Node writes the head through writeHead, also implicitly from end(); hooking it covers
+    // every path that produces a response, including ones written by libraries.
+    res.writeHead = function writeHeadWithRateLimit(this: ServerResponse, statusCode: number, ...rest: unknown[]) {
+      if (!res.hasHeader('X-RateLimit-Limit')) {
+        const headers = rest.find((r): r is OutgoingHttpHeaders => typeof r === 'object' && r !== null && !Array.isArray(r));
+        if (!headers || !Object.keys(headers).some((k) => k.toLowerCase() === 'x-ratelimit-limit')) {
+          setRateLimitHeaders(res, counter.note(req.ip, statusCode >= 400));
+        }
+      }
+      return (writeHead as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
+    } as typeof res.writeHead;
+    next();
+  };
+}
 
 /** `endpoint` names the counter (e.g. `v1-sms-create`); an organization's override wins over the default. */
 export function rateLimit(limiter: RateLimiter, endpoint: string, defaultPerMinute: number): RequestHandler {
@@ -10,9 +111,7 @@ export function rateLimit(limiter: RateLimiter, endpoint: string, defaultPerMinu
     try {
       const org = req.principal.org;
       const decision = await limiter.take(org.id, endpoint, org.rateLimits?.[endpoint] ?? defaultPerMinute);
-      res.setHeader('X-RateLimit-Limit', String(decision.limit));
-      res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-      res.setHeader('X-RateLimit-Reset', String(decision.reset));
+      setRateLimitHeaders(res, decision);
       if (!decision.allowed) {
         res.setHeader('Retry-After', String(Math.max(1, decision.reset - Math.floor(Date.now() / 1000))));
         throw new AppError('RATE_LIMITED', `rate limit of ${decision.limit} requests per minute reached for ${endpoint}; retry after X-RateLimit-Reset`);

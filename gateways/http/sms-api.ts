@@ -1,7 +1,7 @@
 // SMS API v1 (spec 1 §4) under /transactional/v1 with api_sms tokens (one project), and the
 // legacy API at the root of the host with account-wide legacy tokens (spec 1 §1, §9): the
 // same endpoints and shapes, no webhooks, no SMPP.
-import express, { Router, type Request, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { TokenKind } from '../../core/accounts/types';
 import { AppError } from '../../core/errors';
 import { compile, LOOKUP_FIELDS, parseUrl, SMS_FIELDS, type Catalogue, type CompiledQuery } from '../../core/filters/grammar-a';
@@ -13,15 +13,17 @@ import type { Submitter } from '../../core/sms/acceptance';
 import type { Visibility } from '../../stores/message-history';
 import { authenticate } from './auth';
 import type { HttpDeps } from './app';
-import { rateLimit } from './rate-limit';
+import { rateLimit, type AddressCounter, type SmsRateLimitEndpoint } from './rate-limit';
 
 export interface SmsApiOptions {
   readonly tokenKinds: readonly TokenKind[];
   /** v1 under /transactional/v1; legacy at the root (account-wide tokens). */
   readonly flavor: 'v1' | 'legacy';
+  /** The app's counter of failed requests per client address (failed authentications count there). */
+  readonly addresses?: AddressCounter;
 }
 
-type AsyncHandler = (req: Request, res: express.Response) => Promise<void>;
+type AsyncHandler = (req: Request, res: Response) => Promise<void>;
 const handle = (fn: AsyncHandler): RequestHandler => (req, res, next) => { fn(req, res).catch(next); };
 
 function visibility(req: Request): Visibility {
@@ -47,18 +49,10 @@ function listQuery(req: Request, catalogue: Catalogue): CompiledQuery {
 export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
   const { engines, config, services } = deps;
   const router = Router();
-  const auth = authenticate(engines.directory, options.tokenKinds, config.rateLimits.perMinute);
-  const limited = (endpoint: string, perMinute = config.rateLimits.perMinute): RequestHandler[] => [auth, rateLimit(engines.rateLimiter, `${options.flavor}-${endpoint}`, perMinute)];
-  // Any content type is read as JSON: a client that forgets the header still gets a precise answer.
-  const json = express.json({
-    limit: config.http.bodyLimitBytes,
-    strict: false,
-    type: () => true,
-    // body-parser reads an empty body as {}; an empty body is not JSON (400, not 422).
-    verify: (_req, _res, buf) => {
-      if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
-    },
-  });
+  const auth = authenticate(engines.directory, options.tokenKinds, options.addresses ?? config.rateLimits.perMinute);
+  const limited = (endpoint: SmsRateLimitEndpoint, perMinute = config.rateLimits.perMinute): RequestHandler[] => [auth, rateLimit(engines.rateLimiter, `${options.flavor}-${endpoint}`, perMinute)];
+  // Bodies arrive parsed: the app's route guard (gateways/http/guards.ts) checked the
+  // Content-Type (415) and decoded the JSON strictly (400) before any router runs.
   const source = options.flavor === 'legacy' ? 'legacy' : 'http';
   const submitter = (req: Request): Submitter => {
     const v = visibility(req);
@@ -77,12 +71,12 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
     });
   }
 
-  router.post('/sms', ...limited('sms-create'), json, handle(async (req, res) => {
+  router.post('/sms', ...limited('sms-create'), handle(async (req, res) => {
     const message = await services.acceptance.submitOne(submitter(req), req.body);
     res.status(201).json({ entity: toSmsEntity(message) });
   }));
 
-  router.post('/sms/bulk', ...limited('sms-bulk', config.rateLimits.bulkPerMinute), json, handle(async (req, res) => {
+  router.post('/sms/bulk', ...limited('sms-bulk', config.rateLimits.bulkPerMinute), handle(async (req, res) => {
     const result = await services.acceptance.submitBulk(submitter(req), req.body);
     res.status(201).json({ entities: result.entities.map(toSmsEntity), errors: result.errors });
   }));
@@ -117,7 +111,7 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
     res.json({ entities: await services.dlrHistory.forMessage(message.orgId, message.id) });
   }));
 
-  router.post('/lookup', ...limited('lookup-create'), json, handle(async (req, res) => {
+  router.post('/lookup', ...limited('lookup-create'), handle(async (req, res) => {
     const v = visibility(req);
     const lookup = await services.lookups.run({ orgId: v.orgId, projectId: v.projectId, tokenId: req.principal.token.id, source }, req.body);
     res.status(201).json({ entity: toLookupEntity(lookup) });

@@ -1,0 +1,105 @@
+// App-level guards that run before any router, for every API the app mounts: a URL must be
+// well-formed (percent-encoding that decodes to UTF-8), a method the path does not take is a
+// 405 with Allow, and a request body must be JSON in UTF-8 (415 otherwise) that decodes
+// without repair (400). The body is parsed here, once, so no router can read it leniently.
+import { isUtf8 } from 'node:buffer';
+import express, { type Express, type RequestHandler } from 'express';
+import { AppError } from '../../core/errors';
+import { allowedBy, routesFor } from './routes';
+
+/** A percent-escape that decodes to invalid UTF-8, or a `%` not followed by two hex digits, is a 400. */
+export function wellFormedUrl(): RequestHandler {
+  return (req, _res, next) => {
+    try {
+      // The whole raw target: decodeURIComponent throws URIError on any broken escape and on
+      // escapes that are not UTF-8 (overlongs, lone surrogates, CESU-8), where URLSearchParams
+      // and the query parser would silently substitute U+FFFD.
+      decodeURIComponent(req.originalUrl);
+      next();
+    } catch {
+      next(new AppError('MALFORMED_URL', 'the URL has a broken percent-encoding or an escape that is not UTF-8: encode the path and query as UTF-8 percent-escapes'));
+    }
+  };
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** RFC 8259: JSON travels as application/json or a structured-syntax `+json` type, in UTF-8. */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/i;
+
+function declaresBody(headers: Record<string, string | string[] | undefined>): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(headers['content-length'] ?? 0);
+  return Number.isFinite(length) && length > 0;
+}
+
+/** Why a body's Content-Type is refused, or undefined when it is JSON in UTF-8. */
+export function contentTypeProblem(header: string | undefined): string | undefined {
+  if (!header) return 'the body has no Content-Type: send it as application/json';
+  const [type = '', ...params] = header.split(';').map((p) => p.trim());
+  if (!JSON_MEDIA_TYPE.test(type)) return `Content-Type ${JSON.stringify(type.slice(0, 100))} is not supported: send the body as application/json`;
+  for (const param of params) {
+    const [name = '', value = ''] = param.split('=').map((p) => p.trim());
+    if (name.toLowerCase() === 'charset' && value.replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
+      return `charset ${JSON.stringify(value.slice(0, 40))} is not supported: JSON bodies are UTF-8`;
+    }
+  }
+  return undefined;
+}
+
+export interface RouteGuardOptions {
+  readonly bodyLimitBytes: number;
+}
+
+/**
+ * OPTIONS answered 204 with Allow, and 405 with Allow for a path that exists under another
+ * method; for a request with a body on an
+ * existing route, 415 unless JSON in UTF-8, then the body parsed strictly. A path no route
+ * matches falls through to the 404 (its body is never read).
+ */
+export function routeGuard(app: Express, options: RouteGuardOptions): RequestHandler {
+  const json = express.json({
+    limit: options.bodyLimitBytes,
+    strict: false,
+    // The Content-Type was checked above; body-parser only reads and decodes.
+    type: () => true,
+    verify: (_req, _res, buf) => {
+      // body-parser reads an empty body as {}: an empty body is not JSON (400, not 422).
+      if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
+      // iconv would replace invalid bytes with U+FFFD and the message would go out altered.
+      if (!isUtf8(buf)) throw Object.assign(new Error('the body is not valid UTF-8 (invalid bytes, overlong forms or encoded surrogates)'), { type: 'body.utf8.invalid' });
+    },
+  });
+  return (req, res, next) => {
+    const path = req.path;
+    const routes = routesFor(app, path);
+    const allowed = allowedBy(routes);
+    if (allowed.length === 0) {
+      next();
+      return;
+    }
+    const explicit = routes.some((r) => r.methods.includes(req.method) || r.methods.includes('*'));
+    if (req.method === 'OPTIONS' && !explicit) {
+      // The same Allow as a 405 (Express's automatic answer leaves OPTIONS itself out).
+      res.setHeader('Allow', allowed.join(', '));
+      res.status(204).end();
+      return;
+    }
+    if (!allowed.includes('*') && !allowed.includes(req.method)) {
+      res.setHeader('Allow', allowed.join(', '));
+      next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path.slice(0, 200)}; allowed: ${allowed.join(', ')}`));
+      return;
+    }
+    if (!BODY_METHODS.has(req.method)) {
+      next();
+      return;
+    }
+    const problem = declaresBody(req.headers) ? contentTypeProblem(req.header('content-type')) : undefined;
+    if (problem) {
+      next(new AppError('UNSUPPORTED_MEDIA_TYPE', problem));
+      return;
+    }
+    // Also with `Content-Length: 0`, so that an empty body is a 400 "not JSON".
+    json(req, res, next);
+  };
+}

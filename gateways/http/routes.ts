@@ -1,0 +1,75 @@
+// What the app's routing table says about a path, read from Express's own router stack at
+// request time, so that routers mounted by any module (SMS, legacy, ingestion, audience) are
+// covered without registering anywhere: the methods a path takes (for 405 + Allow) and the
+// route pattern that serves a request (the /metrics route label).
+import type { Express } from 'express';
+
+interface MatchResult {
+  readonly path: string;
+}
+
+/** The parts of router@2's Layer and Route this module reads. */
+interface LayerLike {
+  match(path: string): MatchResult | false;
+  readonly route?: { readonly path: unknown; readonly methods: Record<string, boolean | undefined> };
+  readonly handle?: { readonly stack?: readonly LayerLike[] };
+}
+
+export interface RouteMatch {
+  /** The full pattern, e.g. `/transactional/v1/sms/:id`. */
+  readonly pattern: string;
+  /** Upper-case methods; `*` when the route takes every method (`router.all`). */
+  readonly methods: readonly string[];
+}
+
+function safeMatch(layer: LayerLike, path: string): MatchResult | false {
+  try {
+    return layer.match(path);
+  } catch {
+    // A parameter with broken percent-encoding: the URL guard answers 400 before routing.
+    return false;
+  }
+}
+
+function collect(stack: readonly LayerLike[], path: string, base: string, out: RouteMatch[]): void {
+  for (const layer of stack) {
+    const match = safeMatch(layer, path);
+    if (!match) continue;
+    if (layer.route) {
+      const methods = Object.entries(layer.route.methods).filter(([, on]) => on).map(([m]) => (m === '_all' ? '*' : m.toUpperCase()));
+      if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
+      out.push({ pattern: `${base}${typeof layer.route.path === 'string' ? layer.route.path : String(layer.route.path)}`, methods });
+      continue;
+    }
+    const inner = layer.handle?.stack;
+    if (!inner) continue;
+    // A mounted router sees the path without its mount point, as Express strips it.
+    const rest = path.slice(match.path.length);
+    const mount = match.path.endsWith('/') ? match.path.slice(0, -1) : match.path;
+    collect(inner, rest.startsWith('/') ? rest : `/${rest}`, `${base}${mount}`, out);
+  }
+}
+
+function stackOf(app: Express): readonly LayerLike[] {
+  return (app as unknown as { router: { stack: readonly LayerLike[] } }).router.stack;
+}
+
+/** Every route whose pattern matches `path` (a raw, undecoded path without query). */
+export function routesFor(app: Express, path: string): RouteMatch[] {
+  const out: RouteMatch[] = [];
+  collect(stackOf(app), path, '', out);
+  return out;
+}
+
+/** The methods `routes` take together, sorted (the Allow header); empty for no route. */
+export function allowedBy(routes: readonly RouteMatch[]): string[] {
+  const methods = new Set(routes.flatMap((r) => r.methods));
+  if (methods.size > 0) methods.add('OPTIONS');
+  return [...methods].sort();
+}
+
+/** The pattern of the first route that serves `method` on `path`, or undefined. */
+export function routePattern(app: Express, method: string, path: string): string | undefined {
+  const wanted = method.toUpperCase();
+  return routesFor(app, path).find((r) => r.methods.includes('*') || r.methods.includes(wanted))?.pattern;
+}
