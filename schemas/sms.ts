@@ -3,7 +3,8 @@
 // OpenAPI document (schemas/openapi.ts). `x-messages` carries the 422 text per keyword.
 import type { FromSchema } from 'json-schema-to-ts';
 
-export const FROM_PATTERN = '^(?:[\\x20-\\x7E]{3,11}|\\+?[0-9]{3,14})$';
+/** 3 to 11 printable ASCII characters, no leading or trailing space (a blank sender id is refused, not trimmed); or 3 to 14 digits. */
+export const FROM_PATTERN = '^(?:[\\x21-\\x7E][\\x20-\\x7E]{1,9}[\\x21-\\x7E]|\\+?[0-9]{3,14})$';
 export const E164_PATTERN = '^\\+?[1-9][0-9]{1,14}$';
 
 export const smsCreateItemSchema = {
@@ -13,7 +14,7 @@ export const smsCreateItemSchema = {
   additionalProperties: false,
   required: ['from', 'to', 'text'],
   properties: {
-    from: { type: 'string', minLength: 3, maxLength: 14, pattern: FROM_PATTERN, description: 'Sender id: up to 11 characters, or up to 14 digits.' },
+    from: { type: 'string', minLength: 3, maxLength: 14, pattern: FROM_PATTERN, description: 'Sender id: 3 to 11 printable ASCII characters that do not start or end with a space, or 3 to 14 digits (optional leading +).' },
     to: { type: 'string', minLength: 1, maxLength: 15, pattern: E164_PATTERN, description: 'Destination in E.164 format, at most 15 characters.' },
     text: { type: 'string', minLength: 1, description: 'Message body; at most 10 segments.' },
     allowUnicode: { type: 'boolean', default: false },

@@ -88,21 +88,44 @@ export function gsm7Septets(text: string): number {
   return septets;
 }
 
+/**
+ * The documented transliteration of one (NFC) character to GSM-7: itself, an entry of the
+ * table above, or the character without its accents when that is GSM-7 ("ú" → "u"); undefined
+ * when there is none (emoji, control characters, most scripts).
+ */
+function transliterateChar(ch: string): string | undefined {
+  if (isGsm7Char(ch)) return ch;
+  const mapped = TRANSLITERATIONS.get(ch);
+  if (mapped !== undefined) return mapped;
+  const stripped = ch.normalize('NFD').replace(/\p{M}/gu, '');
+  return stripped.length > 0 && stripped !== ch && isGsm7(stripped) ? stripped : undefined;
+}
+
+/**
+ * The distinct characters of `text` that cannot go out as GSM-7, not even transliterated. With
+ * allowUnicode false such a text is refused (422 naming them, DESIGN §4), never sent with `?`.
+ */
+export function untransliterable(text: string): string[] {
+  const found = new Set<string>();
+  // NFC first so that an already-decomposed "e" + U+0301 keeps the GSM-7 "é".
+  for (const ch of text.normalize('NFC')) if (transliterateChar(ch) === undefined) found.add(ch);
+  return [...found];
+}
+
+/** `U+1F600 "😀"`; control and invisible characters by code point only. */
+export function describeChar(ch: string): string {
+  const code = `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return /^[\p{L}\p{N}\p{P}\p{S}]$/u.test(ch) ? `${code} "${ch}"` : code;
+}
+
+/**
+ * Text → GSM-7 by the documented transliterations. Acceptance refuses texts with characters
+ * that have none (see untransliterable); for other callers (receipt excerpts, the simulator)
+ * such a character still becomes '?'.
+ */
 export function transliterateToGsm7(text: string): string {
   let out = '';
-  // NFC first so that an already-decomposed "e" + U+0301 keeps the GSM-7 "é".
-  for (const ch of text.normalize('NFC')) {
-    if (isGsm7Char(ch)) {
-      out += ch;
-      continue;
-    }
-    const mapped = TRANSLITERATIONS.get(ch);
-    if (mapped !== undefined) {
-      out += mapped;
-      continue;
-    }
-    for (const part of ch.normalize('NFD').replace(/\p{M}/gu, '')) out += isGsm7Char(part) ? part : '?';
-  }
+  for (const ch of text.normalize('NFC')) out += transliterateChar(ch) ?? '?';
   return out;
 }
 

@@ -1,14 +1,18 @@
 // Shape and field rules of an SMS create item (spec 1 §2.1, §8) from its JSON Schema:
 // a wrong JSON type is a 400 (the body has the wrong shape), a broken rule is a 422 with
-// one clear message per field and rule (spec 1 §7).
+// one clear message per field and rule (spec 1 §7). Beyond the schema: a text that cannot be
+// sent faithfully as GSM-7 while Unicode is not allowed is a 422 naming the characters.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { lookupCreateSchema, smsCreateItemSchema, type LookupCreate, type SmsCreateItem } from '../../schemas/sms';
 import type { FieldErrors } from '../errors';
+import { describeChar, untransliterable } from './encoding';
 
 export interface ShapeProblem {
-  /** The field with the wrong JSON type, or '' for the body itself. */
+  /** The first field with the wrong JSON type, or '' for the body itself. */
   readonly field: string;
   readonly message: string;
+  /** Every field with the wrong JSON type and its message (a bulk item reports them all). */
+  readonly fields: FieldErrors;
 }
 
 export type Checked<T> =
@@ -16,8 +20,9 @@ export type Checked<T> =
   | { readonly ok: false; readonly shape: ShapeProblem }
   | { readonly ok: false; readonly fields: FieldErrors };
 
+const FROM_RULE = 'must be 3 to 11 printable ASCII characters that do not start or end with a space, or 3 to 14 digits';
 const RULE_MESSAGES: Record<string, Record<string, string>> = {
-  from: { minLength: 'must be 3 to 11 characters, or 3 to 14 digits', maxLength: 'must be 3 to 11 characters, or 3 to 14 digits', pattern: 'must be 3 to 11 characters, or 3 to 14 digits' },
+  from: { minLength: FROM_RULE, maxLength: FROM_RULE, pattern: FROM_RULE },
   to: { minLength: 'is required', maxLength: 'must be at most 15 characters', pattern: 'must be an E.164 number such as +4915112345678' },
   text: { minLength: 'must not be empty' },
   clientId: { minLength: 'must not be empty', maxLength: 'must be at most 40 characters' },
@@ -25,10 +30,29 @@ const RULE_MESSAGES: Record<string, Record<string, string>> = {
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 
-function describeType(error: ErrorObject): ShapeProblem {
-  const field = error.instancePath.slice(1).replace(/\//g, '.');
-  const expected = String((error.params as { type?: string }).type ?? 'of another type');
-  return { field, message: field ? `must be ${expected === 'object' ? 'an object' : `a ${expected}`}` : `must be a JSON ${expected}` };
+function describeTypes(typeErrors: readonly ErrorObject[]): ShapeProblem {
+  const fields: FieldErrors = {};
+  let first: { field: string; message: string } | undefined;
+  for (const error of typeErrors) {
+    const field = error.instancePath.slice(1).replace(/\//g, '.');
+    const expected = String((error.params as { type?: string }).type ?? 'of another type');
+    const message = field ? `must be ${expected === 'object' ? 'an object' : `a ${expected}`}` : `must be a JSON ${expected}`;
+    first ??= { field, message };
+    (fields[field || 'item'] ??= []).push(message);
+  }
+  return { field: first?.field ?? '', message: first?.message ?? 'has the wrong type', fields };
+}
+
+const LISTED_CHARACTERS = 10;
+
+/** DESIGN §4: with allowUnicode false, a character with no documented GSM-7 transliteration is refused, never sent as '?'. */
+function gsm7Problems(item: SmsCreateItem): FieldErrors | undefined {
+  if (item.allowUnicode === true) return undefined;
+  const chars = untransliterable(item.text);
+  if (chars.length === 0) return undefined;
+  const listed = chars.slice(0, LISTED_CHARACTERS).map(describeChar).join(', ');
+  const more = chars.length > LISTED_CHARACTERS ? ` and ${chars.length - LISTED_CHARACTERS} more` : '';
+  return { text: [`has characters with no GSM-7 equivalent: ${listed}${more}; remove them or set allowUnicode to true (UCS-2)`] };
 }
 
 /** Optional fields sent as null mean "not given" (clients often serialize absent as null). */
@@ -37,7 +61,7 @@ function dropNullOptionals(value: unknown, required: readonly string[]): unknown
   return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null || required.includes(k)));
 }
 
-function checker<T>(schema: { readonly required: readonly string[] }): (input: unknown) => Checked<T> {
+function checker<T>(schema: { readonly required: readonly string[] }, rules?: (value: T) => FieldErrors | undefined): (input: unknown) => Checked<T> {
   const validate: ValidateFunction = ajv.compile(schema);
   return (input) => {
     const value = dropNullOptionals(input, schema.required);
@@ -46,11 +70,13 @@ function checker<T>(schema: { readonly required: readonly string[] }): (input: u
       // receiver can take it, so it is a field error, not an accepted message.
       const broken = Object.entries(value as Record<string, unknown>).filter(([, v]) => typeof v === 'string' && !v.isWellFormed());
       if (broken.length > 0) return { ok: false, fields: Object.fromEntries(broken.map(([k]) => [k, ['contains an unpaired UTF-16 surrogate (broken unicode)']])) };
+      const problems = rules?.(value as T);
+      if (problems) return { ok: false, fields: problems };
       return { ok: true, value: value as T };
     }
     const errors = validate.errors ?? [];
-    const typeError = errors.find((e) => e.keyword === 'type');
-    if (typeError) return { ok: false, shape: describeType(typeError) };
+    const typeErrors = errors.filter((e) => e.keyword === 'type');
+    if (typeErrors.length > 0) return { ok: false, shape: describeTypes(typeErrors) };
     const fields: FieldErrors = {};
     const add = (field: string, message: string): void => {
       const list = (fields[field] ??= []);
@@ -69,5 +95,5 @@ function checker<T>(schema: { readonly required: readonly string[] }): (input: u
   };
 }
 
-export const checkSmsItem = checker<SmsCreateItem>(smsCreateItemSchema);
+export const checkSmsItem = checker<SmsCreateItem>(smsCreateItemSchema, gsm7Problems);
 export const checkLookupRequest = checker<LookupCreate>(lookupCreateSchema);
