@@ -10,6 +10,7 @@ import { connectNats, type Nats } from '../infra/nats';
 import { connectTemporal } from '../infra/temporal';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
+import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
 import type { DlrDelivery } from '../workflows/types';
 import { writeFileSync } from 'node:fs';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -120,6 +121,8 @@ org.command('rate-limit').description('grant an organization its own requests-pe
   .option('--per-minute <n>', 'the ceiling').option('--reset', 'back to the default')
   .action(action(async (ctx, o: { org: string; endpoint: string; perMinute?: string; reset?: boolean }) => {
     const perMinute = o.reset ? null : Number(o.perMinute);
+    // A misspelt counter would be stored and never consulted: refuse it (--reset may still clear one).
+    if (perMinute !== null && !isRateLimitCounter(o.endpoint)) throw new Error(`unknown endpoint "${o.endpoint}"; counters are: ${RATE_LIMIT_COUNTERS.join(', ')}`);
     if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) throw new Error('give --per-minute <positive integer> or --reset');
     const updated = await ctx.accounts.setOrgRateLimit(o.org, o.endpoint, perMinute);
     print(`rate limits of ${updated.id}: ${JSON.stringify(updated.rateLimits ?? {})}`, updated);
