@@ -4,22 +4,23 @@ import { Command, Option } from 'commander';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
-import { demoBanner, ensureDemo } from './roles/demo-seed';
+import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
 import { buildSmppServices, startSmppGateway } from './roles/gateway-smpp';
 import { startCarrierConnector } from './roles/carrier-connector';
 import { startCarrierSimulator } from './roles/carrier-simulator';
 import { startHistoryWriter } from './roles/history-writer';
+import { startIngestWriter } from './roles/ingest-writer';
 import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { startWorker } from './roles/worker';
 import { MirroredOptOuts } from './stores/message-state';
 
-export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier'] as const;
+export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier', 'ingest-writer'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
-const CLICKHOUSE_ROLES: readonly Role[] = ['gateway-http'];
+const CLICKHOUSE_ROLES: readonly Role[] = ['gateway-http', 'ingest-writer'];
 
 interface Stoppable {
   stop(): Promise<void>;
@@ -104,6 +105,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     }
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
+    if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
     if (roles.includes('gateway-smpp')) {
       const smpp = await buildSmppServices(engines);
@@ -117,19 +119,21 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       running.push({ stop: async () => { await gateway.stop(); smpp.close(); } });
     }
 
-    const seeded = config.demoSeed
+    const base = config.demoSeed
       ? await ensureDemo({ accounts: engines.accounts, balances: engines.balances, kv: engines.nats.kv.accounts, dataDir: config.dataDir })
       : undefined;
+    const seeded = base ? { ...base, demo: await ensureDemoIngest({ accounts: engines.accounts, kv: engines.nats.kv.accounts, dataDir: config.dataDir }, base.demo) } : undefined;
     log.info({ roles, ms: Math.round(performance.now() - started) }, 'ready');
     const lines = [
       '',
       `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,
       roles.includes('gateway-http') ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
+      roles.includes('gateway-http') ? `  Ingestion    http://localhost:${config.http.port}${config.ingest.basePath}/project/{project}/datasource/{datasource}/stream` : '',
       roles.includes('gateway-smpp') ? `  SMPP         localhost:${config.smpp.port} (v3.4 / v5.0)` : '',
       config.temporal.address ? `  Temporal     ${config.temporal.address}` : `  Temporal UI  http://localhost:${config.temporal.uiPort}`,
       `  NATS         ${config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`}`,
       engines.clickhouse ? `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}` : '',
-      seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json')) : '',
+      seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json'), config.ingest.basePath) : '',
       'Press Ctrl-C to stop.',
       '',
     ];

@@ -3,7 +3,7 @@
 // NATS KV; needs the stack's NATS (the embedded one from `npm start`, or NATS_URL).
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
-import { TOKEN_KINDS, type PriceKind, type Token, type TokenKind } from '../core/accounts/types';
+import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type Token, type TokenKind } from '../core/accounts/types';
 import { fromMicros, toMicros } from '../core/money';
 import { createLogger } from '../infra/logger';
 import { connectNats, type Nats } from '../infra/nats';
@@ -11,6 +11,7 @@ import { connectTemporal } from '../infra/temporal';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
+import { checkIngestToken, registerIngestCommands } from './ingest-commands';
 import type { DlrDelivery } from '../workflows/types';
 import { writeFileSync } from 'node:fs';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -121,9 +122,9 @@ org.command('rate-limit').description('grant an organization its own requests-pe
   .option('--per-minute <n>', 'the ceiling').option('--reset', 'back to the default')
   .action(action(async (ctx, o: { org: string; endpoint: string; perMinute?: string; reset?: boolean }) => {
     const perMinute = o.reset ? null : Number(o.perMinute);
+    if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) throw new Error('give --per-minute <positive integer> or --reset');
     // A misspelt counter would be stored and never consulted: refuse it (--reset may still clear one).
     if (perMinute !== null && !isRateLimitCounter(o.endpoint)) throw new Error(`unknown endpoint "${o.endpoint}"; counters are: ${RATE_LIMIT_COUNTERS.join(', ')}`);
-    if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) throw new Error('give --per-minute <positive integer> or --reset');
     const updated = await ctx.accounts.setOrgRateLimit(o.org, o.endpoint, perMinute);
     print(`rate limits of ${updated.id}: ${JSON.stringify(updated.rateLimits ?? {})}`, updated);
   }));
@@ -140,9 +141,12 @@ project.command('list').option('--org <id>').action(action(async (ctx, o: { org?
 
 const token = program.command('token').description('API tokens (shown once, stored as a hash)');
 token.command('create').requiredOption('--org <id>').addOption(new Option('--kind <kind>').choices([...TOKEN_KINDS]).makeOptionMandatory())
-  .option('--project <id>').option('--datasource <id>').option('--scope <scope...>', 'scopes of a product token').option('--name <name>')
-  .action(action(async (ctx, o: { org: string; kind: TokenKind; project?: string; datasource?: string; scope?: string[]; name?: string }) => {
-    const created = await ctx.accounts.createToken({ kind: o.kind, orgId: o.org, projectId: o.project ?? null, datasourceId: o.datasource ?? null, scopes: o.scope ?? [], ...(o.name ? { name: o.name } : {}) });
+  .option('--project <id>').option('--datasource <id>', 'the datasource of a datasource token (its project is implied)')
+  .option('--scopes <list>', `comma-separated scopes of a product token: ${PRODUCT_SCOPES.join(', ')}`).option('--scope <scope...>', 'the same, space-separated').option('--name <name>')
+  .action(action(async (ctx, o: { org: string; kind: TokenKind; project?: string; datasource?: string; scopes?: string; scope?: string[]; name?: string }) => {
+    const scopes = [...(o.scope ?? []), ...(o.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean)];
+    const { projectId } = await checkIngestToken(ctx, { kind: o.kind, orgId: o.org, projectId: o.project ?? null, datasourceId: o.datasource ?? null, scopes }, PRODUCT_SCOPES);
+    const created = await ctx.accounts.createToken({ kind: o.kind, orgId: o.org, projectId, datasourceId: o.datasource ?? null, scopes, ...(o.name ? { name: o.name } : {}) });
     print(`token ${created.token.id} (${created.token.kind}) created; its value is shown once:\n${created.value}`, { ...showToken(created.token), value: created.value });
   }));
 token.command('list').option('--org <id>').option('--project <id>').action(action(async (ctx, o: { org?: string; project?: string }) => {
@@ -296,6 +300,8 @@ simulator.command('mo').description('make the simulator send a mobile-originated
     if (!answer.ok) throw new Error(`the simulator refused: ${answer.reason ?? 'unknown reason'}`);
     print(`MO from ${o.from} to ${o.to} sent`, answer);
   }));
+
+registerIngestCommands(program, action, print);
 
 const system = program.command('system').description('operations');
 system.command('probe').description('run the system probe workflow on the worker and print its answer').action(async () => {

@@ -38,6 +38,8 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'HTTP_BODY_LIMIT_BYTES', type: 'integer', default: 1048576, description: 'Largest accepted request body; larger bodies get 413.' },
   { name: 'RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per organization per endpoint.' },
   { name: 'RATE_LIMIT_BULK_PER_MINUTE', type: 'integer', default: 600, description: 'Default requests per minute per organization for POST /sms/bulk.' },
+  { name: 'INGEST_BASE_PATH', type: 'string', default: '/ingest/v1', description: 'Base path of the ingestion API (spec 2 {ingest_base_url}).' },
+  { name: 'INGEST_RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per datasource per ingestion endpoint (one batch counts once).' },
   { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
   { name: 'DEMO_SEED', type: 'boolean', default: true, description: 'Create the demo organization on first start with an empty data store.' },
   { name: 'CARRIER_ROUTES', type: 'string', description: 'JSON array of upstream SMSC routes [{name, host, port, systemId, password, prefixes, window}]; unset = one route to the embedded carrier simulator.' },
@@ -66,6 +68,7 @@ export interface Config {
   readonly clickhouse: { readonly url: string | undefined; readonly user: string; readonly password: string; readonly database: string };
   readonly logLevel: string;
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
+  readonly ingest: { readonly basePath: string; readonly ratePerMinute: number };
   readonly messageStateTtlHours: number;
   readonly demoSeed: boolean;
   readonly carrier: { readonly routes: readonly CarrierRoute[]; readonly simulatorLatencyMs: number };
@@ -163,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouse: { url: opt('CLICKHOUSE_URL'), user: str('CLICKHOUSE_USER'), password: str('CLICKHOUSE_PASSWORD'), database: str('CLICKHOUSE_DATABASE') },
     logLevel: str('LOG_LEVEL'),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
+    ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE') },
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
     demoSeed: raw['DEMO_SEED'] === true,
     carrier: { routes: parseRoutes(opt('CARRIER_ROUTES'), num('SIMULATOR_PORT')), simulatorLatencyMs: num('SIMULATOR_LATENCY_MS') },
@@ -171,6 +175,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhook: { attemptTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), initialIntervalMs: num('WEBHOOK_RETRY_INITIAL_MS'), maximumIntervalMs: num('WEBHOOK_RETRY_MAX_MS'), retryHours: num('WEBHOOK_RETRY_HOURS') },
     },
   });
+}
+
+/** A mount path: starts with "/", no trailing "/", plain path characters only. */
+function basePath(name: string, value: string): string {
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(value)) throw new ConfigError(`${name} must be a path such as "/ingest/v1" (leading "/", no trailing "/"), got "${value}"`);
+  return value;
 }
 
 function deepFreeze<T extends object>(value: T): T {

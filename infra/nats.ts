@@ -10,6 +10,10 @@ export const STREAMS = {
   sms: { name: 'SMS', subjects: ['sms.>', 'lookup.>'] },
   /** Hand-off to the carrier connector, its per-segment events, inbound messages. */
   carrier: { name: 'CARRIER', subjects: ['carrier.>'] },
+  /** Accepted ingestion batches and contact deletions, in the order the ingest writer applies them. */
+  ingest: { name: 'INGEST', subjects: ['ingest.>'] },
+  /** Automation triggers of accepted events inside the ±1 h window (spec 2 §4 rule 6; the contract for automation engines). */
+  automation: { name: 'AUTOMATION', subjects: ['automation.>'] },
 } as const;
 
 export const SUBJECTS = {
@@ -23,6 +27,21 @@ export const SUBJECTS = {
   carrierSubmit: 'carrier.submit',
   carrierEvents: 'carrier.events',
   carrierInbound: 'carrier.inbound',
+  /** One stream message per accepted batch or deletion (payloads in core/ingest/bus.ts). */
+  ingestContacts: (projectId: string, datasourceId: string) => `ingest.contacts.${projectId}.${datasourceId}`,
+  ingestEvents: (projectId: string, datasourceId: string) => `ingest.events.${projectId}.${datasourceId}`,
+  ingestDelete: (projectId: string, datasourceId: string) => `ingest.delete.${projectId}.${datasourceId}`,
+  /** Requests that stored nothing (every item failed), counted for GET /stream usage. */
+  ingestRejected: (projectId: string, datasourceId: string) => `ingest.rejected.${projectId}.${datasourceId}`,
+  ingestAll: 'ingest.>',
+  /** `automation.trigger.<project>`: one message per trigger-worthy event, msgID `<datasource>:<event id>`. */
+  automationTrigger: (projectId: string) => `automation.trigger.${projectId}`,
+} as const;
+
+/** Keys of the `ingest_state` bucket. */
+export const INGEST_STATE_KEYS = {
+  /** Highest INGEST stream sequence the ingest writer has applied to ClickHouse. */
+  applied: 'applied',
 } as const;
 
 const NANOS_PER_MS = 1_000_000;
@@ -45,6 +64,8 @@ export interface BucketSet {
   readonly carrierIds: KV;
   /** DLRs whose retry schedule ran out (`<tokenId>.<messageId>.<seq>`), until re-driven. */
   readonly deadDlrs: KV;
+  /** The ingest writer's progress (INGEST_STATE_KEYS), so that a DELETE can wait until it is applied. */
+  readonly ingestState: KV;
 }
 
 export interface Nats {
@@ -86,7 +107,9 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
       storage: StorageType.File,
       num_replicas: options.replicas,
       max_age: 7 * DAY_MS * NANOS_PER_MS,
-      duplicate_window: 2 * 60 * 1000 * NANOS_PER_MS,
+      // Triggers are published again when the ingest writer replays a batch after a crash;
+      // the window must outlast the writer's redelivery (ack wait 60 s) with room to spare.
+      duplicate_window: (stream.name === STREAMS.automation.name ? 15 : 2) * 60 * 1000 * NANOS_PER_MS,
     });
   }
   const kvm = new Kvm(nc);
@@ -100,6 +123,7 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     optouts: await kvm.create('optouts', { replicas: options.replicas, history: 1 }),
     carrierIds: await kvm.create('carrier_ids', { replicas: options.replicas, history: 1, ttl: 7 * DAY_MS }),
     deadDlrs: await kvm.create('dead_dlrs', { replicas: options.replicas, history: 1 }),
+    ingestState: await kvm.create('ingest_state', { replicas: options.replicas, history: 1 }),
   };
   return {
     nc,

@@ -7,6 +7,7 @@ import type { KV } from '@nats-io/kv';
 import { toMicros } from '../core/money';
 import type { AccountStore } from '../stores/account-store';
 import type { BalanceLedger } from '../stores/balance-ledger';
+import { DatasourceStore } from '../stores/datasource-store';
 
 const MARKER_KEY = 'meta.demo';
 
@@ -28,6 +29,8 @@ export interface DemoCredentials {
   readonly smpp: { readonly systemId: string; readonly password: string };
   readonly currency: string;
   readonly createdAt: string;
+  /** The demo datasource and its token (ingestion, spec 2); added to older data dirs on their next start. */
+  readonly ingest?: { readonly project: string; readonly datasource: string; readonly token: string };
 }
 
 export async function ensureDemo(deps: { accounts: AccountStore; balances: BalanceLedger; kv: KV; dataDir: string }): Promise<{ demo: DemoCredentials; created: boolean } | undefined> {
@@ -68,8 +71,34 @@ export async function ensureDemo(deps: { accounts: AccountStore; balances: Balan
   return { demo, created: true };
 }
 
-export function demoBanner(demo: DemoCredentials, httpPort: number, file: string): string {
+const INGEST_MARKER_KEY = 'meta.demo.ingest';
+
+/** Adds the demo datasource and its datasource token to a demo that has none yet. */
+export async function ensureDemoIngest(deps: { accounts: AccountStore; kv: KV; dataDir: string }, demo: DemoCredentials): Promise<DemoCredentials> {
+  if (demo.ingest) return demo;
+  try {
+    await deps.kv.create(INGEST_MARKER_KEY, JSON.stringify('seeding'));
+  } catch {
+    return demo; // another process seeds it
+  }
+  const datasource = await new DatasourceStore(deps.kv, deps.accounts).create(demo.project, 'Demo datasource');
+  const token = await deps.accounts.createToken({ kind: 'datasource', orgId: demo.organization, projectId: demo.project, datasourceId: datasource.id, name: 'demo datasource token' });
+  const updated: DemoCredentials = { ...demo, ingest: { project: demo.project, datasource: datasource.id, token: token.value } };
+  writeFileSync(join(deps.dataDir, 'demo.json'), `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o600 });
+  await deps.kv.put(INGEST_MARKER_KEY, JSON.stringify(datasource.id));
+  return updated;
+}
+
+export function demoBanner(demo: DemoCredentials, httpPort: number, file: string, ingestBasePath = '/ingest/v1'): string {
   const base = `http://localhost:${httpPort}/transactional/v1`;
+  const ingest = demo.ingest
+    ? [
+      'Ingest a contact and an event (datasource token):',
+      `  curl -s -X POST http://localhost:${httpPort}${ingestBasePath}/project/${demo.ingest.project}/datasource/${demo.ingest.datasource}/stream/events \\`,
+      `       -H 'Authorization: Bearer ${demo.ingest.token}' -H 'Content-Type: application/json' \\`,
+      `       -d '[{"_user_id":"ada","_event_id":"evt-1","_event_type":"purchase","_event_parameters":{"amount":42},"_user_data":{"_email":"ada@example.com"}}]'`,
+    ]
+    : [];
   return [
     '',
     `Demo organization ${demo.organization} (credentials in ${file})`,
@@ -82,6 +111,7 @@ export function demoBanner(demo: DemoCredentials, httpPort: number, file: string
     `       -d '{"from":"Demo","to":"+4915112345678","text":"Hello from the demo"}'`,
     'Balance:',
     `  curl -s ${base}/organization/account -H 'Authorization: Bearer ${demo.token}'`,
+    ...ingest,
     '',
   ].join('\n');
 }

@@ -58,6 +58,16 @@ export class AccountDirectory {
     return this.get<Price>(KEYS.price(kind, orgId, country));
   }
 
+  /** Every entry under a key prefix of the accounts bucket (datasource specs, segments). */
+  entries<T>(prefix: string): Array<[string, T]> {
+    return [...this.mirror.withPrefix<T>(prefix)];
+  }
+
+  /** One entry of the accounts bucket by key, for stores that own a key family. */
+  entry<T>(key: string): T | undefined {
+    return this.get<T>(key);
+  }
+
   prices(orgId: string, kind: PriceKind): Price[] {
     const found = [...this.mirror.withPrefix<Price>(`price.${kind}.${orgId}.`)].map(([, price]) => price);
     return found.sort((a, b) => a.country.localeCompare(b.country));

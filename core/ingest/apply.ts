@@ -1,0 +1,179 @@
+// What the ingest writer does with a run of INGEST stream messages, in stream order, as a
+// pure function over the contact states it has loaded: apply contact patches and deletions,
+// decide each event (stored, duplicate, or skipped for want of a contact: spec 2 §3), and
+// collect the rows, triggers and usage to write. The caller loads states and known event ids
+// before, and writes the plan after (stores/audience-writer.ts).
+import { audienceId } from './audience-identity';
+import type { AutomationTrigger, IngestMessage } from './bus';
+import { applyPatch, deleteContact, versionOf, type DsContactState } from './merge';
+import type { ContactPatch, EventRecord } from './types';
+
+/** Contact states by user: `<project>\u0000<user>` → datasource → state. */
+export type ContactStates = Map<string, Map<string, DsContactState>>;
+
+export const userKey = (projectId: string, userId: string): string => `${projectId}\u0000${userId}`;
+
+export interface StoredEvent extends EventRecord {
+  readonly projectId: string;
+  readonly datasourceId: string;
+  readonly audienceId: string;
+  readonly receivedAt: string;
+  readonly version: number;
+}
+
+export interface UsageDelta {
+  readonly datasourceId: string;
+  readonly endpoint: 'contacts' | 'events' | 'delete';
+  readonly minute: number;
+  requests: number;
+  accepted: number;
+  failed: number;
+  duplicates: number;
+  skipped: number;
+}
+
+export interface WritePlan {
+  /** Users whose datasource states changed: their ds rows and audience record are rewritten. */
+  readonly changedUsers: Map<string, { projectId: string; userId: string; version: number; datasources: Set<string> }>;
+  readonly events: StoredEvent[];
+  /** Every event id stored by this plan, kept even when a later deletion drops the event row. */
+  readonly eventKeys: Array<{ datasourceId: string; eventId: string; version: number }>;
+  /** Events of these (project, datasource, user) already in ClickHouse are deleted first. */
+  readonly deletions: Array<{ projectId: string; datasourceId: string; userId: string }>;
+  readonly triggers: Array<{ msgId: string; subjectProject: string; trigger: AutomationTrigger }>;
+  readonly usage: UsageDelta[];
+}
+
+export interface PlanInput {
+  readonly messages: ReadonlyArray<{ readonly seq: number; readonly message: IngestMessage }>;
+  readonly states: ContactStates;
+  /** Whether `<datasource>:<event id>` was stored by an earlier flush. */
+  readonly storedBefore: (datasourceId: string, eventId: string) => boolean;
+}
+
+/** The users and event keys a run of messages touches, for the caller to load beforehand. */
+export function touched(messages: PlanInput['messages']): { users: Array<{ projectId: string; userId: string }>; eventKeys: Array<{ datasourceId: string; eventId: string }> } {
+  const users = new Map<string, { projectId: string; userId: string }>();
+  const eventKeys = new Map<string, { datasourceId: string; eventId: string }>();
+  const addUser = (projectId: string, userId: string): void => { users.set(userKey(projectId, userId), { projectId, userId }); };
+  for (const { message } of messages) {
+    if (message.kind === 'contacts') for (const c of message.contacts) addUser(message.projectId, c.userId);
+    else if (message.kind === 'delete') addUser(message.projectId, message.userId);
+    else if (message.kind === 'events') {
+      for (const { event } of message.items) {
+        addUser(message.projectId, event.userId);
+        eventKeys.set(`${message.datasourceId}:${event.eventId}`, { datasourceId: message.datasourceId, eventId: event.eventId });
+      }
+    }
+  }
+  return { users: [...users.values()], eventKeys: [...eventKeys.values()] };
+}
+
+export function planWrites(input: PlanInput): WritePlan {
+  const plan: WritePlan = { changedUsers: new Map(), events: [], eventKeys: [], deletions: [], triggers: [], usage: [] };
+  const usage = new Map<string, UsageDelta>();
+  const count = (datasourceId: string, endpoint: UsageDelta['endpoint'], at: string): UsageDelta => {
+    const minute = Math.floor(Date.parse(at) / 60_000) * 60;
+    const key = `${datasourceId}|${endpoint}|${minute}`;
+    let delta = usage.get(key);
+    if (!delta) {
+      delta = { datasourceId, endpoint, minute, requests: 0, accepted: 0, failed: 0, duplicates: 0, skipped: 0 };
+      usage.set(key, delta);
+    }
+    return delta;
+  };
+  const storedNow = new Set<string>();
+  const statesOf = (projectId: string, userId: string): Map<string, DsContactState> => {
+    const key = userKey(projectId, userId);
+    let states = input.states.get(key);
+    if (!states) {
+      states = new Map();
+      input.states.set(key, states);
+    }
+    return states;
+  };
+  const changed = (projectId: string, userId: string, datasourceId: string, version: number): void => {
+    const key = userKey(projectId, userId);
+    const entry = plan.changedUsers.get(key) ?? { projectId, userId, version, datasources: new Set<string>() };
+    entry.version = Math.max(entry.version, version);
+    entry.datasources.add(datasourceId);
+    plan.changedUsers.set(key, entry);
+  };
+  const upsert = (projectId: string, datasourceId: string, patch: ContactPatch, version: number, at: string): void => {
+    const states = statesOf(projectId, patch.userId);
+    const next = applyPatch(states.get(datasourceId), datasourceId, patch, version, at);
+    if (next !== states.get(datasourceId)) {
+      states.set(datasourceId, next);
+      changed(projectId, patch.userId, datasourceId, version);
+    }
+  };
+
+  for (const { seq, message } of input.messages) {
+    if (message.kind === 'rejected') {
+      const delta = count(message.datasourceId, message.endpoint, message.receivedAt);
+      delta.requests += 1;
+      delta.failed += message.failed;
+      continue;
+    }
+    if (message.kind === 'delete') {
+      const version = versionOf(seq, 0);
+      const states = statesOf(message.projectId, message.userId);
+      const next = deleteContact(states.get(message.datasourceId), message.datasourceId, version, message.receivedAt);
+      if (next !== states.get(message.datasourceId)) {
+        states.set(message.datasourceId, next);
+        changed(message.projectId, message.userId, message.datasourceId, version);
+        plan.deletions.push({ projectId: message.projectId, datasourceId: message.datasourceId, userId: message.userId });
+        // Events of this flush not yet written go too: the contact and its events leave together.
+        for (let i = plan.events.length - 1; i >= 0; i -= 1) {
+          const e = plan.events[i] as StoredEvent;
+          if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.userId === message.userId) plan.events.splice(i, 1);
+        }
+      }
+      count(message.datasourceId, 'delete', message.receivedAt).requests += 1;
+      continue;
+    }
+    if (message.kind === 'contacts') {
+      message.contacts.forEach((patch, index) => upsert(message.projectId, message.datasourceId, patch, versionOf(seq, index), message.receivedAt));
+      const delta = count(message.datasourceId, 'contacts', message.receivedAt);
+      delta.requests += 1;
+      delta.accepted += message.contacts.length;
+      delta.failed += message.failed;
+      continue;
+    }
+    const delta = count(message.datasourceId, 'events', message.receivedAt);
+    delta.requests += 1;
+    delta.failed += message.failed;
+    message.items.forEach(({ event, userData }, index) => {
+      const version = versionOf(seq, index);
+      if (userData) upsert(message.projectId, message.datasourceId, userData, version, message.receivedAt);
+      const contact = statesOf(message.projectId, event.userId).get(message.datasourceId);
+      if (!contact || contact.deleted) {
+        delta.skipped += 1;
+        return;
+      }
+      const key = `${message.datasourceId}:${event.eventId}`;
+      if (storedNow.has(key) || input.storedBefore(message.datasourceId, event.eventId)) {
+        delta.duplicates += 1;
+        return;
+      }
+      storedNow.add(key);
+      plan.eventKeys.push({ datasourceId: message.datasourceId, eventId: event.eventId, version });
+      delta.accepted += 1;
+      const stored: StoredEvent = { ...event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceId(message.projectId, event.userId), receivedAt: message.receivedAt, version };
+      plan.events.push(stored);
+      if (event.triggers) {
+        plan.triggers.push({
+          msgId: key,
+          subjectProject: message.projectId,
+          trigger: {
+            project: message.projectId, datasource: message.datasourceId, audienceId: stored.audienceId, _user_id: event.userId, _event_id: event.eventId,
+            _event_type: event.eventType, _event_date: event.eventDate, receivedAt: message.receivedAt,
+            _event_parameters: Object.fromEntries(Object.entries(event.parameters).map(([name, typed]) => [name, typed.value])),
+          },
+        });
+      }
+    });
+  }
+  plan.usage.push(...usage.values());
+  return plan;
+}

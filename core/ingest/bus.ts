@@ -1,0 +1,117 @@
+// Payloads of the INGEST stream (subjects in infra/nats.ts SUBJECTS.ingest*) and of the
+// automation trigger stream. One stream message per accepted request, so the ingest writer
+// applies a batch in one piece and in request order. Decoded with a JSON Schema at the consumer.
+import Ajv from 'ajv';
+import type { ContactPatch, EventRecord } from './types';
+
+export interface IngestContactsMessage {
+  readonly kind: 'contacts';
+  readonly orgId: string;
+  readonly projectId: string;
+  readonly datasourceId: string;
+  /** Reception time, ISO 8601 UTC. */
+  readonly receivedAt: string;
+  readonly contacts: readonly ContactPatch[];
+  /** Items of the request that failed validation (usage counters). */
+  readonly failed: number;
+}
+
+export interface IngestEventsMessage {
+  readonly kind: 'events';
+  readonly orgId: string;
+  readonly projectId: string;
+  readonly datasourceId: string;
+  readonly receivedAt: string;
+  /** In input order; `userData` is upserted before its event (spec 2 §4 rule 7). */
+  readonly items: readonly { readonly event: EventRecord; readonly userData: ContactPatch | null }[];
+  readonly failed: number;
+}
+
+export interface IngestDeleteMessage {
+  readonly kind: 'delete';
+  readonly orgId: string;
+  readonly projectId: string;
+  readonly datasourceId: string;
+  readonly receivedAt: string;
+  readonly userId: string;
+}
+
+/** A request whose every item failed: nothing to store, counted in usage. */
+export interface IngestRejectedMessage {
+  readonly kind: 'rejected';
+  readonly projectId: string;
+  readonly datasourceId: string;
+  readonly receivedAt: string;
+  readonly endpoint: 'contacts' | 'events';
+  readonly failed: number;
+}
+
+export type IngestMessage = IngestContactsMessage | IngestEventsMessage | IngestDeleteMessage | IngestRejectedMessage;
+
+/** What automation engines consume on `automation.trigger.<project>`. */
+export interface AutomationTrigger {
+  readonly project: string;
+  readonly datasource: string;
+  readonly audienceId: string;
+  readonly _user_id: string;
+  readonly _event_id: string;
+  readonly _event_type: string;
+  readonly _event_date: string;
+  readonly receivedAt: string;
+  readonly _event_parameters: Readonly<Record<string, unknown>>;
+}
+
+const typedValue = { type: 'object', required: ['type', 'value'], properties: { type: { type: 'string' } } } as const;
+const patch = {
+  type: 'object',
+  required: ['userId', 'attributes'],
+  properties: { userId: { type: 'string' }, attributes: { type: 'object', additionalProperties: { anyOf: [{ type: 'null' }, typedValue] } } },
+} as const;
+const header = { orgId: { type: 'string' }, projectId: { type: 'string' }, datasourceId: { type: 'string' }, receivedAt: { type: 'string' } } as const;
+
+const messageSchema = {
+  oneOf: [
+    { type: 'object', required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'contacts', 'failed'], properties: { kind: { const: 'contacts' }, ...header, contacts: { type: 'array', items: patch }, failed: { type: 'integer' } } },
+    {
+      type: 'object',
+      required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'items', 'failed'],
+      properties: {
+        kind: { const: 'events' }, ...header, failed: { type: 'integer' },
+        items: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['event', 'userData'],
+            properties: {
+              event: {
+                type: 'object',
+                required: ['userId', 'eventId', 'eventType', 'eventDate', 'parameters', 'triggers'],
+                properties: { userId: { type: 'string' }, eventId: { type: 'string' }, eventType: { type: 'string' }, eventDate: { type: 'string' }, parameters: { type: 'object', additionalProperties: typedValue }, triggers: { type: 'boolean' } },
+              },
+              userData: { anyOf: [{ type: 'null' }, patch] },
+            },
+          },
+        },
+      },
+    },
+    { type: 'object', required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'userId'], properties: { kind: { const: 'delete' }, ...header, userId: { type: 'string' } } },
+    { type: 'object', required: ['kind', 'projectId', 'datasourceId', 'receivedAt', 'endpoint', 'failed'], properties: { kind: { const: 'rejected' }, projectId: { type: 'string' }, datasourceId: { type: 'string' }, receivedAt: { type: 'string' }, endpoint: { enum: ['contacts', 'events'] }, failed: { type: 'integer' } } },
+  ],
+} as const;
+
+const validateMessage = new Ajv({ allErrors: false }).compile(messageSchema);
+
+export class UnreadableIngestMessageError extends Error {
+  override readonly name = 'UnreadableIngestMessageError';
+}
+
+export function decodeIngestMessage(data: Uint8Array): IngestMessage {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(data).toString('utf8'));
+  } catch (err) {
+    throw new UnreadableIngestMessageError('ingest stream message is not JSON', { cause: err });
+  }
+  if (!validateMessage(parsed)) throw new UnreadableIngestMessageError(`ingest stream message does not match its schema: ${JSON.stringify(validateMessage.errors?.[0])}`);
+  return parsed as IngestMessage;
+}

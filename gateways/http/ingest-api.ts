@@ -1,0 +1,197 @@
+// Ingestion API (spec 2 §4) under `<INGEST_BASE_PATH>/project/{project}/datasource/{datasource}`:
+// batched contact upserts, contact deletion, events, the GET /stream probe and the specs.
+// Authentication per spec 2 §5: datasource tokens for their datasource, product tokens with
+// ingest scopes for every datasource of their project; anything else the token may not touch
+// is a 404. Errors are `{ message }` (spec 2 §7); a 429 has an empty body.
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { AppError, ERRORS } from '../../core/errors';
+import { BatchSpecs, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type IngestMessage, type ItemOutcome } from '../../core/ingest';
+import { idProblem } from '../../core/ingest/values';
+import type { Organization, Project } from '../../core/accounts/types';
+import { MAX_BATCH_ITEMS } from '../../schemas/ingest';
+import type { AccountDirectory } from '../../stores/account-directory';
+import type { DatasourceDirectory, SpecsToRecord } from '../../stores/datasource-store';
+import type { RateLimiter } from '../../stores/rate-limiter';
+import type { UsageWindow } from '../../stores/ingest-usage';
+import { authenticate } from './auth';
+import type { ErrorFormatter } from './errors';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    datasource: Datasource;
+  }
+}
+
+/** What the ingestion routes need, built once per process (roles/gateway-http.ts). */
+export interface IngestServices {
+  readonly accounts: AccountDirectory;
+  readonly datasources: DatasourceDirectory;
+  readonly specs: { recordInferred(datasourceId: string, specs: SpecsToRecord): Promise<void> };
+  readonly bus: { publish(message: IngestMessage): Promise<number>; waitApplied(seq: number, timeoutMs: number): Promise<boolean> };
+  readonly usage: { recent(datasourceId: string): Promise<{ lastHour: UsageWindow; lastDay: UsageWindow }> };
+  readonly rateLimiter: RateLimiter;
+}
+
+export interface IngestOptions {
+  readonly bodyLimitBytes: number;
+  readonly ratePerMinute: number;
+  /** Failed authentications per client address: the app's counter, or a per-minute limit. */
+  readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
+  /** How long a DELETE waits for the writer before answering anyway (the deletion is durable either way). */
+  readonly deleteWaitMs: number;
+}
+
+/** `{ message }` bodies of spec 2 §7; over-size bodies are a 400 there, and a 429 has no body. */
+export const ingestErrorFormat: ErrorFormatter = (err) => {
+  if (err.code === 'RATE_LIMITED') return { status: 429, body: undefined };
+  if (err.code === 'PAYLOAD_TOO_LARGE') return { status: 400, body: { message: err.message } };
+  return { status: ERRORS[err.code].status, body: { message: err.message } };
+};
+
+type Scope = 'ingest:write' | 'ingest:read';
+type AsyncHandler = (req: Request, res: Response) => Promise<void>;
+const handle = (fn: AsyncHandler): RequestHandler => (req, res, next) => { fn(req, res).catch(next); };
+
+export function ingestRouter(services: IngestServices, options: IngestOptions): Router {
+  const router = Router({ mergeParams: true });
+  const auth = authenticate(services.accounts, ['datasource', 'product'], options.authFailuresPerMinute);
+
+  /** The datasource of the path, if this token may use it with `scopes` (any of them); else 404. */
+  const datasourceFor = (scopes: readonly Scope[]): RequestHandler => (req, _res, next) => {
+    const { token } = req.principal;
+    const datasource = services.datasources.datasource(String(req.params['datasource']));
+    const allowed = datasource !== undefined && datasource.projectId === req.params['project'] && datasource.orgId === token.orgId && (
+      token.kind === 'datasource' ? token.datasourceId === datasource.id : token.projectId === datasource.projectId && scopes.some((s) => token.scopes.includes(s)));
+    if (!allowed) {
+      next(new AppError('NOT_FOUND', 'no such project or datasource for this token: check both ids (they are shown with the datasource) and the token\'s datasource or scopes'));
+      return;
+    }
+    req.datasource = datasource;
+    next();
+  };
+
+  /** Per datasource, per endpoint (spec 2 §8), shared by all replicas through the KV counters. */
+  const gate = (endpoint: string): RequestHandler => (req, res, next) => {
+    const ds = req.datasource;
+    const counter = `ingest-${endpoint}`;
+    services.rateLimiter.take(ds.id, counter, ds.rateLimits?.[counter] ?? options.ratePerMinute).then((decision) => {
+      res.setHeader('X-RateLimit-Limit', String(decision.limit));
+      res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+      res.setHeader('X-RateLimit-Reset', String(decision.reset));
+      if (decision.allowed) return next();
+      res.setHeader('Retry-After', String(Math.max(1, decision.reset - Math.floor(Date.now() / 1000))));
+      next(new AppError('RATE_LIMITED', `rate limit of ${decision.limit} requests per minute reached for ${counter}`));
+    }, next);
+  };
+
+  const json = express.json({
+    limit: options.bodyLimitBytes,
+    strict: false,
+    type: () => true,
+    verify: (_req, _res, buf) => {
+      if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
+    },
+  });
+
+  const batchOf = (req: Request): unknown[] => {
+    const body: unknown = req.body;
+    if (!Array.isArray(body)) throw new AppError('BODY_NOT_ARRAY', 'the body must be a top-level JSON array of 1 to 100 items, even for one item (spec 2 §4 rule 1)');
+    if (body.length === 0) throw new AppError('WRONG_SHAPE', 'the array is empty: send 1 to 100 items');
+    if (body.length > MAX_BATCH_ITEMS) throw new AppError('WRONG_SHAPE', `the array has ${body.length} items: send at most ${MAX_BATCH_ITEMS} per request`);
+    return body;
+  };
+
+  const answer = (res: Response, outcomes: readonly ItemOutcome[]): void => {
+    const successful = outcomes.filter((o) => o.status === 'success').length;
+    res.status(successful === 0 ? 422 : 202).json({ entity: { successful, failed: outcomes.length - successful, items: outcomes } });
+  };
+
+  const header = (req: Request): { orgId: string; projectId: string; datasourceId: string; receivedAt: string } => ({
+    orgId: req.datasource.orgId, projectId: req.datasource.projectId, datasourceId: req.datasource.id, receivedAt: new Date(req.receivedAt).toISOString(),
+  });
+
+  const stamp: RequestHandler = (req, _res, next) => { req.receivedAt = Date.now(); next(); };
+
+  router.post('/stream/contacts', stamp, auth, datasourceFor(['ingest:write']), gate('contacts'), json, handle(async (req, res) => {
+    const items = batchOf(req);
+    const specs = new BatchSpecs(services.datasources.specView(req.datasource));
+    const outcomes: ItemOutcome[] = [];
+    const contacts: ContactPatch[] = [];
+    for (const item of items) {
+      const result = validateContact(item, specs);
+      outcomes.push(result.outcome);
+      if (result.patch) contacts.push(result.patch);
+    }
+    await record(services, req.datasource, specs);
+    const failed = items.length - contacts.length;
+    await services.bus.publish(contacts.length > 0
+      ? { kind: 'contacts', ...header(req), contacts, failed }
+      : { kind: 'rejected', ...header(req), endpoint: 'contacts', failed });
+    answer(res, outcomes);
+  }));
+
+  router.post('/stream/events', stamp, auth, datasourceFor(['ingest:write']), gate('events'), json, handle(async (req, res) => {
+    const items = batchOf(req);
+    const specs = new BatchSpecs(services.datasources.specView(req.datasource));
+    const outcomes: ItemOutcome[] = [];
+    const accepted: Array<{ event: EventRecord; userData: ContactPatch | null }> = [];
+    for (const item of items) {
+      const result = validateEvent(item, specs, req.receivedAt);
+      outcomes.push(result.outcome);
+      if (result.event) accepted.push({ event: result.event, userData: result.userData });
+    }
+    await record(services, req.datasource, specs);
+    const failed = items.length - accepted.length;
+    await services.bus.publish(accepted.length > 0
+      ? { kind: 'events', ...header(req), items: accepted, failed }
+      : { kind: 'rejected', ...header(req), endpoint: 'events', failed });
+    answer(res, outcomes);
+  }));
+
+  router.delete('/stream/contacts/:userId', stamp, auth, datasourceFor(['ingest:write']), gate('delete'), handle(async (req, res) => {
+    const userId = String(req.params['userId']);
+    const problem = idProblem(userId);
+    if (problem) throw new AppError('WRONG_SHAPE', `userId ${problem}`);
+    const seq = await services.bus.publish({ kind: 'delete', ...header(req), userId });
+    // Durable from here; waiting makes "gone from every query" true when the 204 arrives (DESIGN §5).
+    await services.bus.waitApplied(seq, options.deleteWaitMs);
+    res.status(204).end();
+  }));
+
+  router.get('/stream', stamp, auth, datasourceFor(['ingest:read', 'ingest:write']), gate('stream'), handle(async (req, res) => {
+    const ds = req.datasource;
+    const org = services.accounts.org(ds.orgId) as Organization;
+    const project = services.accounts.project(ds.projectId) as Project | undefined;
+    res.json({
+      organization: { id: org.id, name: org.name },
+      project: { id: ds.projectId, name: project?.name ?? null },
+      datasource: { id: ds.id, name: ds.name, strict: ds.strict, createdAt: ds.createdAt },
+      usage: await services.usage.recent(ds.id),
+    });
+  }));
+
+  router.get('/stream/specs/attributes', stamp, auth, datasourceFor(['ingest:read', 'ingest:write']), gate('specs'), (req, res) => {
+    res.json({ entities: services.datasources.attributes(req.datasource.id).map(({ name, type, source }) => ({ name, type, source })) });
+  });
+
+  router.get('/stream/specs/events', stamp, auth, datasourceFor(['ingest:read', 'ingest:write']), gate('specs'), (req, res) => {
+    res.json({
+      entities: services.datasources.eventTypes(req.datasource.id).map((e) => ({
+        eventType: e.eventType, source: e.source, parameters: e.parameters.map(({ name, type, source }) => ({ name, type, source })),
+      })),
+    });
+  });
+
+  return router;
+}
+
+async function record(services: IngestServices, datasource: Datasource, specs: BatchSpecs): Promise<void> {
+  const news = specs.news;
+  if (news.attributes.size + news.eventTypes.size + news.parameters.size > 0) await services.specs.recordInferred(datasource.id, news);
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    receivedAt: number;
+  }
+}

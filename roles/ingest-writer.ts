@@ -1,0 +1,112 @@
+// The ingest-writer role: one durable JetStream consumer of the INGEST stream that applies
+// accepted batches to ClickHouse in stream order and in large batches (DESIGN §3a): contact
+// states and the audience, events, permanent event-id deduplication, usage counters, and the
+// automation triggers of trigger-worthy events. A stream message is acknowledged only after
+// its rows are written, so a crash loses nothing; a replay rewrites the same versions, finds
+// its events already stored, and publishes its triggers again under the same msgID, which
+// the AUTOMATION stream's duplicate window drops.
+import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { decodeIngestMessage, planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
+import type { ClickHouse } from '../infra/clickhouse';
+import type { Logger } from '../infra/logger';
+import { clickhouseRowsWritten } from '../infra/metrics';
+import { ensureConsumer, INGEST_STATE_KEYS, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
+import { AudienceWriter } from '../stores/audience-writer';
+
+export const INGEST_CONSUMER = 'ingest-writer';
+const BATCH_MESSAGES = 500;
+const BATCH_WAIT_MS = 200;
+/** Contact states kept in memory between flushes (users); older ones are read again from ClickHouse. */
+const STATE_CACHE_USERS = 200_000;
+
+export interface IngestWriter {
+  stop(): Promise<void>;
+}
+
+export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger): Promise<IngestWriter> {
+  await ensureConsumer(nats.jsm, STREAMS.ingest.name, {
+    durable_name: INGEST_CONSUMER,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    filter_subject: SUBJECTS.ingestAll,
+    // Order matters (a delete after an upsert), so at most one run of messages is in flight.
+    max_ack_pending: 20_000,
+    ack_wait: 60_000_000_000,
+  });
+  const consumer = await nats.js.consumers.get(STREAMS.ingest.name, INGEST_CONSUMER);
+  const writer = new AudienceWriter(ch);
+  const states: ContactStates = new Map();
+  const stream = await consumer.consume({ max_messages: BATCH_MESSAGES * 4 });
+  let buffer: JsMsg[] = [];
+  let chain: Promise<void> = Promise.resolve();
+
+  const apply = async (msgs: readonly JsMsg[]): Promise<void> => {
+    const messages: Array<{ seq: number; message: IngestMessage }> = [];
+    for (const msg of msgs) {
+      try {
+        messages.push({ seq: msg.seq, message: decodeIngestMessage(msg.data) });
+      } catch (err) {
+        // Never written by this product's gateway: nothing to apply, nothing to wait for.
+        log.error({ err, subject: msg.subject, seq: msg.seq }, 'ingest writer: unreadable stream message terminated');
+        msg.term();
+      }
+    }
+    const needs = touched(messages);
+    await writer.loadStates(states, needs.users);
+    const stored = await writer.storedEventKeys(needs.eventKeys);
+    const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`) });
+    // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
+    await Promise.all(plan.triggers.map((t) => nats.js.publish(SUBJECTS.automationTrigger(t.subjectProject), JSON.stringify(t.trigger), { msgID: t.msgId })));
+    const written = await writer.write(plan, states);
+    clickhouseRowsWritten.inc({ table: 'audience' }, written.contacts);
+    clickhouseRowsWritten.inc({ table: 'events' }, written.events);
+  };
+
+  let stopping = false;
+  const flush = async (): Promise<void> => {
+    const fetched = buffer;
+    buffer = [];
+    if (fetched.length === 0) return;
+    // A failed run is retried in place (not nak'ed), so later runs never overtake it.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await apply(fetched);
+        break;
+      } catch (err) {
+        states.clear(); // it may hold states of the failed run: ClickHouse is the truth
+        log.error({ err, streamMessages: fetched.length, attempt }, 'ingest writer: apply failed; retrying the same run');
+        if (stopping) return; // unacknowledged: delivered again after the restart
+        await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 250 * 2 ** attempt)));
+        for (const msg of fetched) msg.working();
+      }
+    }
+    for (const msg of fetched) msg.ack();
+    await nats.kv.ingestState.put(INGEST_STATE_KEYS.applied, String((fetched.at(-1) as JsMsg).seq));
+    if (states.size > STATE_CACHE_USERS) {
+      for (const key of states.keys()) {
+        states.delete(key);
+        if (states.size <= STATE_CACHE_USERS / 2) break;
+      }
+    }
+  };
+  const scheduleFlush = (): Promise<void> => (chain = chain.then(flush));
+  const timer = setInterval(() => void scheduleFlush(), BATCH_WAIT_MS);
+
+  const loop = (async () => {
+    for await (const msg of stream) {
+      buffer.push(msg);
+      if (buffer.length >= BATCH_MESSAGES) await scheduleFlush();
+    }
+  })().catch((err: unknown) => log.error({ err }, 'ingest writer: consumer stopped'));
+
+  log.info({ consumer: INGEST_CONSUMER }, 'ingest writer running');
+  return {
+    stop: async () => {
+      stopping = true;
+      clearInterval(timer);
+      await stream.close();
+      await loop;
+      await scheduleFlush();
+    },
+  };
+}

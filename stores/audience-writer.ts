@@ -1,0 +1,151 @@
+// ClickHouse side of the ingest writer (tables of infra/migrations/0005_audience.sql): loads
+// the contact states and stored event ids a run of stream messages touches, and writes a
+// WritePlan (core/ingest/apply.ts) in a handful of batch statements. Bound parameters only.
+import { audienceId, bucketOf, mergeAudience, universalSearchText, userKey, type ContactStates, type DsContactState, type StoredEvent, type TypedValue, type WritePlan } from '../core/ingest';
+import type { ClickHouse } from '../infra/clickhouse';
+import { toClickHouseTime } from './clickhouse-time';
+
+interface StateRow {
+  project_id: string;
+  user_id: string;
+  datasource_id: string;
+  state: string;
+}
+
+type Maps = { string: Record<string, string>; number: Record<string, number>; bool: Record<string, boolean>; date: Record<string, string>; array: Record<string, string[]>; json: Record<string, string> };
+
+const emptyMaps = (): Maps => ({ string: {}, number: {}, bool: {}, date: {}, array: {}, json: {} });
+
+/** Puts a custom value in the typed map of its type (a name is in exactly one map per row). */
+function putTyped(maps: Maps, name: string, typed: TypedValue): void {
+  switch (typed.type) {
+    case 'string': maps.string[name] = typed.value as string; break;
+    case 'number': maps.number[name] = typed.value as number; break;
+    case 'boolean': maps.bool[name] = typed.value as boolean; break;
+    case 'date': maps.date[name] = toClickHouseTime(typed.value as string); break;
+    case 'array': maps.array[name] = typed.value as string[]; break;
+    case 'object':
+    case 'geopoint': maps.json[name] = JSON.stringify(typed.value); break;
+  }
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
+
+export class AudienceWriter {
+  constructor(private readonly ch: ClickHouse) {}
+
+  /** Loads the datasource states of users not in `states` yet (a user with none gets an empty map). */
+  async loadStates(states: ContactStates, users: ReadonlyArray<{ projectId: string; userId: string }>): Promise<void> {
+    const missing = users.filter((u) => !states.has(userKey(u.projectId, u.userId)));
+    for (const [projectId, group] of groupBy(missing, (u) => u.projectId)) {
+      const userIds = group.map((u) => u.userId);
+      for (const u of group) states.set(userKey(projectId, u.userId), new Map());
+      const result = await this.ch.client.query({
+        query: `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN {users:Array(String)}`,
+        query_params: { project: projectId, users: userIds },
+        format: 'JSONEachRow',
+      });
+      for (const row of await result.json<StateRow>()) {
+        states.get(userKey(row.project_id, row.user_id))?.set(row.datasource_id, JSON.parse(row.state) as DsContactState);
+      }
+    }
+  }
+
+  /** Which of these `<datasource>:<event id>` keys are already stored. */
+  async storedEventKeys(keys: ReadonlyArray<{ datasourceId: string; eventId: string }>): Promise<Set<string>> {
+    const stored = new Set<string>();
+    for (const [datasourceId, group] of groupBy(keys, (k) => k.datasourceId)) {
+      const result = await this.ch.client.query({
+        query: `SELECT event_id FROM ${this.ch.table('event_keys')} WHERE datasource_id = {ds:String} AND event_id IN {ids:Array(String)}`,
+        query_params: { ds: datasourceId, ids: group.map((k) => k.eventId) },
+        format: 'JSONEachRow',
+      });
+      for (const row of await result.json<{ event_id: string }>()) stored.add(`${datasourceId}:${row.event_id}`);
+    }
+    return stored;
+  }
+
+  async write(plan: WritePlan, states: ContactStates): Promise<{ contacts: number; events: number }> {
+    for (const [key, group] of groupBy(plan.deletions, (d) => `${d.projectId}|${d.datasourceId}`)) {
+      const [projectId, datasourceId] = key.split('|') as [string, string];
+      await this.ch.client.command({
+        query: `DELETE FROM ${this.ch.table('events')} WHERE project_id = {project:String} AND datasource_id = {ds:String} AND user_id IN {users:Array(String)}`,
+        query_params: { project: projectId, ds: datasourceId, users: group.map((d) => d.userId) },
+      });
+    }
+    const dsRows: Record<string, unknown>[] = [];
+    const audienceRows: Record<string, unknown>[] = [];
+    for (const [key, changed] of plan.changedUsers) {
+      const userStates = states.get(key) ?? new Map<string, DsContactState>();
+      for (const datasourceId of changed.datasources) {
+        const state = userStates.get(datasourceId);
+        if (!state) continue;
+        dsRows.push({
+          project_id: changed.projectId, user_id: changed.userId, datasource_id: datasourceId, version: state.version, deleted: state.deleted ? 1 : 0,
+          state: JSON.stringify(state), created_at: toClickHouseTime(state.createdAt), updated_at: toClickHouseTime(state.updatedAt),
+        });
+      }
+      audienceRows.push(audienceRow(changed.projectId, changed.userId, changed.version, [...userStates.values()]));
+    }
+    const inserts: Array<Promise<unknown>> = [];
+    const insert = (table: string, values: Record<string, unknown>[]): void => {
+      if (values.length > 0) inserts.push(this.ch.client.insert({ table: this.ch.table(table), values, format: 'JSONEachRow' }));
+    };
+    insert('ds_contacts', dsRows);
+    insert('audience', audienceRows);
+    insert('events', plan.events.map(eventRow));
+    insert('event_keys', plan.eventKeys.map((k) => ({ datasource_id: k.datasourceId, event_id: k.eventId, version: k.version })));
+    insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped })));
+    await Promise.all(inserts);
+    return { contacts: audienceRows.length, events: plan.events.length };
+  }
+}
+
+function audienceRow(projectId: string, userId: string, version: number, states: readonly DsContactState[]): Record<string, unknown> {
+  const id = audienceId(projectId, userId);
+  const merged = mergeAudience(states);
+  const base = { project_id: projectId, user_id: userId, audience_id: id, version, bucket: bucketOf(id) };
+  if (!merged) {
+    const now = toClickHouseTime(new Date().toISOString());
+    return { ...base, deleted: 1, datasource_ids: [], client_tags: [], tags: [], universal_search: '', created_at: now, updated_at: now };
+  }
+  const attr = (name: string): unknown => merged.attributes[name]?.value ?? null;
+  const maps = emptyMaps();
+  for (const [name, typed] of Object.entries(merged.attributes)) if (!name.startsWith('_')) putTyped(maps, name, typed);
+  const geo = attr('_geopoint') as { lat: number; lon: number } | null;
+  const imported = attr('_date_imported') as string | null;
+  return {
+    ...base,
+    deleted: 0,
+    datasource_ids: merged.datasourceIds,
+    first_name: attr('_first_name'), last_name: attr('_last_name'), email: attr('_email'), phone_mobile: attr('_phone_mobile'), country_code: attr('_country_code'),
+    client_tags: attr('_client_tags') ?? [], tags: [],
+    is_subscribed_sms: attr('_is_subscribed_sms'),
+    date_birthday: attr('_date_birthday'),
+    date_imported: imported === null ? null : toClickHouseTime(imported),
+    geo_lat: geo?.lat ?? null, geo_lon: geo?.lon ?? null,
+    attrs_string: maps.string, attrs_number: maps.number, attrs_bool: maps.bool, attrs_date: maps.date, attrs_array: maps.array, attrs_json: maps.json,
+    universal_search: universalSearchText(userId, [attr('_email'), attr('_phone_mobile'), attr('_first_name'), attr('_last_name')] as Array<string | null>),
+    created_at: toClickHouseTime(merged.createdAt), updated_at: toClickHouseTime(merged.updatedAt),
+  };
+}
+
+function eventRow(e: StoredEvent): Record<string, unknown> {
+  const maps = emptyMaps();
+  for (const [name, typed] of Object.entries(e.parameters)) putTyped(maps, name, typed);
+  return {
+    project_id: e.projectId, datasource_id: e.datasourceId, event_type: e.eventType, user_id: e.userId, audience_id: e.audienceId, event_id: e.eventId,
+    event_date: toClickHouseTime(e.eventDate), received_at: toClickHouseTime(e.receivedAt), source: 'api',
+    params_string: maps.string, params_number: maps.number, params_bool: maps.bool, params_date: maps.date, params_array: maps.array, params_json: maps.json,
+    version: e.version,
+  };
+}
