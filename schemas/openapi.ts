@@ -1,11 +1,15 @@
 // The OpenAPI 3.1 document served at /openapi.json, assembled from the same JSON Schemas
 // that ajv validates with (schemas/sms.ts), so the contract and the code cannot drift.
 import {
-  balanceSchema, bulkErrorSchema, dlrSchema, lookupCreateSchema, lookupSchema, priceEntrySchema, problemSchema,
+  balanceSchema, bulkErrorSchema, dlrHistoryEntrySchema, dlrSchema, groupCountSchema, ID_PATTERN, lookupCreateSchema, lookupSchema, priceEntrySchema, problemSchema,
   rateLimitedSchema, smsBulkSchema, smsCreateItemSchema, smsSchema, validationErrorSchema,
 } from './sms';
+import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../core/filters/grammar-a';
 
-const SCHEMAS = [smsCreateItemSchema, smsBulkSchema, smsSchema, lookupCreateSchema, lookupSchema, balanceSchema, priceEntrySchema, dlrSchema, problemSchema, validationErrorSchema, bulkErrorSchema, rateLimitedSchema];
+const SCHEMAS = [
+  smsCreateItemSchema, smsBulkSchema, smsSchema, lookupCreateSchema, lookupSchema, balanceSchema, priceEntrySchema, dlrSchema, problemSchema, validationErrorSchema,
+  bulkErrorSchema, rateLimitedSchema, groupCountSchema, dlrHistoryEntrySchema,
+];
 
 /** JSON Schema → OpenAPI component: drop $id, point bare $refs at components. */
 function component(schema: object): unknown {
@@ -18,10 +22,11 @@ function component(schema: object): unknown {
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+// spec 1 §8: on every response, so required on every documented one.
 const rateHeaders = {
-  'X-RateLimit-Limit': { schema: { type: 'integer' }, description: 'Requests allowed in the window' },
-  'X-RateLimit-Remaining': { schema: { type: 'integer' }, description: 'Requests left in the window' },
-  'X-RateLimit-Reset': { schema: { type: 'integer' }, description: 'Unix time of the counter reset' },
+  'X-RateLimit-Limit': { required: true, schema: { type: 'integer', minimum: 0 }, description: 'Requests allowed in the window' },
+  'X-RateLimit-Remaining': { required: true, schema: { type: 'integer', minimum: 0 }, description: 'Requests left in the window' },
+  'X-RateLimit-Reset': { required: true, schema: { type: 'integer', minimum: 0 }, description: 'Unix time of the counter reset' },
 };
 const problem = (description: string) => ({ description, headers: rateHeaders, ...json(ref('Problem')) });
 const ERRORS: Record<string, unknown> = {
@@ -30,20 +35,32 @@ const ERRORS: Record<string, unknown> = {
   402: problem('Balance exhausted'),
   404: problem('Not found or not visible to this token'),
   413: problem('Body too large, or more than 100 bulk items'),
+  415: problem('The body is not application/json (or a +json type) in UTF-8, or its Content-Encoding is not identity, gzip, deflate or br'),
   422: { description: 'Invalid fields', headers: rateHeaders, ...json(ref('ValidationError')) },
   429: { description: 'Rate limit reached', headers: rateHeaders, ...json(ref('RateLimited')) },
   500: problem('Internal error; retry with backoff'),
 };
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), ERRORS[c]]));
 const ok = (status: number, schema: unknown) => ({ [status]: { description: 'Success', headers: rateHeaders, ...json(schema) } });
-const listParams = [
-  { name: '_sort', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields; `:-` descending' },
-  { name: '_start', in: 'query', schema: { type: 'integer', minimum: 0 } },
-  { name: '_limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000 } },
-  { name: '_group', in: 'query', schema: { type: 'string' }, description: 'hourly, daily, monthly or a field' },
-  { name: '_q', in: 'query', schema: { type: 'string' }, description: 'Grammar A JSON form' },
-];
-const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }];
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** What the list endpoints enforce (core/filters/grammar-a, docs/grammar-a.md); a request breaking it is a 400. */
+function listParams(catalogue: Catalogue): unknown[] {
+  const field = `(?:${catalogue.map((f) => escapeRegExp(f.name)).join('|')})`;
+  const key = `\\s*${field}(?::[+-]?)?\\s*`;
+  const exclusive = 'Cannot be combined with `_q` (400).';
+  return [
+    { name: '_sort', in: 'query', schema: { type: 'string', pattern: `^${key}(?:,${key})*$` }, description: `Comma-separated fields of the catalogue; \`:-\` descending. ${exclusive}` },
+    { name: '_start', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999 }, description: `Offset; only together with \`_limit\` (400 alone). ${exclusive}` },
+    { name: '_limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, description: `Page size; only together with \`_start\` (400 alone). ${exclusive}` },
+    { name: '_group', in: 'query', schema: { type: 'string', enum: ['hourly', 'daily', 'monthly', ...catalogue.map((f) => f.name)] }, description: `Count per time bucket or field value: the entities are then GroupCount objects. ${exclusive}` },
+    {
+      name: '_q', in: 'query', schema: { type: 'string', contentMediaType: 'application/json' },
+      description: 'Grammar A JSON form `{ filter, sort, paging, group }`. Exclusive: with `_q`, no other filter, `_sort`, `_start`, `_limit` or `_group` parameter may be given (400). The URL form `<field>_<operator>=<value>` (docs/grammar-a.md) is not listed as parameters; an unknown field or operator is a 400.',
+    },
+  ];
+}
+const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: ID_PATTERN }, description: 'A UUIDv7; any other value is a 400, an unknown or foreign id a 404.' }];
+const listOf = (item: string) => ({ type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: { anyOf: [ref(item), ref('GroupCount')] } } } });
 
 export function openApiDocument(): Record<string, unknown> {
   return {
@@ -54,25 +71,31 @@ export function openApiDocument(): Record<string, unknown> {
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer' },
-        accessToken: { type: 'apiKey', in: 'query', name: 'access_token' },
+        accessToken: { type: 'apiKey', in: 'query', name: 'access_token', description: 'For quick checks only (spec 1 §5). Never together with an Authorization header: conflicting credentials are a 401.' },
       },
       schemas: Object.fromEntries(SCHEMAS.map((s) => [s.$id, component(s)])),
     },
     paths: {
       '/sms': {
-        get: { summary: 'List messages', parameters: listParams, responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('Sms') } } }), ...errors(400, 401, 429, 500) } },
-        post: { summary: 'Send one SMS', requestBody: { required: true, ...json(ref('SmsCreateItem')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 402, 413, 422, 429, 500) } },
+        get: { summary: 'List messages', parameters: listParams(SMS_FIELDS), responses: { ...ok(200, listOf('Sms')), ...errors(400, 401, 429, 500) } },
+        post: { summary: 'Send one SMS', requestBody: { required: true, ...json(ref('SmsCreateItem')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
       },
       '/sms/bulk': {
         post: {
           summary: 'Send up to 100 SMS', requestBody: { required: true, ...json(ref('SmsBulk')) },
-          responses: { ...ok(201, { type: 'object', properties: { entities: { type: 'array', items: ref('Sms') }, errors: { type: 'array', items: ref('BulkError') } } }), ...errors(400, 401, 402, 413, 422, 429, 500) },
+          responses: { ...ok(201, { type: 'object', properties: { entities: { type: 'array', items: ref('Sms') }, errors: { type: 'array', items: ref('BulkError') } } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) },
         },
       },
       '/sms/{id}': { get: { summary: 'Read one message', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 404, 429, 500) } } },
+      '/sms/{id}/dlrs': {
+        get: {
+          summary: 'Status transitions of one message and its webhook attempts (beyond spec 1; docs/lifecycle.md)', parameters: idParam,
+          responses: { ...ok(200, { type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: ref('DlrHistoryEntry') } } }), ...errors(400, 401, 404, 429, 500) },
+        },
+      },
       '/lookup': {
-        get: { summary: 'List lookups', parameters: listParams, responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('Lookup') } } }), ...errors(400, 401, 429, 500) } },
-        post: { summary: 'Look up a number (HLR)', requestBody: { required: true, ...json(ref('LookupCreate')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Lookup') } }), ...errors(400, 401, 402, 413, 422, 429, 500) } },
+        get: { summary: 'List lookups', parameters: listParams(LOOKUP_FIELDS), responses: { ...ok(200, listOf('Lookup')), ...errors(400, 401, 429, 500) } },
+        post: { summary: 'Look up a number (HLR)', requestBody: { required: true, ...json(ref('LookupCreate')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Lookup') } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
       },
       '/lookup/{id}': { get: { summary: 'Read one lookup', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Lookup') } }), ...errors(400, 401, 404, 429, 500) } } },
       '/organization/account': { get: { summary: 'Balance', responses: { ...ok(200, { type: 'object', properties: { entity: ref('Balance') } }), ...errors(400, 401, 429, 500) } } },

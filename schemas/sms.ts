@@ -6,6 +6,8 @@ import type { FromSchema } from 'json-schema-to-ts';
 /** 3 to 11 printable ASCII characters, no leading or trailing space (a blank sender id is refused, not trimmed); or 3 to 14 digits. */
 export const FROM_PATTERN = '^(?:[\\x21-\\x7E][\\x20-\\x7E]{1,9}[\\x21-\\x7E]|\\+?[0-9]{3,14})$';
 export const E164_PATTERN = '^\\+?[1-9][0-9]{1,14}$';
+/** Resource ids are UUIDv7 (core/ids.ts); anything else in a path is a 400, a well-formed unknown id a 404. */
+export const ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$';
 
 export const smsCreateItemSchema = {
   $id: 'SmsCreateItem',
@@ -15,8 +17,8 @@ export const smsCreateItemSchema = {
   required: ['from', 'to', 'text'],
   properties: {
     from: { type: 'string', minLength: 3, maxLength: 14, pattern: FROM_PATTERN, description: 'Sender id: 3 to 11 printable ASCII characters that do not start or end with a space, or 3 to 14 digits (optional leading +).' },
-    to: { type: 'string', minLength: 1, maxLength: 15, pattern: E164_PATTERN, description: 'Destination in E.164 format, at most 15 characters.' },
-    text: { type: 'string', minLength: 1, description: 'Message body; at most 10 segments.' },
+    to: { type: 'string', minLength: 1, maxLength: 15, pattern: E164_PATTERN, description: 'Destination in E.164 format, at most 15 characters, with or without "+"; it must also be a valid number of its country (libphonenumber) and the country must have a price in the profile, else 422.' },
+    text: { type: 'string', minLength: 1, description: 'Message body; at most 10 segments. With allowUnicode false, characters outside GSM-7 are transliterated where a documented transliteration exists (quotes, dashes, accents); any other character (emoji, control characters, most scripts) is a 422 naming it. Unpaired UTF-16 surrogates are a 422.' },
     allowUnicode: { type: 'boolean', default: false },
     clientId: { type: 'string', minLength: 1, maxLength: 40, description: 'Caller reference, unique per SMS per project.' },
   },
@@ -38,7 +40,7 @@ export const lookupCreateSchema = {
   additionalProperties: false,
   required: ['to'],
   properties: {
-    to: { type: 'string', minLength: 1, maxLength: 15, pattern: E164_PATTERN, description: 'E.164 number, at most 15 characters.' },
+    to: { type: 'string', minLength: 1, maxLength: 15, pattern: E164_PATTERN, description: 'E.164 number, at most 15 characters; also a valid number of a country with a lookup price, else 422.' },
   },
 } as const;
 export type LookupCreate = FromSchema<typeof lookupCreateSchema>;
@@ -51,7 +53,7 @@ export const smsSchema = {
   description: 'spec 1 §2.2',
   required: ['id', 'clientId', 'status', 'from', 'country', 'to', 'normalizedTo', 'charsCount', 'text', 'deliveredText', 'messagesCount', 'encoding', 'unicode', 'allowUnicode', 'charged', 'createdAt'],
   properties: {
-    id: { type: 'string' },
+    id: { type: 'string', pattern: ID_PATTERN },
     clientId: { type: ['string', 'null'] },
     status: { type: 'string', enum: ['queued', 'sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown'] },
     statusCode: { type: ['integer', 'null'] },
@@ -83,7 +85,7 @@ export const lookupSchema = {
   description: 'spec 1 §2.4',
   required: ['id', 'status', 'country', 'to', 'normalizedTo'],
   properties: {
-    id: { type: 'string' },
+    id: { type: 'string', pattern: ID_PATTERN },
     status: { type: 'string', enum: ['delivered', 'failed'] },
     country: { type: 'string' },
     to: { type: 'string' },
@@ -153,6 +155,38 @@ export const bulkErrorSchema = {
     index: { type: 'integer', description: 'Position of the item in the request array.' },
     clientId: { type: ['string', 'null'] },
     fields: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+  },
+} as const;
+
+export const groupCountSchema = {
+  $id: 'GroupCount',
+  type: 'object',
+  description: 'One group of a list with `_group` (docs/grammar-a.md): the group value as text (null for rows without one) and its row count.',
+  required: ['group', 'count'],
+  properties: { group: { type: ['string', 'null'] }, count: { type: 'integer', minimum: 0 } },
+} as const;
+
+export const dlrHistoryEntrySchema = {
+  $id: 'DlrHistoryEntry',
+  type: 'object',
+  description: 'One status transition of a message and each webhook attempt to deliver it as a DLR (docs/lifecycle.md).',
+  required: ['seq', 'status', 'code', 'eventAt', 'attempts'],
+  properties: {
+    seq: { type: 'integer' },
+    status: { type: 'string' },
+    code: { type: 'integer' },
+    eventAt: { type: 'string', format: 'date-time' },
+    attempts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['attempt', 'outcome', 'responseStatus', 'latencyMs', 'error', 'at'],
+        properties: {
+          attempt: { type: 'integer' }, outcome: { type: 'string' }, responseStatus: { type: ['integer', 'null'] }, latencyMs: { type: 'number' },
+          error: { type: ['string', 'null'] }, at: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
   },
 } as const;
 
