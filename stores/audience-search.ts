@@ -1,0 +1,139 @@
+// Audience search (spec 3 §4.2) over ClickHouse: the compiled Grammar B filter, the filter*
+// restrictions, keyset paging with signed cursors, the total, and aggregations. Every
+// statement reads `audience FINAL` with `deleted = 0` scoped to the path's project, and
+// events only through subqueries scoped to the same project.
+import {
+  compileFilter, loadSegments, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
+  type Aggregation, type AudienceQuery, type SearchRequest, type SegmentSource, type SqlContext,
+} from '../core/filters/grammar-b';
+import type { ClickHouse } from '../infra/clickhouse';
+import { contactEntity, ESSENTIAL_COLUMNS, FULL_COLUMNS, type ContactRow } from './audience-rows';
+
+export interface SearchScope {
+  readonly project: string;
+  /** IANA name; whole days, roundings and anniversaries follow it. */
+  readonly timezone: string;
+  readonly now: Date;
+}
+
+export interface SearchResult {
+  readonly entities: Record<string, unknown>[];
+  readonly total: number;
+  readonly cursor: string | null;
+  readonly aggregations?: Record<string, unknown>;
+}
+
+interface Plan {
+  readonly c: SqlContext;
+  /** project scope, tree and restrictions: the rows the query is about. */
+  readonly where: string;
+}
+
+export class AudienceSearch {
+  constructor(private readonly ch: ClickHouse, private readonly segments: SegmentSource, private readonly cursorKey: Buffer) {}
+
+  private tables() {
+    return { audience: this.ch.table('audience'), events: this.ch.table('events') };
+  }
+
+  private async plan(query: AudienceQuery, scope: SearchScope): Promise<Plan> {
+    const c = sqlContext(new ParamBinder(), this.tables(), scope.project, scope.timezone, scope.now);
+    const segments = await loadSegments(query.root, scope.project, this.segments);
+    const parts = [`project_id = ${c.project}`, 'deleted = 0', compileFilter(query.root, c, segments), ...restrictionsSql(query.restrictions, c)];
+    return { c, where: parts.filter((p) => p !== '1').join(' AND ') };
+  }
+
+  /** The SQL and parameters of the first page, for benchmarks and tests that compare plans. */
+  async explain(query: AudienceQuery, scope: SearchScope): Promise<{ sql: string; params: Record<string, unknown> }> {
+    const plan = await this.plan(query, scope);
+    return { sql: this.pageSql(query, plan, null), params: plan.c.binder.params };
+  }
+
+  private pageSql(query: AudienceQuery, plan: Plan, after: readonly [string | number, string] | null): string {
+    const { c } = plan;
+    const dir = query.sort.asc ? 'ASC' : 'DESC';
+    let keyset = '';
+    if (after !== null) {
+      const cmp = query.sort.asc ? '>' : '<';
+      const k = c.binder.bind(query.sort.type, after[0]);
+      const u = c.binder.bind('String', after[1]);
+      keyset = ` AND (${query.sort.sql} ${cmp} ${k} OR (${query.sort.sql} = ${k} AND user_id ${cmp} ${u}))`;
+    }
+    const columns = query.includeAllData ? FULL_COLUMNS : ESSENTIAL_COLUMNS;
+    return `SELECT ${columns}, ${query.sort.sql} AS __sort FROM ${c.tables.audience} FINAL WHERE ${plan.where}${keyset}
+      ORDER BY __sort ${dir}, user_id ${dir} LIMIT ${c.binder.bind('UInt32', query.limit + 1)} OFFSET ${c.binder.bind('UInt32', after === null ? query.offset : 0)}`;
+  }
+
+  async search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> {
+    let query: AudienceQuery;
+    let after: readonly [string | number, string] | null = null;
+    if (request.kind === 'cursor') {
+      const state = openCursor(this.cursorKey, request.cursor, scope.project, scope.now.getTime());
+      query = parseQuery(state.continuation, request.limit ?? state.limit);
+      after = state.after;
+    } else {
+      query = request.query;
+    }
+    const plan = await this.plan(query, scope);
+    const { c } = plan;
+    const totalSql = `SELECT count() AS n FROM ${c.tables.audience} FINAL WHERE ${plan.where}`;
+    const rows = query.limit === 0 ? [] : await this.rows<ContactRow & { __sort: string | number }>(this.pageSql(query, plan, after), c.binder.params);
+    const total = Number((await this.rows<{ n: string | number }>(totalSql, c.binder.params))[0]?.n ?? 0);
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    const cursor = rows.length > query.limit && last !== undefined
+      ? signCursor(this.cursorKey, { project: scope.project, continuation: query.continuation, after: [last.__sort, last.user_id], limit: query.limit }, scope.now.getTime())
+      : null;
+    const result: SearchResult = { entities: page.map((r) => contactEntity(r, query.includeAllData)), total, cursor };
+    if (query.aggregations.length === 0 || request.kind === 'cursor') return result;
+    return { ...result, aggregations: await this.aggregate(query.aggregations, plan) };
+  }
+
+  private async rows<R>(query: string, params: Record<string, unknown>): Promise<R[]> {
+    const result = await this.ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
+    return result.json<R>();
+  }
+
+  private async aggregate(aggs: readonly Aggregation[], plan: Plan): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    const contacts = `SELECT * FROM ${plan.c.tables.audience} FINAL WHERE ${plan.where}`;
+    for (const agg of aggs) {
+      if (agg.kind === 'nested') {
+        const events = `SELECT * FROM ${plan.c.tables.events} AS e WHERE e.project_id = ${plan.c.project}
+          AND e.user_id IN (SELECT user_id FROM ${plan.c.tables.audience} FINAL WHERE ${plan.where})`;
+        const inner: Record<string, unknown> = {};
+        for (const a of agg.aggs) inner[a.name] = await this.one(a, `(${events}) AS e`, true, plan.c);
+        const n = await this.rows<{ n: string }>(`SELECT count() AS n FROM (${events})`, plan.c.binder.params);
+        out[agg.name] = { count: Number(n[0]?.n ?? 0), aggregations: inner };
+      } else {
+        out[agg.name] = await this.one(agg, `(${contacts})`, false, plan.c);
+      }
+    }
+    return out;
+  }
+
+  private async one(agg: Aggregation, from: string, events: boolean, c: SqlContext): Promise<unknown> {
+    if (agg.kind === 'terms') {
+      const values = termValues(agg.field, events, c);
+      const sql = `SELECT key, n, sum(n) OVER () AS all FROM (SELECT arrayJoin(${values}) AS key, count() AS n FROM ${from} GROUP BY key)
+        ORDER BY n DESC, key ASC LIMIT ${c.binder.bind('UInt32', agg.size)}`;
+      const rows = await this.rows<{ key: string; n: string; all: string }>(sql, c.binder.params);
+      const buckets = rows.map((r) => ({ key: r.key, count: Number(r.n) }));
+      const all = Number(rows[0]?.all ?? 0);
+      const shown = buckets.reduce((s, b) => s + b.count, 0);
+      return agg.otherBucket ? { buckets, other: { key: agg.otherLabel, count: all - shown } } : { buckets };
+    }
+    if (agg.kind === 'range') {
+      const v = rangeValue(agg.field, events, c);
+      const counts = agg.ranges.map((r, i) => {
+        const parts = [`isNotNull(${v.sql})`];
+        if (r.from !== null) parts.push(`${v.sql} >= ${rangeBound(r.from, c)}`);
+        if (r.to !== null) parts.push(`${v.sql} < ${rangeBound(r.to, c)}`);
+        return `countIf(${parts.join(' AND ')}) AS r${i}`;
+      });
+      const row = (await this.rows<Record<string, string>>(`SELECT ${counts.join(', ')} FROM ${from}`, c.binder.params))[0] ?? {};
+      return { buckets: agg.ranges.map((r, i) => ({ key: r.key, from: r.from, to: r.to, count: Number(row[`r${i}`] ?? 0) })) };
+    }
+    throw new TypeError('nested aggregations do not nest');
+  }
+}
