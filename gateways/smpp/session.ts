@@ -5,18 +5,18 @@
 import type { Session } from 'smpp';
 import type { Logger } from '../../infra/logger';
 import type { SubmitOutcome } from './batcher';
-import { decideBind, bindingProblem, sessionLimit, type BindChecks } from './bind';
+import { bindingProblem, decideBind, sessionLimit, type BindChecks } from './bind';
 import { TokenBucket } from './limits';
 import { UNBIND_WAIT_MS, type Binding, type BindMode, type SmppOptions } from './options';
 import type { MessageReader } from './ports';
 import {
-  assembleText, COMMAND, concatKey, CorruptPduError, isResponse, readBind, readQuerySm, readSubmitSm, responseTo, SmppConnection, STATUS, statusName,
-  UNSUPPORTED_REQUESTS, withMessageId, type DataCoding, type Frame, type Reassembler,
+  COMMAND, CorruptPduError, isResponse, readBind, responseTo, SmppConnection, STATUS, statusName, UNSUPPORTED_REQUESTS, withMessageId,
+  type DataCoding, type Frame, type Reassembler,
 } from './protocol';
-import { queryAnswer } from './receipts';
 import type { Receiver, ReceiverPool } from './receivers';
 import type { Submissions } from './accept';
-import { interpretSubmit, type SubmitFields } from './submit';
+import { querySm, submitSm } from './requests';
+import type { SubmitFields } from './submit';
 
 export interface HeldPart {
   readonly session: CustomerSession;
@@ -60,10 +60,10 @@ export class CustomerSession implements Receiver {
   private bindingInProgress = false;
   private lastActivity = performance.now();
   private readonly openedAt = this.lastActivity;
-  private readonly bucket: TokenBucket;
+  readonly bucket: TokenBucket;
   private readonly log: Logger;
 
-  constructor(session: Session, private readonly ctx: SessionContext) {
+  constructor(session: Session, readonly ctx: SessionContext) {
     const { options } = ctx;
     this.log = ctx.log;
     this.bucket = new TokenBucket(options.maxSubmitsPerSecond, options.submitBurst ?? options.maxSubmitsPerSecond);
@@ -132,7 +132,7 @@ export class CustomerSession implements Receiver {
     this.ctx.receivers.detach(this, b.token.id);
   }
 
-  private respondError(commandId: number, sequence: number, status: number): void {
+  respondError(commandId: number, sequence: number, status: number): void {
     this.conn.sendHeader(responseTo(commandId), status, sequence);
   }
 
@@ -151,10 +151,10 @@ export class CustomerSession implements Receiver {
       }
       switch (commandId) {
         case COMMAND.submit_sm:
-          this.onSubmit(frame);
+          submitSm(this, frame);
           return;
         case COMMAND.query_sm:
-          void this.onQuery(frame).catch((err: unknown) => {
+          void querySm(this, frame).catch((err: unknown) => {
             this.log.error({ err }, 'smpp: query_sm failed');
             this.respondError(commandId, sequence, STATUS.ESME_RSYSERR);
           });
@@ -206,67 +206,6 @@ export class CustomerSession implements Receiver {
       return undefined;
     } finally {
       this.bindingInProgress = false;
-    }
-  }
-
-  private onSubmit(frame: Frame): void {
-    const { sequence } = frame.header;
-    const refuse = (status: number): void => this.respondError(COMMAND.submit_sm, sequence, status);
-    const binding = this.binding;
-    if (!binding || !this.canSubmit) return refuse(STATUS.ESME_RINVBNDSTS);
-    const submit = readSubmitSm(frame.pdu);
-    if (this.inFlight >= this.ctx.options.window) return refuse(STATUS.ESME_RTHROTTLED);
-    if (!this.bucket.take()) return refuse(STATUS.ESME_RTHROTTLED);
-    if (bindingProblem(this.ctx.directory, binding)) {
-      this.unbindAndClose('credentials no longer valid');
-      return refuse(STATUS.ESME_RINVBNDSTS);
-    }
-    const interpreted = interpretSubmit(submit);
-    if (interpreted.kind === 'refused') {
-      this.log.debug({ systemId: binding.systemId, status: statusName(interpreted.status), reason: interpreted.reason }, 'smpp: submit_sm refused');
-      return refuse(interpreted.status);
-    }
-    if (interpreted.kind === 'whole') {
-      this.inFlight++;
-      void this.ctx.submissions.accept(binding, interpreted.fields, interpreted.text).then((outcome) => this.answerSubmit(sequence, outcome, false));
-      return undefined;
-    }
-    if (this.held >= this.ctx.options.maxHeldParts) return refuse(STATUS.ESME_RMSGQFUL);
-    // Held parts leave the window: a client may send a message of more parts than its window.
-    this.held++;
-    const { fields, concat, body } = interpreted;
-    const complete = this.ctx.reassembler.add(concatKey(binding.systemId, fields.from, fields.to, concat), { concat, body, meta: { fields, dataCoding: fields.dataCoding }, waiter: { session: this, sequence } });
-    if (!complete) return undefined;
-    const answerAll = (outcome: SubmitOutcome): void => {
-      for (const w of complete.waiters) w.session.answerSubmit(w.sequence, outcome, true);
-    };
-    let text: string;
-    try {
-      text = assembleText(complete.parts.map((p) => ({ seq: p.seq, body: p.body, dataCoding: p.meta.dataCoding })));
-    } catch {
-      return answerAll({ ok: false, status: STATUS.ESME_RINVMSGLEN, reason: 'a UCS-2 body must have an even number of octets' });
-    }
-    void this.ctx.submissions.accept(binding, complete.parts[0]?.meta.fields ?? fields, text).then(answerAll);
-    return undefined;
-  }
-
-  private async onQuery(frame: Frame): Promise<void> {
-    const { sequence } = frame.header;
-    const binding = this.binding;
-    if (!binding || !this.canSubmit) return this.respondError(COMMAND.query_sm, sequence, STATUS.ESME_RINVBNDSTS);
-    const query = readQuerySm(frame.pdu);
-    if (this.inFlight >= this.ctx.options.window) return this.respondError(COMMAND.query_sm, sequence, STATUS.ESME_RTHROTTLED);
-    this.inFlight++;
-    try {
-      const message = await this.ctx.states.get(query.messageId).catch(() => null);
-      if (!message || message.orgId !== binding.token.orgId || message.projectId !== (binding.token.projectId ?? '')) {
-        return this.respondError(COMMAND.query_sm, sequence, STATUS.ESME_RQUERYFAIL);
-      }
-      const answer = queryAnswer(message);
-      this.conn.send('query_sm_resp', { sequence_number: sequence, message_id: message.id, final_date: answer.finalDate ?? '', message_state: answer.messageState, error_code: answer.errorCode });
-      return undefined;
-    } finally {
-      this.inFlight--;
     }
   }
 

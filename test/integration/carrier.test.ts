@@ -13,8 +13,7 @@ import { splitSegments, toGsm7Bytes } from '../../core/sms/encoding';
 import { createLogger } from '../../infra/logger';
 import { connectNats, STREAMS, SUBJECTS, type Nats } from '../../infra/nats';
 import { sleep } from '../../infra/supervisor';
-import { startCarrierConnector, type CarrierConnector } from '../../roles/carrier-connector';
-import { startCarrierSimulator, type CarrierSimulator, type MoReply } from '../../roles/carrier-simulator';
+import { startCarrierConnector, startCarrierSimulator, type CarrierConnector, type CarrierSimulator, type MoReply } from '../../gateways/carrier';
 import { stack } from '../support/stack';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { suite: 'carrier' });

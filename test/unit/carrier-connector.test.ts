@@ -1,4 +1,5 @@
-import { carrierIdKey, deliveredBody, inboundId, isReceipt, normalizeAddress, pickRoute, submitPdus } from '../../roles/carrier-connector';
+import { carrierIdKey, inboundId, normalizeAddress, pickRoute, submitPdus } from '../../gateways/carrier';
+import { deliveredBody, isReceipt } from '../../gateways/smpp/protocol';
 import type { CarrierRoute } from '../../config';
 import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
 
