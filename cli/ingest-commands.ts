@@ -48,10 +48,10 @@ export function registerIngestCommands(program: Command, action: Action, print: 
       print(`datasource ${updated.id} strict=${updated.strict}`, updated);
     }));
   datasource.command('rate-limit').description('grant a datasource its own requests-per-minute ceiling on one ingestion endpoint')
-    .requiredOption('--datasource <id>').requiredOption('--endpoint <name>', 'ingest-contacts, ingest-events, ingest-delete, ingest-stream or ingest-specs')
+    .requiredOption('--datasource <id>').requiredOption('--endpoint <name>', 'ingest-contacts, ingest-events, ingest-delete, ingest-contact, ingest-stream or ingest-specs')
     .option('--per-minute <n>').option('--reset', 'back to the default')
     .action(action(async (ctx, o: { datasource: string; endpoint: string; perMinute?: string; reset?: boolean }) => {
-      if (!['ingest-contacts', 'ingest-events', 'ingest-delete', 'ingest-stream', 'ingest-specs'].includes(o.endpoint)) throw new Error(`unknown endpoint "${o.endpoint}"`);
+      if (!['ingest-contacts', 'ingest-events', 'ingest-delete', 'ingest-contact', 'ingest-stream', 'ingest-specs'].includes(o.endpoint)) throw new Error(`unknown endpoint "${o.endpoint}"`);
       const perMinute = o.reset ? null : Number(o.perMinute);
       if (perMinute !== null && (!Number.isInteger(perMinute) || perMinute < 1)) throw new Error('give --per-minute <positive integer> or --reset');
       const updated = await store(ctx).setRateLimit(o.datasource, o.endpoint, perMinute);

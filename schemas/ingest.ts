@@ -153,6 +153,11 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {
     [`${root}/contacts`]: batch('IngestContact', 'Upsert up to 100 contacts'),
     [`${root}/contacts/{userId}`]: {
+      get: {
+        summary: 'Read one contact: this datasource\'s attributes, the merged audience record, its event count (beyond spec 2)', tags: ['ingestion'],
+        parameters: [...params, { name: 'userId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } }],
+        responses: { 200: { description: 'The contact', headers, ...json({ type: 'object', properties: { entity: { type: 'object' } } }) }, ...errors },
+      },
       delete: {
         summary: 'Delete a contact and its events', tags: ['ingestion'],
         parameters: [...params, { name: 'userId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } }],

@@ -13,6 +13,7 @@ import type { AccountDirectory } from '../../stores/account-directory';
 import type { DatasourceDirectory, SpecsToRecord } from '../../stores/datasource-store';
 import type { RateLimiter } from '../../stores/rate-limiter';
 import type { UsageWindow } from '../../stores/ingest-usage';
+import type { ContactView } from '../../stores/audience-reader';
 import { authenticate } from './auth';
 import type { ErrorFormatter } from './errors';
 
@@ -29,6 +30,7 @@ export interface IngestServices {
   readonly specs: { recordInferred(datasourceId: string, specs: SpecsToRecord): Promise<void> };
   readonly bus: { publish(message: IngestMessage): Promise<number>; waitApplied(seq: number, timeoutMs: number): Promise<boolean> };
   readonly usage: { recent(datasourceId: string): Promise<{ lastHour: UsageWindow; lastDay: UsageWindow }> };
+  readonly contacts: { contact(projectId: string, datasourceId: string, userId: string): Promise<ContactView | null> };
   readonly rateLimiter: RateLimiter;
 }
 
@@ -156,6 +158,15 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
     // Durable from here; waiting makes "gone from every query" true when the 204 arrives (DESIGN §5).
     await services.bus.waitApplied(seq, options.deleteWaitMs);
     res.status(204).end();
+  }));
+
+  router.get('/stream/contacts/:userId', stamp, auth, datasourceFor(['ingest:read', 'ingest:write']), gate('contact'), handle(async (req, res) => {
+    const userId = String(req.params['userId']);
+    const problem = idProblem(userId);
+    if (problem) throw new AppError('WRONG_SHAPE', `userId ${problem}`);
+    const contact = await services.contacts.contact(req.datasource.projectId, req.datasource.id, userId);
+    if (!contact) throw new AppError('NOT_FOUND', `no contact "${userId}" in this datasource (written contacts appear within about a second)`);
+    res.json({ entity: contact });
   }));
 
   router.get('/stream', stamp, auth, datasourceFor(['ingest:read', 'ingest:write']), gate('stream'), handle(async (req, res) => {
