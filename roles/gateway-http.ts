@@ -7,16 +7,35 @@ import { LookupService } from '../core/lookup/lookup';
 import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
 import { createHttpApp, type SmsServices } from '../gateways/http/app';
+import type { IngestServices } from '../gateways/http/ingest-api';
 import { createHttpServer } from '../gateways/http/server';
 import { DlrHistory } from '../stores/dlr-history';
 import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
+import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
+import { JetStreamIngestBus } from '../stores/ingest-bus';
+import { IngestUsage } from '../stores/ingest-usage';
+import { AudienceReader } from '../stores/audience-reader';
 import type { Engines } from './engines';
 
 export interface HttpRole {
   readonly server: Server;
   stop(): Promise<void>;
+}
+
+/** The ingestion API's services over this process's engines (ClickHouse only for the usage read). */
+export function buildIngestServices(engines: Engines): IngestServices {
+  if (!engines.clickhouse) throw new Error('gateway-http needs ClickHouse in its process');
+  return {
+    accounts: engines.directory,
+    datasources: new DatasourceDirectory(engines.directory),
+    specs: new DatasourceStore(engines.nats.kv.accounts, engines.accounts),
+    bus: new JetStreamIngestBus(engines.nats.js, engines.nats.kv.ingestState),
+    usage: new IngestUsage(engines.clickhouse),
+    contacts: new AudienceReader(engines.clickhouse),
+    rateLimiter: engines.rateLimiter,
+  };
 }
 
 export async function buildSmsServices(engines: Engines): Promise<{ services: SmsServices; close(): void }> {
@@ -40,7 +59,7 @@ export async function buildSmsServices(engines: Engines): Promise<{ services: Sm
 
 export async function startHttpGateway(config: Config, engines: Engines, log: Logger): Promise<HttpRole> {
   const built = await buildSmsServices(engines);
-  const app = createHttpApp({ config, engines, services: built.services, log });
+  const app = createHttpApp({ config, engines, services: built.services, ingest: buildIngestServices(engines), log });
   // Header/request timeouts and full responses for the HTTP parser's own refusals.
   const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {

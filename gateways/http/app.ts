@@ -19,6 +19,7 @@ import { openApiDocument } from '../../schemas/openapi';
 import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
 import { routePattern } from './routes';
 import { smsApiRouter } from './sms-api';
+import { ingestErrorFormat, ingestRouter, type IngestServices } from './ingest-api';
 
 /** The services behind the SMS API routes, built once per process by roles/gateway-http.ts. */
 export interface SmsServices {
@@ -35,6 +36,8 @@ export interface HttpDeps {
   readonly config: Config;
   readonly engines: Engines;
   readonly services: SmsServices;
+  /** The ingestion API's services (spec 2), mounted at config.ingest.basePath when given. */
+  readonly ingest?: IngestServices;
   readonly log: Logger;
 }
 
@@ -58,6 +61,13 @@ export function createHttpApp(deps: HttpDeps): Express {
   app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
   app.use(opsRouter(deps.engines.probes));
   app.get('/openapi.json', (_req, res) => { res.json(openApiDocument()); });
+  errorFormats.register(deps.config.ingest.basePath, ingestErrorFormat);
+  if (deps.ingest) {
+    app.use(`${deps.config.ingest.basePath}/project/:project/datasource/:datasource`, ingestRouter(deps.ingest, {
+      bodyLimitBytes: deps.config.http.bodyLimitBytes, ratePerMinute: deps.config.ingest.ratePerMinute,
+      authFailuresPerMinute: addresses, deleteWaitMs: 5000,
+    }));
+  }
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
   app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy', addresses }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));
