@@ -50,6 +50,11 @@ const TRANSLITERATIONS: ReadonlyMap<string, string> = new Map([
   ['\u2010', '-'], ['\u2011', '-'], ['\u2012', '-'], ['\u2013', '-'], ['\u2014', '-'], ['\u2015', '-'],
   ['\u2026', '...'],
   ['\u00a0', ' '], ['\u2007', ' '], ['\u202f', ' '],
+  // Letters and signs of Latin-1/Latin-9 (SMPP data_coding 3) that GSM-7 lacks and whose
+  // accents cannot simply be stripped; the soft hyphen is invisible, so it is dropped.
+  ['\u0152', 'OE'], ['\u0153', 'oe'], ['\u00d0', 'D'], ['\u00f0', 'd'], ['\u00de', 'TH'], ['\u00fe', 'th'],
+  ['\u00aa', 'a'], ['\u00ba', 'o'], ['\u00b9', '1'], ['\u00b2', '2'], ['\u00b3', '3'], ['\u00d7', 'x'],
+  ['\u00a9', '(c)'], ['\u00ae', '(R)'], ['\u00ad', ''],
 ]);
 
 // Latin-9 differs from Latin-1 (which Buffer decodes natively) in exactly these eight bytes.

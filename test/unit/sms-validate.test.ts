@@ -51,6 +51,12 @@ describe('DESIGN §4 / issue 14 item 7: texts GSM-7 cannot carry faithfully', ()
     expect(checked.fields['text']?.[0]).toMatch(/and 4 more/);
   });
 
+  test('Latin-9 letters GSM-7 lacks (SMPP data_coding 3) are transliterated: Œ → OE, þ → th, © → (c), soft hyphen dropped', () => {
+    expect(untransliterable('Œuvre þorn © a\u00adb')).toEqual([]);
+    expect(encodeText('Œuvre þorn © a\u00adb', false).deliveredText).toBe('OEuvre thorn (c) ab');
+    expect(untransliterable('25°C ±1')).toEqual(['°', '±']);
+  });
+
   test('documented transliterations are still applied, not refused', () => {
     expect(checkSmsItem(item({ text: '“Olá” – café…' })).ok).toBe(true);
     expect(encodeText('“Olá” – café…', false).deliveredText).toBe('"Ola" - café...');
