@@ -49,7 +49,7 @@ class World {
   });
 
   app(): ReturnType<typeof createHttpApp> {
-    const config = { http: { bodyLimitBytes: 64 * 1024 }, rateLimits: { perMinute: 1000, bulkPerMinute: 1000 } } as unknown as Config;
+    const config = { http: { bodyLimitBytes: 64 * 1024 }, rateLimits: { perMinute: 1000, bulkPerMinute: 1000 }, ingest: { basePath: '/ingest/v1', ratePerMinute: 1000 } } as unknown as Config;
     const engines = {
       probes: {},
       directory: { authenticate: (value: string) => this.principals.get(value), prices: () => [] },
@@ -152,6 +152,13 @@ describe('issue 14: the HTTP gateway under hostile input (in-process app, in-mem
       const res = await raw(`${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
       expect(res.status).toBe(400);
       expect(res.json).toEqual({ title: 'Bad Request', status: 400, detail: expect.stringContaining('percent-encoding') });
+      expectRateHeaders(res.headers);
+    });
+
+    test('issue 14 item 1: under a prefix with its own error format (ingestion, spec 2 §7) the same 400 has that API\'s body', async () => {
+      const res = await raw(`GET /ingest/v1/project/p/datasource/%ff/stream/contacts HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ message: expect.stringContaining('percent-encoding') });
       expectRateHeaders(res.headers);
     });
 
