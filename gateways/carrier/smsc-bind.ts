@@ -55,7 +55,13 @@ export class SmscBind {
       this.log.warn('carrier: bind not answered in time; reconnecting');
       session.destroy();
     }, BIND_TIMEOUT_MS);
-    session.on('error', (err) => this.log.debug({ err }, 'carrier: session error'));
+    session.on('error', (err) => {
+      // The smpp package stops reading a session at the first PDU it cannot frame or parse (and
+      // a socket error ends it anyway): drop it and bind again rather than wait for the
+      // enquire_link watchdog of a session that looks alive.
+      this.log.warn({ err }, 'carrier: session error; reconnecting');
+      session.destroy();
+    });
     session.on('close', () => {
       clearTimeout(bindTimer);
       this.closed(session);

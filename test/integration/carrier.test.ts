@@ -3,6 +3,7 @@
 // carrier.events it should; concatenation, receipt redelivery, MO, no route and reconnects.
 import { freePort } from '../support/global-setup';
 import { randomBytes, randomInt } from 'node:crypto';
+import { createConnection } from 'node:net';
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import { connect as smppConnect, createServer as smppCreateServer, type PDU, type Session } from 'smpp';
 import type { CarrierRoute } from '../../config';
@@ -306,6 +307,73 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
       expect((await call((cb) => v5.unbind({}, cb))).command_status).toBe(0);
     } finally {
       v5.destroy();
+    }
+  });
+
+  // Issue 14 item 8, siblings on the carrier side: the simulator frames PDUs as the customer
+  // server does, and the connector drops a session its SMPP reader gave up on.
+  test('the simulator answers a corrupt PDU with generic_nack and closes on a command_length it cannot frame', async () => {
+    const header = (length: number, commandId: number, sequence: number): Buffer => {
+      const b = Buffer.alloc(16);
+      b.writeUInt32BE(length, 0);
+      b.writeUInt32BE(commandId, 4);
+      b.writeUInt32BE(sequence, 12);
+      return b;
+    };
+    const socket = createConnection({ host: '127.0.0.1', port });
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const nackOf = async (sequence: number): Promise<number | undefined> => {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const all = Buffer.concat(received);
+        for (let at = 0; at + 16 <= all.length; at += all.readUInt32BE(at)) {
+          if (all.readUInt32BE(at + 4) === 0x80000000 && all.readUInt32BE(at + 12) === sequence) return all.readUInt32BE(at + 8);
+          if (all.readUInt32BE(at) < 16) break;
+        }
+        if (Date.now() > deadline) return undefined;
+        await sleep(20);
+      }
+    };
+    socket.write(Buffer.concat([header(20, 0x00000002, 1), Buffer.from('abcd')])); // bind_transmitter without NULs
+    expect(await nackOf(1)).toBe(0x02);
+    socket.write(header(0x7fffffff, 0x00000004, 2));
+    expect(await nackOf(2)).toBe(0x02);
+    await closed;
+  });
+
+  test('the connector drops a session whose PDUs its reader cannot frame, and binds again', async () => {
+    let binds = 0;
+    const fake = smppCreateServer((session) => {
+      session.on('error', () => undefined);
+      session.on('unbind', (pdu) => session.send(pdu.response(), () => session.close()));
+      session.on('bind_transceiver', (pdu) => {
+        binds++;
+        session.send(pdu.response({ system_id: 'fake' }));
+        if (binds === 1) {
+          const garbage = Buffer.alloc(16);
+          garbage.writeUInt32BE(0x7fffffff, 0);
+          garbage.writeUInt32BE(0x00000005, 4);
+          setTimeout(() => session.socket.write(garbage), 50);
+        }
+      });
+    });
+    const fakePort = await freePort();
+    await new Promise<void>((resolve) => fake.listen(fakePort, '127.0.0.1', resolve));
+    const consumer = `carrier-connector-garbage-${RUN}`;
+    const garbled = await startCarrierConnector({
+      routes: [{ name: `fake-garbage-${RUN}`, host: '127.0.0.1', port: fakePort, systemId: 'x', password: 'y', prefixes: [], window: 1 }], nats, log, consumer, subject: `carrier.submit.garbage-${RUN}`,
+    });
+    try {
+      const deadline = Date.now() + 10_000;
+      while (binds < 2 && Date.now() < deadline) await sleep(50);
+      expect(binds).toBe(2);
+    } finally {
+      await garbled.stop();
+      await nats.jsm.consumers.delete(STREAMS.carrier.name, consumer);
+      await new Promise((resolve) => fake.close(resolve));
     }
   });
 
