@@ -25,3 +25,17 @@ export const clickhouseRowsWritten = new Counter({
   labelNames: ['table'] as const,
   registers: [registry],
 });
+
+export const ingestVisibility = new Histogram({
+  name: 'ingest_visibility_seconds',
+  help: 'From the 202 of an ingestion request to its rows being queryable in ClickHouse (the ingest writer\'s lag), per stream message',
+  buckets: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+export const ingestItems = new Counter({
+  name: 'ingest_items_total',
+  help: 'Ingested items applied by the ingest writer, by endpoint and outcome (accepted, failed, duplicate, skipped)',
+  labelNames: ['endpoint', 'outcome'] as const,
+  registers: [registry],
+});

@@ -9,7 +9,7 @@ import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { decodeIngestMessage, planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
-import { clickhouseRowsWritten } from '../infra/metrics';
+import { clickhouseRowsWritten, ingestItems, ingestVisibility } from '../infra/metrics';
 import { ensureConsumer, INGEST_STATE_KEYS, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
 import { AudienceWriter } from '../stores/audience-writer';
 
@@ -60,6 +60,11 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     const written = await writer.write(plan, states);
     clickhouseRowsWritten.inc({ table: 'audience' }, written.contacts);
     clickhouseRowsWritten.inc({ table: 'events' }, written.events);
+    const now = Date.now();
+    for (const { message } of messages) ingestVisibility.observe(Math.max(0, now - Date.parse(message.receivedAt)) / 1000);
+    for (const u of plan.usage) {
+      for (const outcome of ['accepted', 'failed', 'duplicates', 'skipped'] as const) if (u[outcome] > 0) ingestItems.inc({ endpoint: u.endpoint, outcome }, u[outcome]);
+    }
   };
 
   let stopping = false;

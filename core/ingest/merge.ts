@@ -26,15 +26,20 @@ export interface DsContactState {
 export const versionOf = (sequence: number, index: number): number => sequence * 1000 + index;
 
 export function applyPatch(current: DsContactState | undefined, datasourceId: string, patch: ContactPatch, version: number, at: string): DsContactState {
-  if (current && current.version >= version) return current;
+  // Per attribute, so writes applied out of order still converge; only a deletion is a barrier.
+  if (current?.deleted && current.version >= version) return current;
   const live = current && !current.deleted ? current : undefined;
   const attributes: Record<string, VersionedValue> = { ...(live?.attributes ?? {}) };
+  let changed = live === undefined;
   for (const [name, typed] of Object.entries(patch.attributes)) {
     const previous = attributes[name];
     if (previous && previous.version >= version) continue;
     attributes[name] = typed === null ? { value: null, type: null, version } : { value: typed.value, type: typed.type, version };
+    changed = true;
   }
-  return { datasourceId, deleted: false, createdAt: live?.createdAt ?? at, updatedAt: at, version, attributes };
+  if (!changed && live) return live;
+  const latest = Math.max(live?.version ?? 0, version);
+  return { datasourceId, deleted: false, createdAt: live?.createdAt ?? at, updatedAt: latest === version ? at : (live as DsContactState).updatedAt, version: latest, attributes };
 }
 
 /** DELETE /stream/contacts/{userId}: the datasource's record becomes a tombstone (no-op when older). */

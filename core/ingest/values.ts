@@ -47,7 +47,6 @@ export function wellFormed(value: string): boolean {
 export function idProblem(value: unknown): string | null {
   if (typeof value !== 'string') return value === undefined ? 'is required' : 'must be a string';
   if (value.length === 0 || value.length > LIMITS.idLength) return `must be 1 to ${LIMITS.idLength} characters`;
-  // eslint-disable-next-line no-control-regex
   if (!wellFormed(value) || /[\u0000-\u001f\u007f]/.test(value)) return 'must not contain control characters or unpaired surrogates';
   return null;
 }
