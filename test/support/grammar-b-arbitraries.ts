@@ -254,7 +254,7 @@ export function restrictionsArb(w: World): fc.Arbitrary<J> {
     fc.subarray(DATASOURCES).map((l) => ({ filterDatasourceIds: l })),
     fc.constantFrom('an', 'EX', '+49', 'u1', '').map((v) => ({ filterUniversalSearch: v })),
     fc.constantFrom(0, 12.5, 50, 99.99, 100).map((v) => ({ filterSamplingPercent: v })),
-    fc.tuple(fc.integer({ min: 0, max: 120 }), fc.integer({ min: 80, max: 199 })).map(([a, b]) => ({ filterBucketMin: a, filterBucketMax: b })),
+    fc.tuple(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 100, max: 199 })).map(([a, b]) => ({ filterBucketMin: a, filterBucketMax: b })),
     fc.array(fc.integer({ min: 0, max: 199 }), { maxLength: 120 }).map((v) => ({ filterBucketIn: v })),
     fc.array(fc.integer({ min: 0, max: 199 }), { maxLength: 120 }).map((v) => ({ filterBucketNotIn: v })),
   );
