@@ -41,7 +41,9 @@ const ERRORS: Record<string, unknown> = {
   500: problem('Internal error; retry with backoff'),
 };
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), ERRORS[c]]));
-const ok = (status: number, schema: unknown) => ({ [status]: { description: 'Success', headers: rateHeaders, ...json(schema) } });
+const ok = (status: number, schema: unknown, links?: Record<string, unknown>) => ({ [status]: { description: 'Success', headers: rateHeaders, ...json(schema), ...(links ? { links } : {}) } });
+/** The created resource's id feeds the operations that read it (OpenAPI links). */
+const readBack = (...operationIds: string[]) => Object.fromEntries(operationIds.map((operationId) => [operationId, { operationId, parameters: { id: '$response.body#/entity/id' } }]));
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** What the list endpoints enforce (core/filters/grammar-a, docs/grammar-a.md); a request breaking it is a 400. */
 function listParams(catalogue: Catalogue): unknown[] {
@@ -77,30 +79,30 @@ export function openApiDocument(): Record<string, unknown> {
     },
     paths: {
       '/sms': {
-        get: { summary: 'List messages', parameters: listParams(SMS_FIELDS), responses: { ...ok(200, listOf('Sms')), ...errors(400, 401, 429, 500) } },
-        post: { summary: 'Send one SMS', requestBody: { required: true, ...json(ref('SmsCreateItem')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
+        get: { operationId: 'listSms', summary: 'List messages', parameters: listParams(SMS_FIELDS), responses: { ...ok(200, listOf('Sms')), ...errors(400, 401, 429, 500) } },
+        post: { operationId: 'sendSms', summary: 'Send one SMS', requestBody: { required: true, ...json(ref('SmsCreateItem')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Sms') } }, readBack('getSms', 'getSmsDlrs')), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
       },
       '/sms/bulk': {
         post: {
-          summary: 'Send up to 100 SMS', requestBody: { required: true, ...json(ref('SmsBulk')) },
+          operationId: 'sendSmsBulk', summary: 'Send up to 100 SMS', requestBody: { required: true, ...json(ref('SmsBulk')) },
           responses: { ...ok(201, { type: 'object', properties: { entities: { type: 'array', items: ref('Sms') }, errors: { type: 'array', items: ref('BulkError') } } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) },
         },
       },
-      '/sms/{id}': { get: { summary: 'Read one message', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 404, 429, 500) } } },
+      '/sms/{id}': { get: { operationId: 'getSms', summary: 'Read one message', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 404, 429, 500) } } },
       '/sms/{id}/dlrs': {
         get: {
-          summary: 'Status transitions of one message and its webhook attempts (beyond spec 1; docs/lifecycle.md)', parameters: idParam,
+          operationId: 'getSmsDlrs', summary: 'Status transitions of one message and its webhook attempts (beyond spec 1; docs/lifecycle.md)', parameters: idParam,
           responses: { ...ok(200, { type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: ref('DlrHistoryEntry') } } }), ...errors(400, 401, 404, 429, 500) },
         },
       },
       '/lookup': {
-        get: { summary: 'List lookups', parameters: listParams(LOOKUP_FIELDS), responses: { ...ok(200, listOf('Lookup')), ...errors(400, 401, 429, 500) } },
-        post: { summary: 'Look up a number (HLR)', requestBody: { required: true, ...json(ref('LookupCreate')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Lookup') } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
+        get: { operationId: 'listLookups', summary: 'List lookups', parameters: listParams(LOOKUP_FIELDS), responses: { ...ok(200, listOf('Lookup')), ...errors(400, 401, 429, 500) } },
+        post: { operationId: 'createLookup', summary: 'Look up a number (HLR)', requestBody: { required: true, ...json(ref('LookupCreate')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Lookup') } }, readBack('getLookup')), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
       },
-      '/lookup/{id}': { get: { summary: 'Read one lookup', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Lookup') } }), ...errors(400, 401, 404, 429, 500) } } },
-      '/organization/account': { get: { summary: 'Balance', responses: { ...ok(200, { type: 'object', properties: { entity: ref('Balance') } }), ...errors(400, 401, 429, 500) } } },
-      '/sms/price-profile/me/countries': { get: { summary: 'SMS prices per country (per segment)', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
-      '/lookup/price-profile/me/countries': { get: { summary: 'Lookup prices per country', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
+      '/lookup/{id}': { get: { operationId: 'getLookup', summary: 'Read one lookup', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Lookup') } }), ...errors(400, 401, 404, 429, 500) } } },
+      '/organization/account': { get: { operationId: 'getBalance', summary: 'Balance', responses: { ...ok(200, { type: 'object', properties: { entity: ref('Balance') } }), ...errors(400, 401, 429, 500) } } },
+      '/sms/price-profile/me/countries': { get: { operationId: 'getSmsPrices', summary: 'SMS prices per country (per segment)', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
+      '/lookup/price-profile/me/countries': { get: { operationId: 'getLookupPrices', summary: 'Lookup prices per country', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
     },
     webhooks: {
       dlr: { post: { summary: 'Delivery report (spec 1 §2.6)', requestBody: json(ref('Dlr')), responses: { 200: { description: 'Any 2xx acknowledges' } } } },

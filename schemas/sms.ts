@@ -30,8 +30,12 @@ export const smsBulkSchema = {
   type: 'array',
   minItems: 1,
   maxItems: 100,
-  items: { $ref: 'SmsCreateItem' },
-  description: 'spec 1 §4: a top-level array of 1 to 100 items, no wrapper object.',
+  // Each item is validated on its own (spec 1 §4 bulk rule 2): an item that is not a valid
+  // SmsCreateItem (wrong type, broken rule, not even an object) is reported in `errors` of the
+  // 201, never a refusal of the whole bulk. So the body takes any item; SmsCreateItem is the
+  // item that gets sent.
+  items: { anyOf: [{ $ref: 'SmsCreateItem' }, {}] },
+  description: 'spec 1 §4: a top-level array of 1 to 100 SmsCreateItem, no wrapper object. Items are validated one by one: an invalid item is reported in `errors` (with its index) and the others are sent.',
 } as const;
 
 export const lookupCreateSchema = {

@@ -30,17 +30,36 @@ const RULE_MESSAGES: Record<string, Record<string, string>> = {
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 
+/**
+ * Per-field messages keyed by names that come from the client: collected in a Map, because on
+ * a plain object a field named "__proto__" would read Object.prototype (a 500, found by the
+ * OpenAPI fuzz); Object.fromEntries then defines it as an ordinary own property.
+ */
+class FieldMessages {
+  private readonly byField = new Map<string, string[]>();
+
+  add(field: string, message: string): void {
+    const list = this.byField.get(field) ?? [];
+    if (!list.includes(message)) list.push(message);
+    this.byField.set(field, list);
+  }
+
+  toFieldErrors(): FieldErrors {
+    return Object.fromEntries(this.byField);
+  }
+}
+
 function describeTypes(typeErrors: readonly ErrorObject[]): ShapeProblem {
-  const fields: FieldErrors = {};
+  const fields = new FieldMessages();
   let first: { field: string; message: string } | undefined;
   for (const error of typeErrors) {
     const field = error.instancePath.slice(1).replace(/\//g, '.');
     const expected = String((error.params as { type?: string }).type ?? 'of another type');
     const message = field ? `must be ${expected === 'object' ? 'an object' : `a ${expected}`}` : `must be a JSON ${expected}`;
     first ??= { field, message };
-    (fields[field || 'item'] ??= []).push(message);
+    fields.add(field || 'item', message);
   }
-  return { field: first?.field ?? '', message: first?.message ?? 'has the wrong type', fields };
+  return { field: first?.field ?? '', message: first?.message ?? 'has the wrong type', fields: fields.toFieldErrors() };
 }
 
 const LISTED_CHARACTERS = 10;
@@ -77,21 +96,17 @@ function checker<T>(schema: { readonly required: readonly string[] }, rules?: (v
     const errors = validate.errors ?? [];
     const typeErrors = errors.filter((e) => e.keyword === 'type');
     if (typeErrors.length > 0) return { ok: false, shape: describeTypes(typeErrors) };
-    const fields: FieldErrors = {};
-    const add = (field: string, message: string): void => {
-      const list = (fields[field] ??= []);
-      if (!list.includes(message)) list.push(message);
-    };
+    const fields = new FieldMessages();
     for (const error of errors) {
       const params = error.params as { missingProperty?: string; additionalProperty?: string };
-      if (error.keyword === 'required' && params.missingProperty) add(params.missingProperty, 'is required');
-      else if (error.keyword === 'additionalProperties' && params.additionalProperty) add(params.additionalProperty, 'is not a known field');
+      if (error.keyword === 'required' && params.missingProperty) fields.add(params.missingProperty, 'is required');
+      else if (error.keyword === 'additionalProperties' && params.additionalProperty) fields.add(params.additionalProperty, 'is not a known field');
       else {
         const field = error.instancePath.slice(1);
-        add(field, RULE_MESSAGES[field]?.[error.keyword] ?? error.message ?? 'is invalid');
+        fields.add(field, (Object.hasOwn(RULE_MESSAGES, field) ? RULE_MESSAGES[field]?.[error.keyword] : undefined) ?? error.message ?? 'is invalid');
       }
     }
-    return { ok: false, fields };
+    return { ok: false, fields: fields.toFieldErrors() };
   };
 }
 

@@ -88,3 +88,14 @@ describe('issue 14 item 10: every wrongly typed field is reported', () => {
     });
   });
 });
+
+describe('unknown field names from the client are data, never object internals (found by the OpenAPI fuzz: a 500)', () => {
+  test.each([['__proto__'], ['constructor'], ['toString'], ['hasOwnProperty']])('an unknown field named %s → 422 "is not a known field" on that name', (name) => {
+    const checked = checkSmsItem(JSON.parse(`{"from":"TestCo","to":"+4915112345678","text":"x","${name}":[1]}`));
+    expect(checked.ok).toBe(false);
+    const fields = (checked as { fields: Record<string, string[]> }).fields;
+    expect(Object.keys(fields)).toEqual([name]);
+    expect(Object.getOwnPropertyDescriptor(fields, name)?.value).toEqual(['is not a known field']);
+    expect(JSON.parse(JSON.stringify(fields))).toEqual(JSON.parse(`{"${name}":["is not a known field"]}`));
+  });
+});
