@@ -12,6 +12,7 @@ import { AccountConflictError, AccountNotFoundError, AccountStore } from '../sto
 import { BalanceLedger } from '../stores/balance-ledger';
 import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
 import { checkIngestToken, registerIngestCommands } from './ingest-commands';
+import { registerAudienceCommands } from './audience-commands';
 import type { DlrDelivery } from '../workflows/types';
 import { writeFileSync } from 'node:fs';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -302,6 +303,7 @@ simulator.command('mo').description('make the simulator send a mobile-originated
   }));
 
 registerIngestCommands(program, action, print);
+registerAudienceCommands(program, action, print);
 
 const system = program.command('system').description('operations');
 system.command('probe').description('run the system probe workflow on the worker and print its answer').action(async () => {

@@ -17,11 +17,23 @@ import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store
 import { JetStreamIngestBus } from '../stores/ingest-bus';
 import { IngestUsage } from '../stores/ingest-usage';
 import { AudienceReader } from '../stores/audience-reader';
+import type { AudienceServices } from '../gateways/http/audience-api';
+import { audienceCursorKey } from '../stores/audience-cursor-key';
+import { AudienceSearch } from '../stores/audience-search';
+import { SegmentStore } from '../stores/segment-store';
 import type { Engines } from './engines';
 
 export interface HttpRole {
   readonly server: Server;
   stop(): Promise<void>;
+}
+
+/** The audience API's services (spec 3 §4.2): search over this process's ClickHouse, segments and cursor key in KV. */
+export async function buildAudienceServices(engines: Engines): Promise<AudienceServices> {
+  if (!engines.clickhouse) throw new Error('gateway-http needs ClickHouse in its process');
+  const segments = new SegmentStore(engines.nats.kv.accounts);
+  const search = new AudienceSearch(engines.clickhouse, segments, await audienceCursorKey(engines.nats.kv.accounts));
+  return { accounts: engines.directory, search, segments, rateLimiter: engines.rateLimiter };
 }
 
 /** The ingestion API's services over this process's engines (ClickHouse only for the usage read). */
@@ -59,7 +71,7 @@ export async function buildSmsServices(engines: Engines): Promise<{ services: Sm
 
 export async function startHttpGateway(config: Config, engines: Engines, log: Logger): Promise<HttpRole> {
   const built = await buildSmsServices(engines);
-  const app = createHttpApp({ config, engines, services: built.services, ingest: buildIngestServices(engines), log });
+  const app = createHttpApp({ config, engines, services: built.services, ingest: buildIngestServices(engines), audience: await buildAudienceServices(engines), log });
   // Header/request timeouts and full responses for the HTTP parser's own refusals.
   const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {

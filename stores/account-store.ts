@@ -100,6 +100,13 @@ export class AccountStore {
     return project;
   }
 
+  /** The project timezone (IANA name) of the audience filter (spec 3 §2.4); validated by the caller. */
+  async setProjectTimezone(id: string, timezone: string): Promise<Project> {
+    const project: Project = { ...(await this.getProject(id)), timezone };
+    await this.write(KEYS.project(id), project);
+    return project;
+  }
+
   async listProjects(orgId?: string): Promise<Project[]> {
     const all = await this.list<Project>('project');
     return orgId ? all.filter((p) => p.orgId === orgId) : all;

@@ -20,6 +20,8 @@ export interface Project {
   readonly orgId: string;
   readonly name: string;
   readonly createdAt: string;
+  /** IANA timezone for whole days, roundings and anniversaries of the audience filter; default UTC. */
+  readonly timezone?: string;
 }
 
 export interface Webhook {

@@ -1,0 +1,118 @@
+// Audience API (spec 3 §4.2) under /audience/v1/project/{project}: the search with the
+// audience filter (Grammar B) and the project's segments. Product tokens with the scope
+// `audience:search` for the path's project (spec 2 §5 rules): a missing, malformed, revoked or
+// wrong-kind token is a 401; an unknown project, another project's token or a token without
+// the scope is a 404 (never 403). Aggregations also need PROJECT_AGGREGATIONS: without it,
+// a 400 naming the scope (docs/grammar-b.md). Errors are `{ title, status, detail }`.
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { AppError } from '../../core/errors';
+import { compileFilter, loadSegments, ParamBinder, parseSearch, parseSegment, sqlContext, type SegmentSource } from '../../core/filters/grammar-b';
+import type { AccountDirectory } from '../../stores/account-directory';
+import type { SearchResult, SearchScope } from '../../stores/audience-search';
+import type { RateLimiter } from '../../stores/rate-limiter';
+import type { Segment } from '../../stores/segment-store';
+import type { SearchRequest } from '../../core/filters/grammar-b';
+import { authenticate } from './auth';
+import { rateLimit } from './rate-limit';
+
+export const AUDIENCE_API_BASE = '/audience/v1';
+export const SEARCH_SCOPE = 'audience:search';
+export const AGGREGATIONS_SCOPE = 'PROJECT_AGGREGATIONS';
+
+/** What the audience routes need, built once per process (roles/gateway-http.ts). */
+export interface AudienceServices {
+  readonly accounts: AccountDirectory;
+  readonly search: { search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> };
+  readonly segments: SegmentSource & {
+    get(project: string, slug: string): Promise<Segment | null>;
+    put(project: string, input: { slug: string; name: string; root: unknown }): Promise<{ segment: Segment; created: boolean }>;
+    list(project: string): Promise<Segment[]>;
+    remove(project: string, slug: string): Promise<boolean>;
+  };
+  readonly rateLimiter: RateLimiter;
+  /** Injectable clock for relative dates and cursor expiry. */
+  readonly now?: () => Date;
+}
+
+export interface AudienceOptions {
+  readonly bodyLimitBytes: number;
+  readonly ratePerMinute: number;
+  readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
+}
+
+type AsyncHandler = (req: Request, res: Response) => Promise<void>;
+const handle = (fn: AsyncHandler): RequestHandler => (req, res, next) => { fn(req, res).catch(next); };
+
+function segmentView(s: Segment): Record<string, unknown> {
+  return { slug: s.slug, name: s.name, root: s.root, createdAt: s.createdAt, updatedAt: s.updatedAt };
+}
+
+export function audienceRouter(services: AudienceServices, options: AudienceOptions): Router {
+  const router = Router({ mergeParams: true });
+  const auth = authenticate(services.accounts, ['product'], options.authFailuresPerMinute);
+  const now = services.now ?? ((): Date => new Date());
+  const json = express.json({
+    limit: options.bodyLimitBytes,
+    strict: false,
+    type: () => true,
+    verify: (_req, _res, buf) => {
+      if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
+    },
+  });
+
+  // The token must be a product token of this very project carrying the search scope.
+  const projectAccess: RequestHandler = (req, _res, next) => {
+    const id = String(req.params['project'] ?? '');
+    const project = services.accounts.project(id);
+    const { token, org } = req.principal;
+    if (!project || project.orgId !== org.id || token.projectId !== id || !token.scopes.includes(SEARCH_SCOPE)) {
+      next(new AppError('NOT_FOUND', `no project "${id.slice(0, 64)}" for this token: it needs a product token of that project with the scope ${SEARCH_SCOPE}`));
+      return;
+    }
+    next();
+  };
+  const guarded = (endpoint: string): RequestHandler[] => [auth, projectAccess, rateLimit(services.rateLimiter, `audience-${endpoint}`, options.ratePerMinute)];
+  const scopeOf = (req: Request): SearchScope => {
+    const project = services.accounts.project(String(req.params['project']));
+    return { project: String(req.params['project']), timezone: project?.timezone ?? 'UTC', now: now() };
+  };
+
+  router.post('/audience/search', ...guarded('search'), json, handle(async (req, res) => {
+    const request = parseSearch(req.body);
+    if (request.kind === 'query' && request.query.aggregations.length > 0 && !req.principal.token.scopes.includes(AGGREGATIONS_SCOPE)) {
+      throw new AppError('INVALID_FILTER', `aggregations: need the scope ${AGGREGATIONS_SCOPE}, which this token does not carry (spec 3 §4.2)`);
+    }
+    res.json(await services.search.search(request, scopeOf(req)));
+  }));
+
+  router.get('/segments', ...guarded('segments'), handle(async (req, res) => {
+    const found = await services.segments.list(String(req.params['project']));
+    res.json({ entities: found.map(segmentView) });
+  }));
+
+  router.post('/segments', ...guarded('segments'), json, handle(async (req, res) => {
+    const project = String(req.params['project']);
+    const input = parseSegment(req.body);
+    // Depth and cycles are checked now, with the new segment in place, as well as at search time.
+    const overlay: SegmentSource = { getRoot: (p, slug) => (slug === input.slug ? Promise.resolve(input.rawRoot) : services.segments.getRoot(p, slug)) };
+    const root = { kind: 'segment', path: 'root', key: input.slug, negate: false } as const;
+    const c = sqlContext(new ParamBinder(), { audience: 'audience', events: 'events' }, project, 'UTC', now());
+    compileFilter(root, c, await loadSegments(root, project, overlay));
+    const { segment, created } = await services.segments.put(project, { slug: input.slug, name: input.name, root: input.rawRoot });
+    res.status(created ? 201 : 200).json({ entity: segmentView(segment) });
+  }));
+
+  router.get('/segments/:slug', ...guarded('segments'), handle(async (req, res) => {
+    const segment = await services.segments.get(String(req.params['project']), String(req.params['slug']));
+    if (!segment) throw new AppError('NOT_FOUND', `no segment "${String(req.params['slug']).slice(0, 64)}" in this project`);
+    res.json({ entity: segmentView(segment) });
+  }));
+
+  router.delete('/segments/:slug', ...guarded('segments'), handle(async (req, res) => {
+    const removed = await services.segments.remove(String(req.params['project']), String(req.params['slug']));
+    if (!removed) throw new AppError('NOT_FOUND', `no segment "${String(req.params['slug']).slice(0, 64)}" in this project`);
+    res.status(204).end();
+  }));
+
+  return router;
+}
