@@ -5,10 +5,14 @@ import {
   rateLimitedSchema, smsBulkSchema, smsCreateItemSchema, smsSchema, validationErrorSchema,
 } from './sms';
 import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../core/filters/grammar-a';
+import {
+  aggregationSchema, audienceContactSchema, audienceNodeSchema, audienceSearchResponseSchema, audienceSearchSchema, SEGMENT_SLUG_PATTERN, segmentCreateSchema,
+} from './audience';
 
 const SCHEMAS = [
   smsCreateItemSchema, smsBulkSchema, smsSchema, lookupCreateSchema, lookupSchema, balanceSchema, priceEntrySchema, dlrSchema, problemSchema, validationErrorSchema,
   bulkErrorSchema, rateLimitedSchema, groupCountSchema, dlrHistoryEntrySchema,
+  audienceNodeSchema, aggregationSchema, audienceSearchSchema, segmentCreateSchema, audienceContactSchema, audienceSearchResponseSchema,
 ];
 
 /** JSON Schema → OpenAPI component: drop $id, point bare $refs at components. */
@@ -64,6 +68,33 @@ function listParams(catalogue: Catalogue): unknown[] {
 const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: ID_PATTERN }, description: 'A UUIDv7; any other value is a 400, an unknown or foreign id a 404.' }];
 const listOf = (item: string) => ({ type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: { anyOf: [ref(item), ref('GroupCount')] } } } });
 
+// The audience API (spec 3 §4.2, docs/grammar-b.md) lives under its own base path.
+const AUDIENCE_SERVERS = [{ url: '/audience/v1' }];
+const projectParam = { name: 'project', in: 'path', required: true, schema: { type: 'string' }, description: 'The project of the product token; another or unknown project is a 404.' };
+const slugParam = { name: 'slug', in: 'path', required: true, schema: { type: 'string', pattern: SEGMENT_SLUG_PATTERN } };
+const segmentEntity = { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, root: ref('AudienceNode'), createdAt: { type: 'string' }, updatedAt: { type: 'string' } } };
+const AUDIENCE_PATHS = {
+  '/project/{project}/audience/search': {
+    post: {
+      servers: AUDIENCE_SERVERS, operationId: 'searchAudience', summary: 'Search contacts with the audience filter (Grammar B). Product token with audience:search; aggregations also need PROJECT_AGGREGATIONS (else 400).',
+      parameters: [projectParam], requestBody: { required: true, ...json(ref('AudienceSearch')) },
+      responses: { ...ok(200, ref('AudienceSearchResponse')), ...errors(400, 401, 404, 413, 415, 429, 500) },
+    },
+  },
+  '/project/{project}/segments': {
+    get: { servers: AUDIENCE_SERVERS, operationId: 'listSegments', summary: 'Segments of the project', parameters: [projectParam], responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: segmentEntity } } }), ...errors(401, 404, 429, 500) } },
+    post: {
+      servers: AUDIENCE_SERVERS, operationId: 'putSegment', summary: 'Create (201) or replace (200) a segment; a cycle or nesting deeper than 4 is a 400', parameters: [projectParam],
+      requestBody: { required: true, ...json(ref('AudienceSegmentCreate')) },
+      responses: { ...ok(201, { type: 'object', properties: { entity: segmentEntity } }), ...ok(200, { type: 'object', properties: { entity: segmentEntity } }), ...errors(400, 401, 404, 413, 415, 429, 500) },
+    },
+  },
+  '/project/{project}/segments/{slug}': {
+    get: { servers: AUDIENCE_SERVERS, operationId: 'getSegment', summary: 'One segment', parameters: [projectParam, slugParam], responses: { ...ok(200, { type: 'object', properties: { entity: segmentEntity } }), ...errors(401, 404, 429, 500) } },
+    delete: { servers: AUDIENCE_SERVERS, operationId: 'deleteSegment', summary: 'Delete a segment (filters using it then match none)', parameters: [projectParam, slugParam], responses: { 204: { description: 'Deleted', headers: rateHeaders }, ...errors(401, 404, 429, 500) } },
+  },
+};
+
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -103,6 +134,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/organization/account': { get: { operationId: 'getBalance', summary: 'Balance', responses: { ...ok(200, { type: 'object', properties: { entity: ref('Balance') } }), ...errors(400, 401, 429, 500) } } },
       '/sms/price-profile/me/countries': { get: { operationId: 'getSmsPrices', summary: 'SMS prices per country (per segment)', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
       '/lookup/price-profile/me/countries': { get: { operationId: 'getLookupPrices', summary: 'Lookup prices per country', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
+      ...AUDIENCE_PATHS,
     },
     webhooks: {
       dlr: { post: { summary: 'Delivery report (spec 1 §2.6)', requestBody: json(ref('Dlr')), responses: { 200: { description: 'Any 2xx acknowledges' } } } },
