@@ -41,21 +41,22 @@ async function metricsText(httpUrl: string): Promise<string> {
   return (await fetch(`${httpUrl}/metrics`)).text();
 }
 
-/** Raw chdb: 100,000-row JSONEachRow inserts into the events table, rows/s (the ceiling). */
+/** Raw chdb: 100,000-row inserts into the events table (with its event_keys view), rows/s (the ceiling). */
 async function chdbCeiling(): Promise<number> {
   const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'bench_ceiling', embeddedPath: mkdtempSync(join(tmpdir(), 'bench-ingest-chdb-')) });
   try {
     await migrate(ch, createLogger('error'));
-    const rows = (offset: number) => Array.from({ length: 100_000 }, (_, i) => ({
-      project_id: 'p', datasource_id: 'd', event_type: 'purchase', user_id: `u${(offset + i) % USERS}`, audience_id: 'a', event_id: `e${offset + i}`,
-      event_date: '2026-11-23 10:00:00.000', received_at: '2026-11-23 10:00:00.000', source: 'api',
-      params_string: { sku: 'A1' }, params_number: { amount: i }, params_bool: {}, params_date: {}, params_array: {}, params_json: {}, version: offset + i,
-    }));
+    // The writer's own format (JSONCompactEachRow in column order), rows built beforehand: only the insert is timed.
+    const rows = (offset: number) => Array.from({ length: 100_000 }, (_, i) => [
+      'p', 'd', 'purchase', `u${(offset + i) % USERS}`, 'a', `e${offset + i}`, '2026-11-23 10:00:00.000', '2026-11-23 10:00:00.000', 'api',
+      { sku: 'A1' }, { amount: i }, {}, {}, {}, {}, offset + i,
+    ]);
+    const columns: [string, ...string[]] = ['project_id', 'datasource_id', 'event_type', 'user_id', 'audience_id', 'event_id', 'event_date', 'received_at', 'source', 'params_string', 'params_number', 'params_bool', 'params_date', 'params_array', 'params_json', 'version'];
     const rates: number[] = [];
     for (let r = 0; r < 3; r += 1) {
       const batch = rows(r * 100_000);
       const started = performance.now();
-      await ch.client.insert({ table: ch.table('events'), values: batch, format: 'JSONEachRow' });
+      await ch.client.insert({ table: ch.table('events'), values: batch, columns, format: 'JSONCompactEachRow' });
       rates.push(100_000 / ((performance.now() - started) / 1000));
     }
     return median(rates);
@@ -140,7 +141,7 @@ async function main(): Promise<void> {
       events: { acceptedPerSecond: median(eventsRuns.map((r) => r.itemsPerSecond)), p50: median(eventsRuns.map((r) => r.p50)), p99: median(eventsRuns.map((r) => r.p99)), runs: eventsRuns },
       visibility: { p50Seconds: histogramQuantile(metrics, 'ingest_visibility_seconds', 0.5), p99Seconds: histogramQuantile(metrics, 'ingest_visibility_seconds', 0.99), note: 'per stream message, reception → rows inserted; at the upper bound of its histogram bucket' },
       stored: { eventsSent: eventSeq, eventsAccepted: usage.usage.lastDay.events.accepted, duplicates: usage.usage.lastDay.events.duplicates, skipped: usage.usage.lastDay.events.skipped },
-      ceiling: { name: 'raw chdb JSONEachRow insert of 100,000 event rows, in the bench process', rowsPerSecond: ceiling },
+      ceiling: { name: 'raw chdb JSONCompactEachRow insert of 100,000 event rows (events table with its event_keys view), in the bench process', rowsPerSecond: ceiling },
     };
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(join(__dirname, 'results', 'ingest.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -96,16 +96,19 @@ export class AudienceWriter {
       }
       audienceRows.push(audienceRow(changed.projectId, changed.userId, changed.version, [...userStates.values()]));
     }
-    const inserts: Array<Promise<unknown>> = [];
-    const insert = (table: string, values: Record<string, unknown>[]): void => {
-      if (values.length > 0) inserts.push(this.ch.client.insert({ table: this.ch.table(table), values, format: 'JSONEachRow' }));
+    const insert = async (table: string, values: Record<string, unknown>[]): Promise<void> => {
+      if (values.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values, format: 'JSONEachRow' });
     };
-    insert('ds_contacts', dsRows);
-    insert('audience', audienceRows);
-    insert('events', plan.events.map(eventRow));
-    insert('event_keys', plan.eventKeys.map((k) => ({ datasource_id: k.datasourceId, event_id: k.eventId, version: k.version })));
-    insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped })));
-    await Promise.all(inserts);
+    // Events record their keys through event_keys_mv in the same INSERT (migration 0006);
+    // only keys of events a later deletion in this run dropped are written on their own, after.
+    const inserted = new Set(plan.events.map((e) => `${e.datasourceId}:${e.eventId}`));
+    const dropped = plan.eventKeys.filter((k) => !inserted.has(`${k.datasourceId}:${k.eventId}`));
+    await Promise.all([
+      insert('ds_contacts', dsRows),
+      insert('audience', audienceRows),
+      (plan.events.length > 0 ? this.ch.client.insert({ table: this.ch.table('events'), values: plan.events.map(eventRow), columns: [...EVENT_COLUMNS], format: 'JSONCompactEachRow' }) : Promise.resolve()).then(() => insert('event_keys', dropped.map((k) => ({ datasource_id: k.datasourceId, event_id: k.eventId, version: k.version })))),
+      insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
+    ]);
     return { contacts: audienceRows.length, events: plan.events.length };
   }
 }
@@ -139,13 +142,17 @@ function audienceRow(projectId: string, userId: string, version: number, states:
   };
 }
 
-function eventRow(e: StoredEvent): Record<string, unknown> {
+/** Events go as JSONCompactEachRow (arrays in this column order): measured about 1.5× the insert rate of JSONEachRow on chdb. */
+const EVENT_COLUMNS = [
+  'project_id', 'datasource_id', 'event_type', 'user_id', 'audience_id', 'event_id', 'event_date', 'received_at', 'source',
+  'params_string', 'params_number', 'params_bool', 'params_date', 'params_array', 'params_json', 'version',
+] as const;
+
+function eventRow(e: StoredEvent): unknown[] {
   const maps = emptyMaps();
   for (const [name, typed] of Object.entries(e.parameters)) putTyped(maps, name, typed);
-  return {
-    project_id: e.projectId, datasource_id: e.datasourceId, event_type: e.eventType, user_id: e.userId, audience_id: e.audienceId, event_id: e.eventId,
-    event_date: toClickHouseTime(e.eventDate), received_at: toClickHouseTime(e.receivedAt), source: 'api',
-    params_string: maps.string, params_number: maps.number, params_bool: maps.bool, params_date: maps.date, params_array: maps.array, params_json: maps.json,
-    version: e.version,
-  };
+  return [
+    e.projectId, e.datasourceId, e.eventType, e.userId, e.audienceId, e.eventId, toClickHouseTime(e.eventDate), toClickHouseTime(e.receivedAt), 'api',
+    maps.string, maps.number, maps.bool, maps.date, maps.array, maps.json, e.version,
+  ];
 }
