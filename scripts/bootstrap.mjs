@@ -12,6 +12,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsBin = join(root, '.tools', 'bin');
 
+// Python tools the test suites drive, pinned, in a venv at .tools/py (npm test only).
+export const PY_TOOLS = { schemathesis: '4.32.5' };
+const venv = join(root, '.tools', 'py');
+const venvPython = join(venv, 'bin', 'python');
+
 export const TOOLS = {
   temporal: { module: 'github.com/temporalio/cli/cmd/temporal', version: 'v1.5.1' },
   'nats-server': { module: 'github.com/nats-io/nats-server/v2', version: 'v2.15.2' },
@@ -114,6 +119,31 @@ function debianNatsServer() {
   return true;
 }
 
+function pyToolVersion(name) {
+  if (!existsSync(venvPython)) return null;
+  const probe = spawnSync(venvPython, ['-c', `import importlib.metadata as m; print(m.version(${JSON.stringify(name)}))`], { encoding: 'utf8' });
+  return probe.status === 0 ? probe.stdout.trim() : null;
+}
+
+// The OpenAPI fuzz (test/integration/openapi-fuzz.test.ts) runs schemathesis from PyPI.
+async function ensurePyTools() {
+  for (const [name, version] of Object.entries(PY_TOOLS)) {
+    if (pyToolVersion(name) === version) {
+      log(`${name}: present (${version})`);
+      continue;
+    }
+    if (!existsSync(venvPython)) {
+      if (spawnSync('python3', ['--version']).status !== 0) fail(`${name} needs Python 3 (python3 is not on PATH) for the OpenAPI fuzz in npm test.`);
+      const { code } = await run('python3', ['-m', 'venv', venv], { label: 'python3 -m venv' });
+      if (code !== 0) fail('python3 -m venv failed: install the venv module (Debian: python3-venv).');
+    }
+    log(`${name}: installing ${name}==${version} from PyPI into .tools/py (first time only, ~20 s)`);
+    const { code, seconds } = await run(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', `${name}==${version}`], { label: `pip install ${name}` });
+    if (code !== 0 || pyToolVersion(name) !== version) fail(`pip install ${name}==${version} failed: check that PyPI is reachable (pip config list).`);
+    log(`${name}: installed in ${seconds.toFixed(0)} s`);
+  }
+}
+
 async function main() {
   const started = Date.now();
   checkNode();
@@ -122,6 +152,8 @@ async function main() {
   const needTemporal = !process.env.TEMPORAL_ADDRESS || process.env.CI === 'true' || process.argv.includes('--all');
   // The two Go builds are independent: run them side by side.
   await Promise.all([needNats && ensureGoTool('nats-server'), needTemporal && ensureGoTool('temporal')].filter(Boolean));
+  // Test-only tools: for `npm test` (npm names the running script) or on request.
+  if (process.env.npm_lifecycle_event === 'test' || process.argv.includes('--fuzzer') || process.argv.includes('--all')) await ensurePyTools();
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

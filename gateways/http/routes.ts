@@ -54,11 +54,18 @@ function stackOf(app: Express): readonly LayerLike[] {
   return (app as unknown as { router: { stack: readonly LayerLike[] } }).router.stack;
 }
 
-/** Every route whose pattern matches `path` (a raw, undecoded path without query). */
+const paramsIn = (pattern: string): number => pattern.split('/').filter((segment) => segment.startsWith(':') || segment.startsWith('*')).length;
+
+/**
+ * The routes whose pattern matches `path` (a raw, undecoded path without query), the most
+ * specific only: `/sms/bulk` is the bulk resource, not a message id for `/sms/:id`, so its
+ * methods are those of `/sms/bulk` (GET /sms/bulk is a 405, as OPTIONS and the document say).
+ */
 export function routesFor(app: Express, path: string): RouteMatch[] {
   const out: RouteMatch[] = [];
   collect(stackOf(app), path, '', out);
-  return out;
+  const fewest = Math.min(...out.map((r) => paramsIn(r.pattern)));
+  return out.filter((r) => paramsIn(r.pattern) === fewest);
 }
 
 /** The methods `routes` take together, sorted (the Allow header); empty for no route. */
