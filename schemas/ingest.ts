@@ -116,7 +116,7 @@ export const eventSpecsSchema = {
 
 export const INGEST_SCHEMAS = [contactItemSchema, eventItemSchema, itemOutcomeSchema, batchOutcomeSchema, messageErrorSchema, streamInfoSchema, attributeSpecsSchema, eventSpecsSchema];
 
-/** The ingestion paths of the OpenAPI document, absolute under `base` (default /ingest/v1). */
+/** The ingestion paths of the OpenAPI document, relative to `base` (INGEST_BASE_PATH, default /ingest/v1), which each operation names as its server. */
 export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -128,6 +128,7 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   const message = (description: string) => ({ description, headers, ...json(ref('IngestError')) });
   const errors = {
     400: message('Body malformed or wrong shape: not an array, wrong JSON, empty, more than 100 items, over the size limit'),
+    415: message('The body is not sent as application/json (or a +json type) in UTF-8'),
     401: message('Token missing, malformed, revoked, or of a kind this API does not take'),
     404: message('Project or datasource unknown, or the token may not use it'),
     429: { description: 'Rate limit reached; retry after X-RateLimit-Reset; empty body', headers },
@@ -137,9 +138,9 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
     { name: 'project', in: 'path', required: true, schema: { type: 'string' } },
     { name: 'datasource', in: 'path', required: true, schema: { type: 'string' } },
   ];
-  const batch = (item: string, summary: string) => ({
+  const batch = (operationId: string, item: string, summary: string) => ({
     post: {
-      summary, tags: ['ingestion'], parameters: params,
+      operationId, summary, tags: ['ingestion'], parameters: params,
       requestBody: { required: true, ...json({ type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, items: ref(item) }) },
       responses: {
         202: { description: 'Accepted; inspect items', headers, ...json(ref('IngestBatchOutcome')) },
@@ -148,26 +149,27 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
       },
     },
   });
-  const root = `${base}/project/{project}/datasource/{datasource}/stream`;
-  // Absolute paths: the document's default server is the SMS API's base.
+  const root = '/project/{project}/datasource/{datasource}/stream';
   const paths: Record<string, Record<string, unknown>> = {
-    [`${root}/contacts`]: batch('IngestContact', 'Upsert up to 100 contacts'),
+    [`${root}/contacts`]: batch('ingestContacts', 'IngestContact', 'Upsert up to 100 contacts'),
     [`${root}/contacts/{userId}`]: {
       get: {
-        summary: 'Read one contact: this datasource\'s attributes, the merged audience record, its event count (beyond spec 2)', tags: ['ingestion'],
+        operationId: 'getIngestedContact', summary: 'Read one contact: this datasource\'s attributes, the merged audience record, its event count (beyond spec 2)', tags: ['ingestion'],
         parameters: [...params, { name: 'userId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } }],
         responses: { 200: { description: 'The contact', headers, ...json({ type: 'object', properties: { entity: { type: 'object' } } }) }, ...errors },
       },
       delete: {
-        summary: 'Delete a contact and its events', tags: ['ingestion'],
+        operationId: 'deleteContact', summary: 'Delete a contact and its events', tags: ['ingestion'],
         parameters: [...params, { name: 'userId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 256 } }],
         responses: { 204: { description: 'Deleted (also when it did not exist)', headers }, ...errors },
       },
     },
-    [`${root}/events`]: batch('IngestEvent', 'Append up to 100 events'),
-    [root]: { get: { summary: 'Credential probe, datasource and usage', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Valid', headers, ...json(ref('IngestStreamInfo')) }, ...errors } } },
-    [`${root}/specs/attributes`]: { get: { summary: 'Attributes the datasource accepts', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Attribute specs', headers, ...json(ref('IngestAttributeSpecs')) }, ...errors } } },
-    [`${root}/specs/events`]: { get: { summary: 'Event types and parameters the datasource accepts', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Event specs', headers, ...json(ref('IngestEventSpecs')) }, ...errors } } },
+    [`${root}/events`]: batch('ingestEvents', 'IngestEvent', 'Append up to 100 events'),
+    [root]: { get: { operationId: 'getStream', summary: 'Credential probe, datasource and usage', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Valid', headers, ...json(ref('IngestStreamInfo')) }, ...errors } } },
+    [`${root}/specs/attributes`]: { get: { operationId: 'getAttributeSpecs', summary: 'Attributes the datasource accepts', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Attribute specs', headers, ...json(ref('IngestAttributeSpecs')) }, ...errors } } },
+    [`${root}/specs/events`]: { get: { operationId: 'getEventSpecs', summary: 'Event types and parameters the datasource accepts', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Event specs', headers, ...json(ref('IngestEventSpecs')) }, ...errors } } },
   };
-  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, { servers: [{ url: '/' }], ...item }]));
+  // The document's default server is the SMS API's base: every ingestion operation names its own.
+  const servers = [{ url: base }];
+  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, Object.fromEntries(Object.entries(item).map(([method, op]) => [method, { servers, ...(op as object) }]))]));
 }

@@ -8,11 +8,13 @@ import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../core/fi
 import {
   aggregationSchema, audienceContactSchema, audienceNodeSchema, audienceSearchResponseSchema, audienceSearchSchema, SEGMENT_SLUG_PATTERN, segmentCreateSchema,
 } from './audience';
+import { INGEST_SCHEMAS, ingestOpenApiPaths } from './ingest';
 
 const SCHEMAS = [
   smsCreateItemSchema, smsBulkSchema, smsSchema, lookupCreateSchema, lookupSchema, balanceSchema, priceEntrySchema, dlrSchema, problemSchema, validationErrorSchema,
   bulkErrorSchema, rateLimitedSchema, groupCountSchema, dlrHistoryEntrySchema,
   audienceNodeSchema, aggregationSchema, audienceSearchSchema, segmentCreateSchema, audienceContactSchema, audienceSearchResponseSchema,
+  ...INGEST_SCHEMAS,
 ];
 
 /** JSON Schema → OpenAPI component: drop $id, point bare $refs at components. */
@@ -109,6 +111,8 @@ export function openApiDocument(): Record<string, unknown> {
       schemas: Object.fromEntries(SCHEMAS.map((s) => [s.$id, component(s)])),
     },
     paths: {
+      // The ingestion API (spec 2, docs/ingestion.md) under its default base path.
+      ...ingestOpenApiPaths('/ingest/v1'),
       '/sms': {
         get: { operationId: 'listSms', summary: 'List messages', parameters: listParams(SMS_FIELDS), responses: { ...ok(200, listOf('Sms')), ...errors(400, 401, 429, 500) } },
         post: { operationId: 'sendSms', summary: 'Send one SMS', requestBody: { required: true, ...json(ref('SmsCreateItem')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Sms') } }, readBack('getSms', 'getSmsDlrs')), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
