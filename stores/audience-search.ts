@@ -55,13 +55,14 @@ export class AudienceSearch {
     let keyset = '';
     if (after !== null) {
       const cmp = query.sort.asc ? '>' : '<';
-      const k = c.binder.bind(query.sort.type, after[0]);
       const u = c.binder.bind('String', after[1]);
-      keyset = ` AND (${query.sort.sql} ${cmp} ${k} OR (${query.sort.sql} = ${k} AND user_id ${cmp} ${u}))`;
+      // Sorted by _user_id alone, the key is the primary key's second column: a plain bound.
+      keyset = query.sort.sql === 'user_id' ? ` AND user_id ${cmp} ${u}`
+        : ` AND (${query.sort.sql} ${cmp} ${c.binder.bind(query.sort.type, after[0])} OR (${query.sort.sql} = ${c.binder.bind(query.sort.type, after[0])} AND user_id ${cmp} ${u}))`;
     }
     const columns = query.includeAllData ? FULL_COLUMNS : ESSENTIAL_COLUMNS;
     return `SELECT ${columns}, ${query.sort.sql} AS __sort FROM ${c.tables.audience} FINAL WHERE ${plan.where}${keyset}
-      ORDER BY __sort ${dir}, user_id ${dir} LIMIT ${c.binder.bind('UInt32', query.limit + 1)} OFFSET ${c.binder.bind('UInt32', after === null ? query.offset : 0)}`;
+      ORDER BY ${query.sort.sql === 'user_id' ? '' : `__sort ${dir}, `}user_id ${dir} LIMIT ${c.binder.bind('UInt32', query.limit + 1)} OFFSET ${c.binder.bind('UInt32', after === null ? query.offset : 0)}`;
   }
 
   async search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> {
@@ -77,16 +78,22 @@ export class AudienceSearch {
     const plan = await this.plan(query, scope);
     const { c } = plan;
     const totalSql = `SELECT count() AS n FROM ${c.tables.audience} FINAL WHERE ${plan.where}`;
-    const rows = query.limit === 0 ? [] : await this.rows<ContactRow & { __sort: string | number }>(this.pageSql(query, plan, after), c.binder.params);
-    const total = Number((await this.rows<{ n: string | number }>(totalSql, c.binder.params))[0]?.n ?? 0);
+    const pageSql = query.limit === 0 ? null : this.pageSql(query, plan, after);
+    // Aggregations are not repeated on cursor pages (docs/grammar-b.md).
+    const aggregating = query.aggregations.length === 0 || request.kind === 'cursor' ? null : this.aggregate(query.aggregations, plan);
+    const [rows, counted, aggregations] = await Promise.all([
+      pageSql === null ? Promise.resolve([]) : this.rows<ContactRow & { __sort: string | number }>(pageSql, c.binder.params),
+      this.rows<{ n: string | number }>(totalSql, c.binder.params),
+      aggregating,
+    ]);
+    const total = Number(counted[0]?.n ?? 0);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     const cursor = rows.length > query.limit && last !== undefined
       ? signCursor(this.cursorKey, { project: scope.project, continuation: query.continuation, after: [last.__sort, last.user_id], limit: query.limit }, scope.now.getTime())
       : null;
     const result: SearchResult = { entities: page.map((r) => contactEntity(r, query.includeAllData)), total, cursor };
-    if (query.aggregations.length === 0 || request.kind === 'cursor') return result;
-    return { ...result, aggregations: await this.aggregate(query.aggregations, plan) };
+    return aggregations === null ? result : { ...result, aggregations };
   }
 
   private async rows<R>(query: string, params: Record<string, unknown>): Promise<R[]> {

@@ -28,18 +28,21 @@ function textPredicate(base: BaseOperator, x: string, v: string): string {
 }
 
 function onScalarText(base: BaseOperator, x: string, v: Strings, c: SqlContext): string {
+  // One value: a plain comparison, which ClickHouse can use for index analysis.
+  if (base === 'matches-string' && v.values.length === 1) return `${x} = ${c.binder.bind('String', v.values[0])}`;
   if (base === 'matches-string' && !v.all) return `has(${c.binder.bind('Array(String)', v.values)}, ${x})`;
   return combine(v.values.map((s) => textPredicate(base, x, c.binder.bind('String', s))), v.all);
 }
 
 /** Rule 2: on a list, `||` (default) needs one value to match some element, `&&` every value. */
 function onListText(base: BaseOperator, list: string, v: Strings, c: SqlContext): string {
+  if (base === 'matches-string' && v.values.length === 1) return `has(${list}, ${c.binder.bind('String', v.values[0])})`;
   if (base === 'matches-string') return `${v.all ? 'hasAll' : 'hasAny'}(${list}, ${c.binder.bind('Array(String)', v.values)})`;
   return combine(v.values.map((s) => `arrayExists(_x -> ${textPredicate(base, '_x', c.binder.bind('String', s))}, ${list})`), v.all);
 }
 
 function onNumber(x: string, v: Numbers, c: SqlContext): string {
-  if (!v.all) return `has(${c.binder.bind('Array(Float64)', v.values)}, toFloat64(${x}))`;
+  if (!v.all && v.values.length > 1) return `has(${c.binder.bind('Array(Float64)', v.values)}, toFloat64(${x}))`;
   return combine(v.values.map((n) => `toFloat64(${x}) = ${c.binder.bind('Float64', n)}`), true);
 }
 
