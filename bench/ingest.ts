@@ -6,7 +6,7 @@
 // batch-insert rate of event rows as the ceiling. Figures printed and written to
 // bench/results/ingest.json. Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 32]
 import autocannon from 'autocannon';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +39,18 @@ function histogramQuantile(metrics: string, name: string, q: number): number | n
 
 async function metricsText(httpUrl: string): Promise<string> {
   return (await fetch(`${httpUrl}/metrics`)).text();
+}
+
+/** CPU seconds used so far by the product process (all its threads, chdb's included) and by nats-server. */
+async function cpuSeconds(httpUrl: string, dataDir: string): Promise<{ product: number; nats: number }> {
+  const product = Number(/^process_cpu_seconds_total (\S+)/m.exec(await metricsText(httpUrl))?.[1] ?? 0);
+  const pidFile = join(dataDir, 'run', 'nats-server.pid');
+  let nats = 0;
+  if (existsSync(pidFile)) {
+    const fields = readFileSync(`/proc/${readFileSync(pidFile, 'utf8').trim()}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    nats = (Number(fields[11]) + Number(fields[12])) / 100;
+  }
+  return { product, nats };
 }
 
 /** Raw chdb: 100,000-row inserts into the events table (with its event_keys view), rows/s (the ceiling). */
@@ -90,13 +102,6 @@ async function main(): Promise<void> {
       const n = eventSeq++;
       return { _user_id: `user-${n % USERS}`, _event_id: `evt-${n}`, _event_type: n % 2 ? 'purchase' : 'view', _event_parameters: { amount: n % 100, sku: `sku-${n % 50}` } };
     }));
-    const load = async (path: string, body: () => string): Promise<{ itemsPerSecond: number; p50: number; p99: number; non2xx: number }> => {
-      const result = await autocannon({
-        url: `${base}/${path}`, connections: CONNECTIONS, duration: SECONDS,
-        requests: [{ method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body() }) }],
-      });
-      return { itemsPerSecond: (result['2xx'] * BATCH) / SECONDS, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
-    };
     const drain = async (): Promise<void> => {
       // Wait until the writer has applied everything (its lag histogram stops growing).
       let last = '';
@@ -108,6 +113,22 @@ async function main(): Promise<void> {
       }
     };
 
+    interface Load { itemsPerSecond: number; p50: number; p99: number; non2xx: number; productCpuMsPer1000: number; natsCpuMsPer1000: number }
+    /** One load phase; CPU per 1000 items counts the writer's work too (measured until it has drained). */
+    const load = async (path: string, body: () => string): Promise<Load> => {
+      const before = await cpuSeconds(stack.info.httpUrl, stack.info.dataDir);
+      const result = await autocannon({
+        url: `${base}/${path}`, connections: CONNECTIONS, duration: SECONDS,
+        requests: [{ method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body() }) }],
+      });
+      await drain();
+      const after = await cpuSeconds(stack.info.httpUrl, stack.info.dataDir);
+      const items = result['2xx'] * BATCH;
+      return {
+        itemsPerSecond: items / SECONDS, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors,
+        productCpuMsPer1000: Number((((after.product - before.product) * 1e6) / items).toFixed(1)), natsCpuMsPer1000: Number((((after.nats - before.nats) * 1e6) / items).toFixed(1)),
+      };
+    };
     // Enough contacts first that every event has one (else events are skipped, spec 2 §3).
     log(`creating ${USERS} contacts for the events`);
     for (let i = 0; i < USERS / BATCH; i += 1) {
@@ -120,13 +141,11 @@ async function main(): Promise<void> {
     const eventsRuns = [];
     for (let r = 0; r < RUNS; r += 1) {
       const c = await load('contacts', contactBody);
-      log(`contacts run ${r + 1}/${RUNS}: ${c.itemsPerSecond.toFixed(0)} upserts/s, p50 ${c.p50} ms, p99 ${c.p99} ms, non-2xx ${c.non2xx}`);
+      log(`contacts run ${r + 1}/${RUNS}: ${c.itemsPerSecond.toFixed(0)} upserts/s, p50 ${c.p50} ms, p99 ${c.p99} ms, non-2xx ${c.non2xx}; CPU per 1000: product ${c.productCpuMsPer1000} ms, nats-server ${c.natsCpuMsPer1000} ms`);
       contactsRuns.push(c);
-      await drain();
       const e = await load('events', eventBody);
-      log(`events run ${r + 1}/${RUNS}: ${e.itemsPerSecond.toFixed(0)} events/s, p50 ${e.p50} ms, p99 ${e.p99} ms, non-2xx ${e.non2xx}`);
+      log(`events run ${r + 1}/${RUNS}: ${e.itemsPerSecond.toFixed(0)} events/s, p50 ${e.p50} ms, p99 ${e.p99} ms, non-2xx ${e.non2xx}; CPU per 1000: product ${e.productCpuMsPer1000} ms, nats-server ${e.natsCpuMsPer1000} ms`);
       eventsRuns.push(e);
-      await drain();
     }
     const metrics = await metricsText(stack.info.httpUrl);
     const usage = (await (await fetch(base, { headers })).json()) as { usage: { lastDay: { events: { accepted: number; duplicates: number; skipped: number } } } };
@@ -137,8 +156,14 @@ async function main(): Promise<void> {
       machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
       conditions: `embedded stack (nats-server, chdb), product roles gateway-http + ingest-writer in one process; autocannon in the same machine, ${CONNECTIONS} connections, ${BATCH}-item batches; ${RUNS} runs of ${SECONDS} s each; medians`,
       at: new Date().toISOString(),
-      contacts: { upsertsPerSecond: median(contactsRuns.map((r) => r.itemsPerSecond)), p50: median(contactsRuns.map((r) => r.p50)), p99: median(contactsRuns.map((r) => r.p99)), runs: contactsRuns },
-      events: { acceptedPerSecond: median(eventsRuns.map((r) => r.itemsPerSecond)), p50: median(eventsRuns.map((r) => r.p50)), p99: median(eventsRuns.map((r) => r.p99)), runs: eventsRuns },
+      contacts: {
+        upsertsPerSecond: median(contactsRuns.map((r) => r.itemsPerSecond)), p50: median(contactsRuns.map((r) => r.p50)), p99: median(contactsRuns.map((r) => r.p99)),
+        productCpuMsPer1000: median(contactsRuns.map((r) => r.productCpuMsPer1000)), natsCpuMsPer1000: median(contactsRuns.map((r) => r.natsCpuMsPer1000)), runs: contactsRuns,
+      },
+      events: {
+        acceptedPerSecond: median(eventsRuns.map((r) => r.itemsPerSecond)), p50: median(eventsRuns.map((r) => r.p50)), p99: median(eventsRuns.map((r) => r.p99)),
+        productCpuMsPer1000: median(eventsRuns.map((r) => r.productCpuMsPer1000)), natsCpuMsPer1000: median(eventsRuns.map((r) => r.natsCpuMsPer1000)), runs: eventsRuns,
+      },
       visibility: { p50Seconds: histogramQuantile(metrics, 'ingest_visibility_seconds', 0.5), p99Seconds: histogramQuantile(metrics, 'ingest_visibility_seconds', 0.99), note: 'per stream message, reception → rows inserted; at the upper bound of its histogram bucket' },
       stored: { eventsSent: eventSeq, eventsAccepted: usage.usage.lastDay.events.accepted, duplicates: usage.usage.lastDay.events.duplicates, skipped: usage.usage.lastDay.events.skipped },
       ceiling: { name: 'raw chdb JSONCompactEachRow insert of 100,000 event rows (events table with its event_keys view), in the bench process', rowsPerSecond: ceiling },
@@ -148,8 +173,8 @@ async function main(): Promise<void> {
     process.stdout.write([
       '',
       `Ingestion benchmark (${results.conditions})`,
-      `contacts  ${results.contacts.upsertsPerSecond.toFixed(0).padStart(8)} upserts/s   request p50 ${results.contacts.p50} ms, p99 ${results.contacts.p99} ms`,
-      `events    ${results.events.acceptedPerSecond.toFixed(0).padStart(8)} events/s    request p50 ${results.events.p50} ms, p99 ${results.events.p99} ms`,
+      `contacts  ${results.contacts.upsertsPerSecond.toFixed(0).padStart(8)} upserts/s   request p50 ${results.contacts.p50} ms, p99 ${results.contacts.p99} ms; CPU per 1000: product ${results.contacts.productCpuMsPer1000} ms, nats-server ${results.contacts.natsCpuMsPer1000} ms`,
+      `events    ${results.events.acceptedPerSecond.toFixed(0).padStart(8)} events/s    request p50 ${results.events.p50} ms, p99 ${results.events.p99} ms; CPU per 1000: product ${results.events.productCpuMsPer1000} ms, nats-server ${results.events.natsCpuMsPer1000} ms`,
       `visible in ClickHouse after: p50 ≤ ${results.visibility.p50Seconds} s, p99 ≤ ${results.visibility.p99Seconds} s`,
       `stored: ${results.stored.eventsAccepted} of ${results.stored.eventsSent} events sent (duplicates ${results.stored.duplicates}, skipped ${results.stored.skipped})`,
       `raw chdb insert ceiling ${ceiling.toFixed(0)} rows/s`,
