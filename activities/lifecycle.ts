@@ -8,12 +8,14 @@ import type { KV } from '@nats-io/kv';
 import type { CarrierSubmit } from '../core/carrier/types';
 import type { SmsMessage } from '../core/sms/message';
 import { ATTEMPT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, signWebhook } from '../core/sms/webhook-signature';
-import { isRevisionConflict, SUBJECTS } from '../infra/nats';
+import { decode } from '../core/bus/decode';
+import { KV_KEYS, SUBJECTS } from '../core/bus/names';
+import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
+import { isRevisionConflict } from '../infra/nats';
 import type { Logger } from '../infra/logger';
 import type { AccountDirectory } from '../stores/account-directory';
 import type { BalanceLedger } from '../stores/balance-ledger';
 import { progressRank } from '../core/sms/lifecycle-rules';
-import type { DlrDelivery, Transition } from '../workflows/types';
 
 export interface LifecycleDeps {
   readonly js: JetStreamClient;
@@ -24,22 +26,6 @@ export interface LifecycleDeps {
   readonly balances: BalanceLedger;
   readonly webhookTimeoutMs: number;
   readonly log: Logger;
-}
-
-/** One webhook attempt, as recorded for GET /sms/{id}/dlrs. */
-export interface DlrAttempt {
-  readonly messageId: string;
-  readonly orgId: string;
-  readonly tokenId: string;
-  readonly seq: number;
-  readonly status: string;
-  readonly attempt: number;
-  readonly outcome: 'delivered' | 'failed' | 'skipped';
-  readonly responseStatus: number | null;
-  readonly latencyMs: number;
-  readonly error: string | null;
-  readonly url: string | null;
-  readonly at: string;
 }
 
 export interface LifecycleActivities {
@@ -59,15 +45,13 @@ export interface LifecycleActivities {
   refund(messageId: string, orgId: string, micros: number): Promise<void>;
 }
 
-const smsKey = (id: string): string => `sms.${id}`;
-
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
   const readState = async (id: string): Promise<{ message: SmsMessage; revision: number }> => {
-    const entry = await deps.messages.get(smsKey(id));
+    const entry = await deps.messages.get(KV_KEYS.messageState(id));
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) {
       throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
     }
-    return { message: entry.json<SmsMessage>(), revision: entry.revision };
+    return { message: decode('messageState', entry.value), revision: entry.revision };
   };
 
   /**
@@ -92,7 +76,7 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
       }
       if (progressRank(stored.status) > progressRank(updated.status)) return updated;
       try {
-        await deps.messages.update(smsKey(id), JSON.stringify(updated), revision);
+        await deps.messages.update(KV_KEYS.messageState(id), JSON.stringify(updated), revision);
         return updated;
       } catch (err) {
         if (!isRevisionConflict(err)) throw err;
@@ -180,14 +164,14 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
 
     async deadLetter(delivery, reason) {
       deps.log.warn({ messageId: delivery.messageId, seq: delivery.seq, reason }, 'DLR dead-lettered');
-      await deps.deadDlrs.put(`${delivery.tokenId}.${delivery.messageId}.${delivery.seq}`, JSON.stringify({ ...delivery, reason, failedAt: new Date().toISOString() }));
+      await deps.deadDlrs.put(KV_KEYS.deadDlr(delivery.tokenId, delivery.messageId, delivery.seq), JSON.stringify({ ...delivery, reason, failedAt: new Date().toISOString() }));
     },
 
     async refund(messageId, orgId, micros) {
       // The marker makes a retried refund a no-op; a crash between marker and credit loses a
       // refund in the customer's disfavour, which is logged for reconciliation.
       try {
-        await deps.idempotency.create(`refund.${messageId}`, String(micros));
+        await deps.idempotency.create(KV_KEYS.refund(messageId), String(micros));
       } catch {
         return;
       }

@@ -18,7 +18,8 @@ import { connect, PDU, type PduOptions, type Session } from 'smpp';
 import { toGsm7Bytes } from '../core/sms/encoding';
 import type { SmsMessage } from '../core/sms/message';
 import { createLogger } from '../infra/logger';
-import { connectNats, SUBJECTS } from '../infra/nats';
+import { KV_KEYS, SUBJECTS } from '../core/bus/names';
+import { connectNats } from '../infra/nats';
 import { AccountDirectory } from '../stores/account-directory';
 import { startStack } from '../test/support/global-setup';
 import { issueSmpp, startGatewayHarness } from '../test/support/smpp-client';
@@ -187,7 +188,7 @@ async function main(): Promise<void> {
       const ids: string[] = [];
       await pump(tx, 100, 600_000, () => ({ ...submitPdu(), registered_delivery: 1 }), ids, RECEIPTS);
       await unbind(tx);
-      const states = await Promise.all(ids.map(async (id) => (await nats.kv.messages.get(`sms.${id}`))?.json<SmsMessage>()));
+      const states = await Promise.all(ids.map(async (id) => (await nats.kv.messages.get(KV_KEYS.messageState(id)))?.json<SmsMessage>()));
       const eventAt = new Date().toISOString();
       const publishes: Array<Promise<unknown>> = [];
       for (const m of states) {

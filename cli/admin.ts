@@ -13,7 +13,10 @@ import { BalanceLedger } from '../stores/balance-ledger';
 import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
 import { checkIngestToken, registerIngestCommands } from './ingest-commands';
 import { registerAudienceCommands } from './audience-commands';
-import type { DlrDelivery } from '../workflows/types';
+import { decode, KV_KEYS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES } from '../core/bus';
+import type { DeadDlr as StoredDeadDlr } from '../core/sms/dlr';
+import type { dlrDelivery } from '../workflows/dlr-delivery';
+import type { systemProbe } from '../workflows/system-probe';
 import { writeFileSync } from 'node:fs';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 
@@ -30,18 +33,16 @@ let json = false;
 
 const temporalAddress = (): string => config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
 
-interface DeadDlr extends DlrDelivery {
+interface DeadDlr extends StoredDeadDlr {
   readonly key: string;
-  readonly reason: string;
-  readonly failedAt: string;
 }
 
 async function listDead(ctx: Context, tokenId?: string, messageId?: string): Promise<DeadDlr[]> {
   const dead: DeadDlr[] = [];
-  for await (const key of await ctx.nats.kv.deadDlrs.keys(tokenId ? `${tokenId}.>` : '>')) {
+  for await (const key of await ctx.nats.kv.deadDlrs.keys(KV_KEYS.deadDlrsOf(tokenId))) {
     const entry = await ctx.nats.kv.deadDlrs.get(key);
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) continue;
-    const value = { ...entry.json<Omit<DeadDlr, 'key'>>(), key };
+    const value = { ...decode('deadDlr', entry.value), key };
     if (!messageId || value.messageId === messageId) dead.push(value);
   }
   return dead;
@@ -269,7 +270,7 @@ dlr.command('redrive').description('deliver dead-lettered DLRs again, on a fresh
     try {
       for (const d of dead) {
         const { reason: _reason, failedAt: _failedAt, key, ...delivery } = d;
-        await temporal.client.workflow.start('dlrDelivery', { taskQueue: config.temporal.taskQueue, workflowId: `redrive-${d.messageId}-${d.seq}-${Date.now()}`, args: [delivery, config.lifecycle.webhook] });
+        await temporal.client.workflow.start<typeof dlrDelivery>(WORKFLOW_TYPES.dlrDelivery, { taskQueue: config.temporal.taskQueue, workflowId: WORKFLOW_IDS.redrive(d.messageId, d.seq, Date.now()), args: [delivery, config.lifecycle.webhook] });
         await ctx.nats.kv.deadDlrs.delete(key);
       }
     } finally {
@@ -283,10 +284,10 @@ message.command('history').description("export a message's workflow history (JSO
   .action(async (o: { id: string; out?: string }) => {
     const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
     try {
-      const history = await temporal.client.workflow.getHandle(`sms-${o.id}`).fetchHistory();
+      const history = await temporal.client.workflow.getHandle(WORKFLOW_IDS.lifecycle(o.id)).fetchHistory();
       const text = JSON.stringify(JSON.parse(historyToJSON(history)), null, 2);
       if (o.out) writeFileSync(o.out, `${text}\n`);
-      process.stdout.write(o.out ? `history of sms-${o.id} written to ${o.out} (${history.events?.length ?? 0} events)\n` : `${text}\n`);
+      process.stdout.write(o.out ? `history of ${WORKFLOW_IDS.lifecycle(o.id)} written to ${o.out} (${history.events?.length ?? 0} events)\n` : `${text}\n`);
     } finally {
       await temporal.close();
     }
@@ -296,8 +297,8 @@ const simulator = program.command('simulator').description('the embedded carrier
 simulator.command('mo').description('make the simulator send a mobile-originated message (e.g. STOP) to one of our numbers')
   .requiredOption('--from <msisdn>', 'the handset').requiredOption('--to <number>', 'our virtual number').requiredOption('--text <text>')
   .action(action(async (ctx, o: { from: string; to: string; text: string }) => {
-    const reply = await ctx.nats.nc.request('simulator.mo', JSON.stringify(o), { timeout: 5000 });
-    const answer = reply.json<{ ok: boolean; reason?: string }>();
+    const reply = await ctx.nats.nc.request(SUBJECTS.simulatorMo, JSON.stringify(o), { timeout: 5000 });
+    const answer = decode('moReply', reply.data);
     if (!answer.ok) throw new Error(`the simulator refused: ${answer.reason ?? 'unknown reason'}`);
     print(`MO from ${o.from} to ${o.to} sent`, answer);
   }));
@@ -309,7 +310,7 @@ const system = program.command('system').description('operations');
 system.command('probe').description('run the system probe workflow on the worker and print its answer').action(async () => {
   const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
   try {
-    const result = await temporal.client.workflow.execute('systemProbe', { taskQueue: config.temporal.taskQueue, workflowId: `system-probe-${Date.now()}`, args: ['ping'], workflowExecutionTimeout: '30 seconds' });
+    const result = await temporal.client.workflow.execute<typeof systemProbe>(WORKFLOW_TYPES.systemProbe, { taskQueue: config.temporal.taskQueue, workflowId: WORKFLOW_IDS.systemProbe(Date.now()), args: ['ping'], workflowExecutionTimeout: '30 seconds' });
     print(`worker ${String((result as { worker: string }).worker)} answered`, result);
   } finally {
     await temporal.close();

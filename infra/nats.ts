@@ -1,48 +1,13 @@
 // NATS JetStream: the connection, and the streams and KV buckets the product owns, created
-// idempotently at start. Names here are the contract between roles (see docs/architecture.md).
+// idempotently at start. Their names are the bus contract (core/bus/names.ts).
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType, type JetStreamClient, type ConsumerConfig, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { BUCKETS, STREAMS } from '../core/bus/names';
 import type { Logger } from './logger';
 
-export const STREAMS = {
-  /** Accepted messages (one stream message per request), status transitions, DLR attempts, lookups. */
-  sms: { name: 'SMS', subjects: ['sms.>', 'lookup.>'] },
-  /** Hand-off to the carrier connector, its per-segment events, inbound messages. */
-  carrier: { name: 'CARRIER', subjects: ['carrier.>'] },
-  /** Accepted ingestion batches and contact deletions, in the order the ingest writer applies them. */
-  ingest: { name: 'INGEST', subjects: ['ingest.>'] },
-  /** Automation triggers of accepted events inside the ±1 h window (spec 2 §4 rule 6; the contract for automation engines). */
-  automation: { name: 'AUTOMATION', subjects: ['automation.>'] },
-} as const;
-
-export const SUBJECTS = {
-  smsAccepted: 'sms.accepted',
-  /** `sms.status.<tokenId>`: every status transition (history writer, SMPP gateway deliver_sm). */
-  smsStatus: (tokenId: string) => `sms.status.${tokenId}`,
-  smsStatusAll: 'sms.status.>',
-  /** Every webhook attempt, for GET /sms/{id}/dlrs. */
-  dlrAttempt: 'sms.dlr.attempt',
-  lookupCreated: 'lookup.created',
-  carrierSubmit: 'carrier.submit',
-  carrierEvents: 'carrier.events',
-  carrierInbound: 'carrier.inbound',
-  /** One stream message per accepted batch or deletion (payloads in core/ingest/bus.ts). */
-  ingestContacts: (projectId: string, datasourceId: string) => `ingest.contacts.${projectId}.${datasourceId}`,
-  ingestEvents: (projectId: string, datasourceId: string) => `ingest.events.${projectId}.${datasourceId}`,
-  ingestDelete: (projectId: string, datasourceId: string) => `ingest.delete.${projectId}.${datasourceId}`,
-  /** Requests that stored nothing (every item failed), counted for GET /stream usage. */
-  ingestRejected: (projectId: string, datasourceId: string) => `ingest.rejected.${projectId}.${datasourceId}`,
-  ingestAll: 'ingest.>',
-  /** `automation.trigger.<project>`: one message per trigger-worthy event, msgID `<datasource>:<event id>`. */
-  automationTrigger: (projectId: string) => `automation.trigger.${projectId}`,
-} as const;
-
-/** Keys of the `ingest_state` bucket. */
-export const INGEST_STATE_KEYS = {
-  /** Highest INGEST stream sequence the ingest writer has applied to ClickHouse. */
-  applied: 'applied',
-} as const;
+/** The names live in the bus contract; re-exported for the adapters that already read them here. */
+export { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
 
 const NANOS_PER_MS = 1_000_000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -115,15 +80,15 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
   const kvm = new Kvm(nc);
   const stateTtlMs = options.messageStateTtlHours * 3600 * 1000;
   const kv: BucketSet = {
-    accounts: await kvm.create('accounts', { replicas: options.replicas, history: 1 }),
-    balances: await kvm.create('balances', { replicas: options.replicas, history: 1 }),
-    messages: await kvm.create('messages', { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
-    idempotency: await kvm.create('idempotency', { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
-    ratelimits: await kvm.create('ratelimits', { replicas: options.replicas, history: 1, ttl: 3 * 60 * 1000 }),
-    optouts: await kvm.create('optouts', { replicas: options.replicas, history: 1 }),
-    carrierIds: await kvm.create('carrier_ids', { replicas: options.replicas, history: 1, ttl: 7 * DAY_MS }),
-    deadDlrs: await kvm.create('dead_dlrs', { replicas: options.replicas, history: 1 }),
-    ingestState: await kvm.create('ingest_state', { replicas: options.replicas, history: 1 }),
+    accounts: await kvm.create(BUCKETS.accounts, { replicas: options.replicas, history: 1 }),
+    balances: await kvm.create(BUCKETS.balances, { replicas: options.replicas, history: 1 }),
+    messages: await kvm.create(BUCKETS.messages, { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
+    idempotency: await kvm.create(BUCKETS.idempotency, { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
+    ratelimits: await kvm.create(BUCKETS.ratelimits, { replicas: options.replicas, history: 1, ttl: 3 * 60 * 1000 }),
+    optouts: await kvm.create(BUCKETS.optouts, { replicas: options.replicas, history: 1 }),
+    carrierIds: await kvm.create(BUCKETS.carrierIds, { replicas: options.replicas, history: 1, ttl: 7 * DAY_MS }),
+    deadDlrs: await kvm.create(BUCKETS.deadDlrs, { replicas: options.replicas, history: 1 }),
+    ingestState: await kvm.create(BUCKETS.ingestState, { replicas: options.replicas, history: 1 }),
   };
   return {
     nc,

@@ -3,22 +3,25 @@
 // §3a). Stream messages are acknowledged only after their rows are inserted, so a crash
 // loses nothing: unacknowledged messages are delivered again and ReplacingMergeTree absorbs
 // the repeats.
-import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { Lookup } from '../core/lookup/lookup';
 import type { SmsMessage } from '../core/sms/message';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten } from '../infra/metrics';
-import { ensureConsumer, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
-import type { DlrAttempt } from '../activities/lifecycle';
-import { DlrHistory, type TransitionRecord } from '../stores/dlr-history';
+import { consumeBatches, ensureDurable } from '../infra/consumer';
+import type { Nats } from '../infra/nats';
+import { CONSUMERS, decode, STREAMS, SUBJECTS, type TransitionRecord } from '../core/bus';
+import type { DlrAttempt } from '../core/sms/dlr';
+import { DlrHistory } from '../stores/dlr-history';
 import { LookupHistory } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 
-export const HISTORY_CONSUMER = 'history-writer';
+export const HISTORY_CONSUMER = CONSUMERS.historyWriter;
 const BATCH_MESSAGES = 2000;
 const BATCH_WAIT_MS = 250;
 const POISON_ATTEMPTS = 5;
+const STATUS_PREFIX = SUBJECTS.smsStatus('');
 
 export interface HistoryWriter {
   stop(): Promise<void>;
@@ -35,13 +38,13 @@ export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
   const batch: Batch = { messages: [], lookups: [], transitions: [], attempts: [] };
   for (const msg of msgs) {
     try {
-      if (msg.subject === SUBJECTS.smsAccepted) batch.messages.push(...msg.json<{ messages: SmsMessage[] }>().messages);
-      else if (msg.subject.startsWith('sms.status.')) {
-        const status = msg.json<{ messages: SmsMessage[]; transitions?: TransitionRecord[] }>();
+      if (msg.subject === SUBJECTS.smsAccepted) batch.messages.push(...decode('accepted', msg.data).messages);
+      else if (msg.subject.startsWith(STATUS_PREFIX)) {
+        const status = decode('status', msg.data);
         batch.messages.push(...status.messages);
         batch.transitions.push(...(status.transitions ?? []));
-      } else if (msg.subject === SUBJECTS.dlrAttempt) batch.attempts.push(...msg.json<{ attempts: DlrAttempt[] }>().attempts);
-      else if (msg.subject === SUBJECTS.lookupCreated) batch.lookups.push(...msg.json<{ lookups: Lookup[] }>().lookups);
+      } else if (msg.subject === SUBJECTS.dlrAttempt) batch.attempts.push(...decode('dlrAttempt', msg.data).attempts);
+      else if (msg.subject === SUBJECTS.lookupCreated) batch.lookups.push(...decode('lookups', msg.data).lookups);
     } catch (err) {
       log.error({ err, subject: msg.subject, seq: msg.seq }, 'unreadable stream message skipped');
     }
@@ -50,21 +53,16 @@ export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
 }
 
 export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger): Promise<HistoryWriter> {
-  await ensureConsumer(nats.jsm, STREAMS.sms.name, {
-    durable_name: HISTORY_CONSUMER,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    filter_subjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatusAll, SUBJECTS.dlrAttempt, SUBJECTS.lookupCreated],
-    max_ack_pending: 50_000,
-    ack_wait: 60_000_000_000,
+  await ensureDurable(nats.jsm, {
+    stream: STREAMS.sms.name,
+    name: HISTORY_CONSUMER,
+    filterSubjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatusAll, SUBJECTS.dlrAttempt, SUBJECTS.lookupCreated],
+    maxAckPending: 50_000,
+    ackWaitMs: 60_000,
   });
-  const consumer = await nats.js.consumers.get(STREAMS.sms.name, HISTORY_CONSUMER);
   const messages = new MessageHistory(ch);
   const lookups = new LookupHistory(ch);
   const dlrs = new DlrHistory(ch);
-  const stream = await consumer.consume({ max_messages: BATCH_MESSAGES * 2 });
-  let buffer: JsMsg[] = [];
-  let chain: Promise<void> = Promise.resolve();
 
   const insert = async (msgs: readonly JsMsg[]): Promise<boolean> => {
     const batch = collect(msgs, log);
@@ -79,10 +77,7 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
     }
   };
 
-  const flush = async (): Promise<void> => {
-    const fetched = buffer;
-    buffer = [];
-    if (fetched.length === 0) return;
+  const flush = async (fetched: readonly JsMsg[]): Promise<void> => {
     if (await insert(fetched)) {
       for (const msg of fetched) msg.ack();
       return;
@@ -98,23 +93,11 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
       } else msg.nak(1000);
     }
   };
-  const scheduleFlush = (): Promise<void> => (chain = chain.then(flush));
-  const timer = setInterval(() => void scheduleFlush(), BATCH_WAIT_MS);
 
-  const loop = (async () => {
-    for await (const msg of stream) {
-      buffer.push(msg);
-      if (buffer.length >= BATCH_MESSAGES) await scheduleFlush();
-    }
-  })().catch((err: unknown) => log.error({ err }, 'history writer: consumer stopped'));
-
+  const running = consumeBatches({
+    js: nats.js, stream: STREAMS.sms.name, durable: HISTORY_CONSUMER, pull: BATCH_MESSAGES * 2, log,
+    maxBatch: BATCH_MESSAGES, maxWaitMs: BATCH_WAIT_MS, drainOnStop: true, handle: flush,
+  });
   log.info({ consumer: HISTORY_CONSUMER }, 'history writer running');
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await stream.close();
-      await loop;
-      await scheduleFlush();
-    },
-  };
+  return running;
 }

@@ -5,12 +5,14 @@
 // its rows are written, so a crash loses nothing; a replay rewrites the same versions, finds
 // its events already stored, and publishes its triggers again under the same msgID, which
 // the AUTOMATION stream's duplicate window drops.
-import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import { decodeIngestMessage, planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten, ingestItems, ingestVisibility } from '../infra/metrics';
-import { ensureConsumer, INGEST_STATE_KEYS, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
+import { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
+import { consumeBatches, ensureDurable } from '../infra/consumer';
+import type { Nats } from '../infra/nats';
 import { AudienceWriter } from '../stores/audience-writer';
 
 export const INGEST_CONSUMER = 'ingest-writer';
@@ -24,21 +26,16 @@ export interface IngestWriter {
 }
 
 export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger): Promise<IngestWriter> {
-  await ensureConsumer(nats.jsm, STREAMS.ingest.name, {
-    durable_name: INGEST_CONSUMER,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    filter_subject: SUBJECTS.ingestAll,
+  await ensureDurable(nats.jsm, {
+    stream: STREAMS.ingest.name,
+    name: INGEST_CONSUMER,
+    filterSubjects: [SUBJECTS.ingestAll],
     // Order matters (a delete after an upsert), so at most one run of messages is in flight.
-    max_ack_pending: 20_000,
-    ack_wait: 60_000_000_000,
+    maxAckPending: 20_000,
+    ackWaitMs: 60_000,
   });
-  const consumer = await nats.js.consumers.get(STREAMS.ingest.name, INGEST_CONSUMER);
   const writer = new AudienceWriter(ch);
   const states: ContactStates = new Map();
-  const stream = await consumer.consume({ max_messages: BATCH_MESSAGES * 4 });
-  let buffer: JsMsg[] = [];
-  let chain: Promise<void> = Promise.resolve();
 
   const apply = async (msgs: readonly JsMsg[]): Promise<void> => {
     const messages: Array<{ seq: number; message: IngestMessage }> = [];
@@ -67,11 +64,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     }
   };
 
-  let stopping = false;
-  const flush = async (): Promise<void> => {
-    const fetched = buffer;
-    buffer = [];
-    if (fetched.length === 0) return;
+  const flush = async (fetched: JsMsg[], stopping: AbortSignal): Promise<void> => {
     // A failed run is retried in place (not nak'ed), so later runs never overtake it.
     for (let attempt = 1; ; attempt += 1) {
       try {
@@ -80,7 +73,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
       } catch (err) {
         states.clear(); // it may hold states of the failed run: ClickHouse is the truth
         log.error({ err, streamMessages: fetched.length, attempt }, 'ingest writer: apply failed; retrying the same run');
-        if (stopping) return; // unacknowledged: delivered again after the restart
+        if (stopping.aborted) return; // unacknowledged: delivered again after the restart
         await new Promise((resolve) => setTimeout(resolve, Math.min(10_000, 250 * 2 ** attempt)));
         for (const msg of fetched) msg.working();
       }
@@ -94,24 +87,11 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
       }
     }
   };
-  const scheduleFlush = (): Promise<void> => (chain = chain.then(flush));
-  const timer = setInterval(() => void scheduleFlush(), BATCH_WAIT_MS);
-
-  const loop = (async () => {
-    for await (const msg of stream) {
-      buffer.push(msg);
-      if (buffer.length >= BATCH_MESSAGES) await scheduleFlush();
-    }
-  })().catch((err: unknown) => log.error({ err }, 'ingest writer: consumer stopped'));
-
+  // Batches are handled one at a time, in stream order; a failed one is retried in place above.
+  const running = consumeBatches({
+    js: nats.js, stream: STREAMS.ingest.name, durable: INGEST_CONSUMER, pull: BATCH_MESSAGES * 4, log,
+    maxBatch: BATCH_MESSAGES, maxWaitMs: BATCH_WAIT_MS, drainOnStop: true, handle: flush,
+  });
   log.info({ consumer: INGEST_CONSUMER }, 'ingest writer running');
-  return {
-    stop: async () => {
-      stopping = true;
-      clearInterval(timer);
-      await stream.close();
-      await loop;
-      await scheduleFlush();
-    },
-  };
+  return running;
 }

@@ -5,19 +5,21 @@
 //  - events:   `carrier.events` → `carrierEvent` signals, in stream order per message;
 //  - inbound:  `carrier.inbound` → opt-out on STOP, and an inbound/stop DLR to the webhook of
 //              the token that owns the number (spec 1 §6).
-import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { CarrierEvent, CarrierInbound } from '../core/carrier/types';
+import { CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
+import type { CarrierEvent } from '../core/carrier/types';
+import type { DlrDelivery } from '../core/sms/dlr';
 import { newId } from '../core/ids';
-import type { SmsMessage } from '../core/sms/message';
 import type { Logger } from '../infra/logger';
-import { ensureConsumer, STREAMS, SUBJECTS, type Nats } from '../infra/nats';
+import { consumeBatches, ensureDurable, type RunningConsumer } from '../infra/consumer';
+import type { Nats } from '../infra/nats';
 import type { AccountDirectory } from '../stores/account-directory';
 import type { MirroredOptOuts } from '../stores/message-state';
-import { smsInboundSubject } from '../gateways/smpp/jetstream';
-import type { InboundRecord } from '../gateways/smpp/receipts';
 import type { WebhookSchedule } from '../workflows/presets';
-import type { DlrDelivery, LifecycleInput } from '../workflows/types';
+import { carrierEventSignal, type smsLifecycle } from '../workflows/sms-lifecycle';
+import type { dlrDelivery } from '../workflows/dlr-delivery';
+import type { LifecycleInput } from '../workflows/types';
 
 export const STOP_KEYWORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'ARRET', 'STOPP'];
 
@@ -38,75 +40,27 @@ export interface BridgeDeps {
   readonly log: Logger;
 }
 
-interface Running {
-  stop(): Promise<void>;
+/** A bridge consumer: batches of whatever arrived while the previous one was handled (no batching delay when quiet). */
+async function bridge(nats: Nats, log: Logger, stream: string, name: string, subject: string, maxAckPending: number, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>): Promise<RunningConsumer> {
+  await ensureDurable(nats.jsm, { stream, name, filterSubjects: [subject], maxAckPending, ackWaitMs: 60_000 });
+  return consumeBatches({ js: nats.js, stream, durable: name, pull: batchSize, log, maxBatch: batchSize, maxWaitMs: 0, handle });
 }
 
-async function durable(nats: Nats, name: string, stream: string, subject: string, maxAckPending: number): Promise<Consumer> {
-  await ensureConsumer(nats.jsm, stream, {
-    durable_name: name,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    filter_subject: subject,
-    max_ack_pending: maxAckPending,
-    ack_wait: 60_000_000_000,
-  });
-  return nats.js.consumers.get(stream, name);
-}
-
-/**
- * Runs `handle` over batches of a consumer; each message is acked or naked by `handle`. A batch is
- * whatever has arrived while the previous one was handled (up to `batchSize`): large under load,
- * a single message when traffic is light, so a quiet system adds no batching delay.
- */
-function pump(consumer: Consumer, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, log: Logger, name: string): Running {
-  let running = true;
-  let messages: ConsumerMessages | undefined;
-  let wake: (() => void) | undefined;
-  const loop = (async () => {
-    while (running) {
-      try {
-        messages = await consumer.consume({ max_messages: batchSize });
-        const arrived: JsMsg[] = [];
-        let ended = false;
-        const reader = (async () => {
-          for await (const msg of messages) { arrived.push(msg); wake?.(); }
-        })().finally(() => { ended = true; wake?.(); });
-        while (running && !ended) {
-          if (arrived.length === 0) {
-            await new Promise<void>((resolve) => { wake = resolve; });
-            wake = undefined;
-            continue;
-          }
-          await handle(arrived.splice(0, batchSize));
-        }
-        await reader;
-      } catch (err) {
-        messages?.stop();
-        if (!running) break;
-        log.warn({ err, consumer: name }, 'bridge: consumer failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    }
-  })();
-  return { stop: async () => { running = false; messages?.stop(); wake?.(); await loop; } };
-}
-
-export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
+export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
   const { nats, client, log } = deps;
 
-  const starter = pump(await durable(nats, 'lifecycle-starter', STREAMS.sms.name, SUBJECTS.smsAccepted, 400), 50, async (msgs) => {
+  const starter = await bridge(nats, log, STREAMS.sms.name, CONSUMERS.lifecycleStarter, SUBJECTS.smsAccepted, 400, 50, async (msgs) => {
     await Promise.all(msgs.map(async (msg) => {
       try {
-        const { messages } = msg.json<{ messages: SmsMessage[] }>();
+        const { messages } = decode('accepted', msg.data);
         await Promise.all(messages.map((m) => {
           const input: LifecycleInput & { webhook: WebhookSchedule } = {
             messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
             chargedMicros: m.priceUserMicros, validityMs: deps.validityMs, webhooks: m.source !== 'legacy', webhook: deps.webhook,
           };
-          return client.workflow.start('smsLifecycle', {
+          return client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, {
             taskQueue: deps.taskQueue,
-            workflowId: `sms-${m.id}`,
+            workflowId: WORKFLOW_IDS.lifecycle(m.id),
             args: [input],
             workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
             requestEagerStart: deps.eagerStart,
@@ -118,20 +72,26 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
         msg.nak(1000);
       }
     }));
-  }, log, 'lifecycle-starter');
+  });
 
-  const events = pump(await durable(nats, 'lifecycle-events', STREAMS.carrier.name, SUBJECTS.carrierEvents, 2000), 500, async (msgs) => {
+  const events = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleEvents, SUBJECTS.carrierEvents, 2000, 500, async (msgs) => {
     // The events of one message go as one signal, in stream order; messages go in parallel.
-    const byMessage = new Map<string, JsMsg[]>();
+    const byMessage = new Map<string, Array<{ msg: JsMsg; event: CarrierEvent }>>();
     for (const msg of msgs) {
-      let id = '';
-      try { id = msg.json<CarrierEvent>().messageId; } catch { /* unreadable: acked below */ }
-      byMessage.set(id, [...(byMessage.get(id) ?? []), msg]);
-    }
-    await Promise.all([...byMessage.entries()].map(async ([id, list]) => {
-      if (!id) { for (const msg of list) msg.ack(); return; }
+      let event: CarrierEvent;
       try {
-        await client.workflow.getHandle(`sms-${id}`).signal('carrierEvent', list.map((msg) => msg.json<CarrierEvent>()));
+        event = decode('carrierEvent', msg.data);
+      } catch (err) {
+        log.error({ err, seq: msg.seq }, 'unreadable carrier event; dropped');
+        msg.ack();
+        continue;
+      }
+      byMessage.set(event.messageId, [...(byMessage.get(event.messageId) ?? []), { msg, event }]);
+    }
+    await Promise.all([...byMessage.entries()].map(async ([id, entries]) => {
+      const list = entries.map((e) => e.msg);
+      try {
+        await client.workflow.getHandle(WORKFLOW_IDS.lifecycle(id)).signal(carrierEventSignal, entries.map((e) => e.event));
         for (const msg of list) msg.ack();
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) {
@@ -143,12 +103,12 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
         }
       }
     }));
-  }, log, 'lifecycle-events');
+  });
 
-  const inbound = pump(await durable(nats, 'lifecycle-inbound', STREAMS.carrier.name, SUBJECTS.carrierInbound, 500), 50, async (msgs) => {
+  const inbound = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleInbound, SUBJECTS.carrierInbound, 500, 50, async (msgs) => {
     for (const msg of msgs) {
       try {
-        const mo = msg.json<CarrierInbound>();
+        const mo = decode('carrierInbound', msg.data);
         const token = deps.directory.tokenByNumber(mo.to);
         if (!token || token.revokedAt) {
           log.warn({ to: mo.to }, 'inbound message for a number no token owns; dropped');
@@ -161,10 +121,10 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
         const withId: DlrDelivery = { ...delivery, payload: { ...delivery.payload, id: delivery.messageId } };
         // The token's SMPP receiver sessions get it as deliver_sm (gateways/smpp, docs/smpp.md).
         const inboundRecord: InboundRecord = { id: delivery.messageId, tokenId: token.id, from: mo.from, to: mo.to, text: mo.text, status: stop ? 'stop' : 'inbound', at: mo.at };
-        await nats.js.publish(smsInboundSubject(token.id), JSON.stringify({ inbound: [inboundRecord] }), { msgID: `inbound-${mo.inboundId}` });
-        await client.workflow.start('dlrDelivery', {
+        await nats.js.publish(SUBJECTS.smsInbound(token.id), JSON.stringify({ inbound: [inboundRecord] }), { msgID: `inbound-${mo.inboundId}` });
+        await client.workflow.start<typeof dlrDelivery>(WORKFLOW_TYPES.dlrDelivery, {
           taskQueue: deps.taskQueue,
-          workflowId: `inbound-${mo.inboundId}`,
+          workflowId: WORKFLOW_IDS.inbound(mo.inboundId),
           args: [withId, deps.webhook],
           workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         });
@@ -174,7 +134,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<Running> {
         msg.nak(1000);
       }
     }
-  }, log, 'lifecycle-inbound');
+  });
 
   log.info('lifecycle bridge running');
   return { stop: async () => { await Promise.all([starter.stop(), events.stop(), inbound.stop()]); } };

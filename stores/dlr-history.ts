@@ -1,20 +1,9 @@
 // DLR history in ClickHouse: the transitions of each message (tables sms_transitions) and
 // every webhook attempt (dlr_attempts), behind GET /sms/{id}/dlrs.
-import type { DlrAttempt } from '../activities/lifecycle';
+import type { TransitionRecord } from '../core/bus/payloads';
+import type { DlrAttempt } from '../core/sms/dlr';
 import type { ClickHouse } from '../infra/clickhouse';
 import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
-
-export interface TransitionRecord {
-  readonly messageId: string;
-  readonly orgId: string;
-  readonly projectId: string;
-  readonly tokenId: string;
-  readonly clientId: string | null;
-  readonly seq: number;
-  readonly status: string;
-  readonly code: number;
-  readonly eventAt: string;
-}
 
 export interface DlrHistoryEntry {
   readonly seq: number;

@@ -4,7 +4,7 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { IngestMessage } from '../core/ingest';
-import { INGEST_STATE_KEYS, SUBJECTS } from '../infra/nats';
+import { INGEST_STATE_KEYS, SUBJECTS } from '../core/bus/names';
 
 export class JetStreamIngestBus {
   constructor(private readonly js: JetStreamClient, private readonly state: KV) {}

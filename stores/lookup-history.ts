@@ -4,25 +4,23 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { Lookup, LookupStore } from '../core/lookup/lookup';
 import type { ClickHouse } from '../infra/clickhouse';
-import { SUBJECTS } from '../infra/nats';
+import { decode, KV_KEYS, SUBJECTS } from '../core/bus';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 import type { CompiledQuery } from '../core/filters/grammar-a';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
-
-const lookupKey = (id: string): string => `lookup.${id}`;
 
 export class NatsLookupStore implements LookupStore {
   constructor(private readonly kv: KV, private readonly js: JetStreamClient) {}
 
   async put(lookup: Lookup): Promise<void> {
-    await this.kv.put(lookupKey(lookup.id), JSON.stringify(lookup));
+    await this.kv.put(KV_KEYS.lookupState(lookup.id), JSON.stringify(lookup));
     await this.js.publish(SUBJECTS.lookupCreated, JSON.stringify({ lookups: [lookup] }), { msgID: `lookup-${lookup.id}` });
   }
 
   async get(id: string): Promise<Lookup | null> {
     if (!/^[0-9a-f-]{36}$/.test(id)) return null;
-    const entry = await this.kv.get(lookupKey(id));
-    return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<Lookup>() : null;
+    const entry = await this.kv.get(KV_KEYS.lookupState(id));
+    return entry && entry.operation === 'PUT' && entry.length > 0 ? decode('lookupState', entry.value) : null;
   }
 }
 

@@ -4,24 +4,23 @@
 import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import { decode } from '../core/bus/decode';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOuts } from '../core/sms/ports';
-import { SUBJECTS } from '../infra/nats';
+import { KV_KEYS, SUBJECTS } from '../core/bus/names';
 import { KvMirror } from './kv-mirror';
-
-const smsKey = (id: string): string => `sms.${id}`;
 
 export class KvMessageStates implements MessageStates {
   constructor(private readonly kv: KV) {}
 
   async putAll(messages: readonly SmsMessage[]): Promise<void> {
-    await Promise.all(messages.map((m) => this.kv.put(smsKey(m.id), JSON.stringify(m))));
+    await Promise.all(messages.map((m) => this.kv.put(KV_KEYS.messageState(m.id), JSON.stringify(m))));
   }
 
   async get(id: string): Promise<SmsMessage | null> {
     if (!/^[0-9a-f-]{36}$/.test(id)) return null;
-    const entry = await this.kv.get(smsKey(id));
-    return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<SmsMessage>() : null;
+    const entry = await this.kv.get(KV_KEYS.messageState(id));
+    return entry && entry.operation === 'PUT' && entry.length > 0 ? decode('messageState', entry.value) : null;
   }
 }
 
@@ -68,7 +67,7 @@ export class MirroredOptOuts implements OptOuts {
   }
 
   static key(projectId: string, number: string): string {
-    return `${projectId}.${number.replace(/^\+/, '')}`;
+    return KV_KEYS.optOut(projectId, number);
   }
 
   isOptedOut(projectId: string, number: string): Promise<boolean> {

@@ -4,6 +4,7 @@
 // no final report within the validity period, as expired (code 1). docs/lifecycle.md.
 import { condition, defineQuery, defineSignal, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { LifecycleActivities } from '../activities/lifecycle';
+import { QUERIES, SIGNALS, WORKFLOW_IDS } from '../core/bus/temporal';
 import type { CarrierEvent } from '../core/carrier/types';
 import { aggregate, applyEvent, CODE_UNKNOWN, initialState, isFinal, refundable, transitionsBetween } from '../core/sms/lifecycle-rules';
 import type { MessageStatus } from '../core/sms/message';
@@ -12,10 +13,10 @@ import { LOCAL_WRITE, settleOptions, type WebhookSchedule } from './presets';
 import type { DlrDelivery, LifecycleInput, Transition } from './types';
 
 /** One event, or all the events of one message the router fetched together (fewer workflow tasks). */
-export const carrierEventSignal = defineSignal<[CarrierEvent | CarrierEvent[]]>('carrierEvent');
-export const statusQuery = defineQuery<{ status: MessageStatus; code: number | null; pendingDlrs: number }>('status');
+export const carrierEventSignal = defineSignal<[CarrierEvent | CarrierEvent[]]>(SIGNALS.carrierEvent);
+export const statusQuery = defineQuery<{ status: MessageStatus; code: number | null; pendingDlrs: number }>(QUERIES.status);
 
-export const lifecycleWorkflowId = (messageId: string): string => `sms-${messageId}`;
+export const lifecycleWorkflowId = WORKFLOW_IDS.lifecycle;
 
 interface PendingDlr {
   readonly delivery: DlrDelivery;

@@ -1,7 +1,5 @@
 // Inputs and payloads of the lifecycle workflows: ids and small values only (Temporal carries
 // ids, not message bodies; DESIGN §3a).
-import type { MessageStatus } from '../core/sms/message';
-
 export interface LifecycleInput {
   readonly messageId: string;
   readonly orgId: string;
@@ -15,29 +13,4 @@ export interface LifecycleInput {
   readonly webhooks: boolean;
 }
 
-/** A status transition of a message (what becomes a DLR). */
-export interface Transition {
-  readonly messageId: string;
-  readonly seq: number;
-  readonly status: MessageStatus;
-  readonly code: number;
-  readonly eventAt: string;
-}
-
-/** The DLR webhook payload of spec 1 §2.6. */
-export interface DlrPayload {
-  readonly id: string;
-  readonly clientId?: string;
-  readonly status: string;
-  readonly code: number;
-  readonly eventAt: string;
-  readonly message?: string;
-}
-
-export interface DlrDelivery {
-  readonly tokenId: string;
-  readonly messageId: string;
-  /** Position of this DLR in the message's sequence (per-message order, dedupe key). */
-  readonly seq: number;
-  readonly payload: DlrPayload;
-}
+export type { DlrDelivery, DlrPayload, Transition } from '../core/sms/dlr';

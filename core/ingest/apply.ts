@@ -4,7 +4,7 @@
 // collect the rows, triggers and usage to write. The caller loads states and known event ids
 // before, and writes the plan after (stores/audience-writer.ts).
 import { audienceId } from './audience-identity';
-import type { AutomationTrigger, IngestMessage } from './bus';
+import type { AutomationTrigger, IngestMessage } from '../bus/ingest';
 import { applyPatch, deleteContact, versionOf, type DsContactState } from './merge';
 import type { ContactPatch, EventRecord } from './types';
 

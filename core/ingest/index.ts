@@ -2,7 +2,7 @@
 export { AUTOMATION_WINDOW_MS, automationWindowHolds } from './automation';
 export { audienceId, bucketOf, universalSearchText, BUCKETS } from './audience-identity';
 export { planWrites, touched, userKey, type ContactStates, type StoredEvent, type UsageDelta, type WritePlan } from './apply';
-export { decodeIngestMessage, UnreadableIngestMessageError, type AutomationTrigger, type IngestContactsMessage, type IngestDeleteMessage, type IngestEventsMessage, type IngestMessage, type IngestRejectedMessage } from './bus';
+export { decodeIngestMessage, UnreadableIngestMessageError, type AutomationTrigger, type IngestContactsMessage, type IngestDeleteMessage, type IngestEventsMessage, type IngestMessage, type IngestRejectedMessage } from '../bus/ingest';
 export { applyPatch, deleteContact, mergeAudience, versionOf, type AudienceRecord, type DsContactState, type VersionedValue } from './merge';
 export { BatchSpecs, validateContact, validateEvent, type ContactResult, type EventResult, type NewSpecs, type SpecView } from './validate';
 export { CUSTOM_NAME, EVENT_TYPE, LIMITS, NATIVE_ATTRIBUTES } from './values';

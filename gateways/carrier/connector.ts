@@ -9,16 +9,17 @@
 // stream, so a crash makes the SMSC send it again. Events carry msgIDs, so repeats within the
 // stream's duplicate window are stored once.
 import { setMaxListeners } from 'node:events';
-import { AckPolicy, DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import type { CarrierRoute } from '../../config';
+import { consumeEach, ensureDurable } from '../../infra/consumer';
 import type { Logger } from '../../infra/logger';
-import { STREAMS, SUBJECTS, type Nats } from '../../infra/nats';
+import { CONSUMERS, STREAMS, SUBJECTS } from '../../core/bus/names';
+import type { Nats } from '../../infra/nats';
 import { CarrierDeliveries } from './deliveries';
 import { CarrierWriter } from './events';
 import { SmscBind } from './smsc-bind';
 import { CarrierSubmissions } from './submissions';
 
-export const CONNECTOR_CONSUMER = 'carrier-connector';
+export const CONNECTOR_CONSUMER = CONSUMERS.carrierConnector;
 
 /** Outstanding carrier.submit messages of this consumer (each may hold several segments). */
 const MAX_ACK_PENDING = 2000;
@@ -51,37 +52,20 @@ export async function startCarrierConnector(opts: ConnectorOptions): Promise<Car
   const binds = new Map(opts.routes.map((route) => [route.name, new SmscBind(route, log, (r, pdu) => deliveries.onDeliver(r, pdu))]));
   const submissions = new CarrierSubmissions(opts.routes, binds, writer, log, abort.signal);
 
-  await nats.jsm.consumers.add(STREAMS.carrier.name, {
-    durable_name: consumerName,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    filter_subject: subject,
-    max_ack_pending: MAX_ACK_PENDING,
-    ack_wait: ACK_WAIT_MS * 1_000_000,
-  });
-  const consumer = await nats.js.consumers.get(STREAMS.carrier.name, consumerName);
+  await ensureDurable(nats.jsm, { stream: STREAMS.carrier.name, name: consumerName, filterSubjects: [subject], maxAckPending: MAX_ACK_PENDING, ackWaitMs: ACK_WAIT_MS });
   for (const bind of binds.values()) bind.start();
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: 500 });
-  const inFlight = new Set<Promise<void>>();
-  const loop = (async () => {
-    for await (const msg of messages) {
-      const work = submissions.onMessage(msg);
-      inFlight.add(work);
-      void work.finally(() => inFlight.delete(work));
-    }
-  })().catch((err: unknown) => log.error({ err }, 'carrier: consumer stopped'));
+  const feed = consumeEach({ js: nats.js, stream: STREAMS.carrier.name, durable: consumerName, pull: 500, log, handle: (msg) => submissions.onMessage(msg) });
 
   log.info({ routes: opts.routes.map((r) => ({ name: r.name, host: r.host, port: r.port, prefixes: r.prefixes, window: r.window })), consumer: consumerName }, 'carrier connector running');
 
   return {
     stop: async () => {
-      await messages.close();
-      await loop;
+      await feed.stop();
       abort.abort();
       for (const bind of binds.values()) bind.interrupt();
       // Submissions waiting for a bind give up at once; one waiting for its submit_sm_resp gets
       // a moment, then the unbind cuts it short and its message is redelivered later.
-      const settled = Promise.allSettled([...inFlight]);
+      const settled = feed.idle();
       await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
       deliveries.stop();
       await Promise.all([...binds.values()].map((bind) => bind.stop()));

@@ -8,7 +8,7 @@ import { defaultErr, parseReceipt, stateOfMessageState } from '../../core/carrie
 import type { CarrierEvent, CarrierInbound, ReceiptState } from '../../core/carrier/types';
 import type { CarrierRoute } from '../../config';
 import type { Logger } from '../../infra/logger';
-import { SUBJECTS } from '../../infra/nats';
+import { SUBJECTS } from '../../core/bus/names';
 import { concatKey, deliveredBody, isReceipt, parseConcatUdh, Reassembler, STATUS, type ConcatInfo } from '../smpp/protocol';
 import type { CarrierWriter } from './events';
 import { inboundId, normalizeAddress } from './rules';

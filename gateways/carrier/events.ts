@@ -2,6 +2,7 @@
 // msgIDs, so repeats within the duplicate window are stored once) and the carrierIds records
 // that let a receipt find its message. A write that must not be lost is retried until it
 // succeeds or the connector stops (StopError).
+import { decode, type CarrierIdEntry } from '../../core/bus';
 import type { CarrierEvent, CarrierInbound } from '../../core/carrier/types';
 import type { Logger } from '../../infra/logger';
 import type { Nats } from '../../infra/nats';
@@ -13,12 +14,7 @@ const LOOKUP_ATTEMPTS = 4;
 const LOOKUP_RETRY_MS = 250;
 const RECENT_IDS = 100_000;
 
-/** What carrierIds holds for `<route>.<carrier message id>`. */
-export interface CarrierIdEntry {
-  readonly messageId: string;
-  readonly segment: number;
-  readonly segments: number;
-}
+export type { CarrierIdEntry } from '../../core/bus';
 
 export class StopError extends Error {
   override readonly name = 'StopError';
@@ -92,7 +88,7 @@ export class CarrierWriter {
         const known = this.recent.get(key);
         if (known) return { id, entry: known };
         const found = await this.nats.kv.carrierIds.get(key);
-        if (found && found.operation === 'PUT') return { id, entry: found.json<CarrierIdEntry>() };
+        if (found && found.operation === 'PUT') return { id, entry: decode('carrierId', found.value) };
       }
       if (attempt + 1 < LOOKUP_ATTEMPTS) await sleep(LOOKUP_RETRY_MS, this.signal);
     }

@@ -2,16 +2,10 @@
 // makes the simulator send a deliver_sm to one of its bound receivers, and is answered with
 // whether the client acknowledged it (a MoReply).
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { decode, isUnreadableBusMessage, type MoReply, type MoRequest } from '../../core/bus';
 import type { Logger } from '../../infra/logger';
 
-/** Body of a `simulator.mo` request. */
-export interface MoRequest {
-  readonly from: string;
-  readonly to: string;
-  readonly text: string;
-}
-
-export type MoReply = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+export type { MoReply, MoRequest } from '../../core/bus';
 
 export function serveMoRequests(nc: NatsConnection, subject: string, send: (request: MoRequest) => Promise<MoReply>, log: Logger): Subscription {
   return nc.subscribe(subject, {
@@ -23,9 +17,13 @@ export function serveMoRequests(nc: NatsConnection, subject: string, send: (requ
       void (async () => {
         let reply: MoReply;
         try {
-          const request = msg.json<MoRequest>();
-          if (typeof request.from !== 'string' || typeof request.to !== 'string' || typeof request.text !== 'string') reply = { ok: false, reason: 'from, to and text are required strings' };
-          else reply = await send(request);
+          let request: MoRequest | undefined;
+          try {
+            request = decode('moRequest', msg.data);
+          } catch (e) {
+            if (!isUnreadableBusMessage(e)) throw e;
+          }
+          reply = request ? await send(request) : { ok: false, reason: 'from, to and text are required strings' };
         } catch (e) {
           reply = { ok: false, reason: e instanceof Error ? e.message : String(e) };
         }

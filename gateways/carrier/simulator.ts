@@ -8,6 +8,7 @@
 // request on `simulator.mo` (./simulator-mo.ts). Never enabled in production configs.
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { createServer, type PduOptions, type Session } from 'smpp';
+import { SUBJECTS } from '../../core/bus/names';
 import { formatReceipt, MESSAGE_STATE } from '../../core/carrier/receipt';
 import type { ReceiptStep } from '../../core/carrier/simulator-outcomes';
 import { toGsm7Bytes, transliterateToGsm7 } from '../../core/sms/encoding';
@@ -17,7 +18,7 @@ import { concatenationOf, decodeLenient, STATUS, TLV, type SubmitSm } from '../s
 import { serveMoRequests, type MoReply, type MoRequest } from './simulator-mo';
 import { SimulatorSession, type SimulatorContext } from './simulator-session';
 
-export const SIMULATOR_MO_SUBJECT = 'simulator.mo';
+export const SIMULATOR_MO_SUBJECT = SUBJECTS.simulatorMo;
 export type { MoReply, MoRequest } from './simulator-mo';
 
 const ESM_DELIVERY_RECEIPT = 0x04;

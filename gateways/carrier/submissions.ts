@@ -7,7 +7,7 @@ import type { PduOptions } from 'smpp';
 import type { CarrierEvent, CarrierSubmit } from '../../core/carrier/types';
 import type { CarrierRoute } from '../../config';
 import type { Logger } from '../../infra/logger';
-import { SUBJECTS } from '../../infra/nats';
+import { decode, SUBJECTS } from '../../core/bus';
 import { STATUS } from '../smpp/protocol';
 import { backoff, FIRST_RETRY_MS, sleep, StopError, type CarrierWriter } from './events';
 import { pickRoute, submitPdus } from './rules';
@@ -29,8 +29,7 @@ export class CarrierSubmissions {
   async onMessage(msg: JsMsg): Promise<void> {
     let submit: CarrierSubmit;
     try {
-      submit = msg.json<CarrierSubmit>();
-      if (typeof submit.messageId !== 'string' || typeof submit.to !== 'string' || typeof submit.text !== 'string') throw new TypeError('not a CarrierSubmit');
+      submit = decode('carrierSubmit', msg.data);
     } catch (err) {
       this.log.error({ err, seq: msg.seq }, 'carrier: unreadable carrier.submit message dropped');
       msg.term();

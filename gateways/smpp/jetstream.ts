@@ -6,20 +6,16 @@
 // pulled only while a receiver or transceiver session of the token is bound in this process,
 // and a message is acknowledged only after the client's deliver_sm_resp: receipts wait on the
 // stream (7 days) while nobody is bound, and a crash delivers them again (at least once).
-import { AckPolicy, DeliverPolicy, JetStreamApiError, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import type { SmsMessage } from '../../core/sms/message';
+import { consumeEach, durableConfig } from '../../infra/consumer';
 import type { Logger } from '../../infra/logger';
-import { STREAMS, SUBJECTS } from '../../infra/nats';
+import { CONSUMERS, decode, STREAMS, SUBJECTS, type InboundPayload, type StatusPayload } from '../../core/bus';
 import type { Deliverable, DeliveryResult, DlrMarker, DlrMarkers, FeedSubscription, ReceiptFeed } from './ports';
-import { receiptWanted, type InboundRecord, type TransitionRecord } from './receipts';
+import { receiptWanted } from './receipts';
 
-/** `sms.inbound.<tokenId>`: inbound messages routed to a token (published by the lifecycle bridge). */
-export const smsInboundSubject = (tokenId: string): string => `sms.inbound.${tokenId}`;
-export const dlrConsumerName = (tokenId: string): string => `smpp-dlr-${tokenId}`;
 export const markerKey = (messageId: string): string => `smpp-dlr.${messageId}`;
 
-const NANOS_PER_MS = 1_000_000;
 const DAY_MS = 24 * 3600 * 1000;
 const CACHE_ENTRIES = 200_000;
 
@@ -70,15 +66,6 @@ const REFUSED_RETRY_MS = 5000;
 /** Longest wait for a feed to stop (its in-flight deliver_sm time out on their own). */
 const STOP_WAIT_MS = 5000;
 
-interface StatusEvent {
-  readonly messages?: readonly SmsMessage[];
-  readonly transitions?: readonly TransitionRecord[];
-}
-
-interface InboundEvent {
-  readonly inbound?: readonly InboundRecord[];
-}
-
 export class JetStreamReceipts implements ReceiptFeed {
   private readonly ensured = new Set<string>();
 
@@ -91,21 +78,21 @@ export class JetStreamReceipts implements ReceiptFeed {
 
   async ensure(tokenId: string): Promise<void> {
     if (this.ensured.has(tokenId)) return;
-    const name = dlrConsumerName(tokenId);
+    const name = CONSUMERS.smppDlr(tokenId);
     try {
       await this.nats.jsm.consumers.info(STREAMS.sms.name, name);
     } catch (err) {
       if (!(err instanceof JetStreamApiError)) throw err;
       try {
-        await this.nats.jsm.consumers.add(STREAMS.sms.name, {
-          durable_name: name,
-          ack_policy: AckPolicy.Explicit,
-          deliver_policy: DeliverPolicy.New,
-          filter_subjects: [SUBJECTS.smsStatus(tokenId), smsInboundSubject(tokenId)],
-          max_ack_pending: this.options.maxAckPending,
-          ack_wait: this.options.ackWaitMs * NANOS_PER_MS,
-          inactive_threshold: this.options.inactiveMs * NANOS_PER_MS,
-        });
+        await this.nats.jsm.consumers.add(STREAMS.sms.name, durableConfig({
+          stream: STREAMS.sms.name,
+          name,
+          deliver: 'new',
+          filterSubjects: [SUBJECTS.smsStatus(tokenId), SUBJECTS.smsInbound(tokenId)],
+          maxAckPending: this.options.maxAckPending,
+          ackWaitMs: this.options.ackWaitMs,
+          inactiveMs: this.options.inactiveMs,
+        }));
       } catch (addErr) {
         // Another replica created it between our info and add.
         if (!(addErr instanceof JetStreamApiError)) throw addErr;
@@ -116,11 +103,8 @@ export class JetStreamReceipts implements ReceiptFeed {
   }
 
   open(tokenId: string, deliver: (item: Deliverable) => Promise<DeliveryResult>): FeedSubscription {
-    let messages: ConsumerMessages | undefined;
-    let stopped = false;
     /** Per message id, the tail of its chain: one message's receipts go out one after the other. */
     const chains = new Map<string, Promise<void>>();
-    const inFlight = new Set<Promise<void>>();
 
     const inOrder = (messageId: string, work: () => Promise<void>): Promise<void> => {
       const previous = chains.get(messageId) ?? Promise.resolve();
@@ -139,8 +123,8 @@ export class JetStreamReceipts implements ReceiptFeed {
       } else msg.nak(REFUSED_RETRY_MS);
     };
 
-    const handleStatus = async (msg: JsMsg, event: StatusEvent): Promise<void> => {
-      const byId = new Map((event.messages ?? []).map((m) => [m.id, m]));
+    const handleStatus = async (msg: JsMsg, event: StatusPayload): Promise<void> => {
+      const byId = new Map(event.messages.map((m) => [m.id, m]));
       // Per transition: 'ok' (delivered or not wanted), 'wait' (its receipt request may still be
       // on its way), or the delivery's failure. The marker is read inside the message's chain,
       // so one message's receipts keep their order.
@@ -166,62 +150,45 @@ export class JetStreamReceipts implements ReceiptFeed {
       settle(msg, (outcomes.find((r) => r !== 'ok') as DeliveryResult | undefined) ?? 'ok', 'receipt');
     };
 
-    const handleInbound = async (msg: JsMsg, event: InboundEvent): Promise<void> => {
+    const handleInbound = async (msg: JsMsg, event: InboundPayload): Promise<void> => {
       const results: DeliveryResult[] = [];
-      for (const mo of event.inbound ?? []) results.push(await deliver({ kind: 'inbound', from: mo.from, to: mo.to, text: mo.text }));
+      for (const mo of event.inbound) results.push(await deliver({ kind: 'inbound', from: mo.from, to: mo.to, text: mo.text }));
       settle(msg, results.find((r) => r !== 'ok') ?? 'ok', 'inbound');
     };
 
     const handle = async (msg: JsMsg): Promise<void> => {
-      let event: StatusEvent & InboundEvent;
+      const inbound = msg.subject === SUBJECTS.smsInbound(tokenId);
+      let event: { readonly inbound: InboundPayload } | { readonly status: StatusPayload };
       try {
-        event = msg.json<StatusEvent & InboundEvent>();
-      } catch {
-        this.log.error({ tokenId, seq: msg.seq }, 'smpp: unreadable receipt feed message; dropped');
+        event = inbound ? { inbound: decode('inbound', msg.data) } : { status: decode('status', msg.data) };
+      } catch (err) {
+        this.log.error({ err, tokenId, seq: msg.seq }, 'smpp: unreadable receipt feed message; dropped');
         msg.term('unreadable');
         return;
       }
       try {
-        if (msg.subject === smsInboundSubject(tokenId)) await handleInbound(msg, event);
-        else await handleStatus(msg, event);
+        if ('inbound' in event) await handleInbound(msg, event.inbound);
+        else await handleStatus(msg, event.status);
       } catch (err) {
         this.log.warn({ err, tokenId }, 'smpp: receipt handling failed; will retry');
         msg.nak(RETRY_MS);
       }
     };
 
-    const loop = (async () => {
-      while (!stopped) {
-        try {
-          const consumer = await this.nats.js.consumers.get(STREAMS.sms.name, dlrConsumerName(tokenId));
-          messages = await consumer.consume({ max_messages: Math.min(256, this.options.maxAckPending) });
-          if (stopped) {
-            messages.stop();
-            break;
-          }
-          for await (const msg of messages) {
-            const work = handle(msg);
-            inFlight.add(work);
-            void work.finally(() => inFlight.delete(work));
-          }
-        } catch (err) {
-          if (stopped) break;
-          this.log.warn({ err, tokenId }, 'smpp: receipt feed interrupted; resuming');
-          this.ensured.delete(tokenId);
-          await this.ensure(tokenId).catch(() => undefined);
-          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-        }
-      }
-    })();
+    const feed = consumeEach({
+      js: this.nats.js, stream: STREAMS.sms.name, durable: CONSUMERS.smppDlr(tokenId), pull: Math.min(256, this.options.maxAckPending), log: this.log, handle,
+      onInterrupted: async () => {
+        this.ensured.delete(tokenId);
+        await this.ensure(tokenId);
+      },
+    });
 
     return {
       stop: async () => {
-        stopped = true;
-        // stop() ends the iterator at once; awaiting close() can hang when it was never iterated.
-        messages?.stop();
+        // In-flight deliver_sm time out on their own; stopping waits a bounded time for them.
         const bounded = (work: Promise<unknown>): Promise<unknown> => Promise.race([work, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())]);
-        await bounded(loop);
-        await bounded(Promise.all([...inFlight]));
+        await bounded(feed.stop());
+        await bounded(feed.idle());
       },
     };
   }

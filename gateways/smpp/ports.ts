@@ -4,7 +4,8 @@
 // inbound messages of one token. The JetStream/KV implementations are in ./jetstream.ts.
 import type { Organization, Token } from '../../core/accounts/types';
 import type { SmsMessage } from '../../core/sms/message';
-import type { InboundRecord, ReceiptInput } from './receipts';
+import type { InboundRecord } from '../../core/bus/payloads';
+import type { ReceiptInput } from './receipts';
 
 export interface SmppDirectory {
   tokenBySystemId(systemId: string): Token | undefined;

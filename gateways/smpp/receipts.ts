@@ -3,7 +3,9 @@
 // messages (deliver_sm, esm_class 0), and the message_state answered to query_sm. Our
 // statuses (spec 1 §2.6) map back to SMPP states as docs/smpp.md tabulates. Pure.
 import { formatReceipt, MESSAGE_STATE } from '../../core/carrier/receipt';
+import type { InboundRecord } from '../../core/bus/payloads';
 import type { ReceiptState } from '../../core/carrier/types';
+import type { Transition } from '../../core/sms/dlr';
 import { isGsm7, toGsm7Bytes, toUcs2Bytes, transliterateToGsm7 } from '../../core/sms/encoding';
 import { FINAL_STATUSES, type MessageStatus, type SmsMessage } from '../../core/sms/message';
 import type { PduOptions } from 'smpp';
@@ -71,18 +73,9 @@ export function addressOf(value: string): Address {
   return /^\+?\d+$/.test(value) ? { ton: TON_INTERNATIONAL, npi: NPI_ISDN, addr: value.replace(/^\+/, '') } : { ton: TON_ALPHANUMERIC, npi: 0, addr: value };
 }
 
-/** A status transition as published on `sms.status.<tokenId>`. */
-export interface TransitionRecord {
-  readonly messageId: string;
-  readonly seq: number;
-  readonly status: MessageStatus;
-  readonly code: number;
-  readonly eventAt: string;
-}
-
 export interface ReceiptInput {
   readonly message: Pick<SmsMessage, 'id' | 'from' | 'to' | 'normalizedTo' | 'text' | 'createdAt'>;
-  readonly transition: Pick<TransitionRecord, 'status' | 'code' | 'eventAt'>;
+  readonly transition: Pick<Transition, 'status' | 'code' | 'eventAt'>;
   readonly userMessageReference?: number | undefined;
 }
 
@@ -122,19 +115,6 @@ export function receiptPdu(input: ReceiptInput, version: number): PduOptions {
     message_state: MESSAGE_STATE[state],
     ...(input.userMessageReference === undefined ? {} : { user_message_reference: input.userMessageReference }),
   };
-}
-
-/** An inbound (mobile-originated) message for a number of the token, as published on `sms.inbound.<tokenId>`. */
-export interface InboundRecord {
-  readonly id: string;
-  readonly tokenId: string;
-  /** The handset. */
-  readonly from: string;
-  /** Our number or sender id. */
-  readonly to: string;
-  readonly text: string;
-  readonly status: 'inbound' | 'stop';
-  readonly at: string;
 }
 
 /** deliver_sm fields of an inbound message: GSM-7 when the text allows, else UCS-2; message_payload past 254 octets. */

@@ -12,7 +12,8 @@ import type { CarrierEvent, CarrierInbound, CarrierSubmit } from '../../core/car
 import { newId } from '../../core/ids';
 import { splitSegments, toGsm7Bytes } from '../../core/sms/encoding';
 import { createLogger } from '../../infra/logger';
-import { connectNats, STREAMS, SUBJECTS, type Nats } from '../../infra/nats';
+import { STREAMS, SUBJECTS } from '../../core/bus/names';
+import { connectNats, type Nats } from '../../infra/nats';
 import { sleep } from '../../infra/supervisor';
 import { startCarrierConnector, startCarrierSimulator, type CarrierConnector, type CarrierSimulator, type MoReply } from '../../gateways/carrier';
 import { stack } from '../support/stack';

@@ -3,7 +3,7 @@
 // deletion, specs, tokens and scopes. Each test has its own tenant and datasource.
 import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { STREAMS, SUBJECTS } from '../../infra/nats';
+import { STREAMS, SUBJECTS } from '../../core/bus/names';
 import { DatasourceStore } from '../../stores/datasource-store';
 import { addDatasource, createIngestTenant, eventually, productToken, streamBase, type IngestTenant } from '../support/ingest';
 import { api, stack } from '../support/stack';

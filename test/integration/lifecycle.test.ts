@@ -3,7 +3,7 @@
 // receipts → signals → DLR webhooks to a receiver on loopback.
 import { newId } from '../../core/ids';
 import { verifyWebhook } from '../../core/sms/webhook-signature';
-import { SUBJECTS } from '../../infra/nats';
+import { SUBJECTS } from '../../core/bus/names';
 import { api } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../support/webhook-receiver';

@@ -6,7 +6,7 @@
 import { randomInt } from 'node:crypto';
 import type { PDU } from 'smpp';
 import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
-import { smsInboundSubject } from '../../gateways/smpp';
+import { SUBJECTS } from '../../core/bus/names';
 import { STATUS } from '../../gateways/smpp/protocol';
 import { api, stack } from '../support/stack';
 import { createTenant, revokeToken, V1, type Tenant } from '../support/tenants';
@@ -151,7 +151,7 @@ describe('SMPP gateway over the test stack (docs/smpp.md)', () => {
   it('§6: inbound messages for the token arrive as deliver_sm with esm_class 0', async () => {
     const c = await bound('receiver');
     const from = `+${number('11')}`;
-    await harness.nats.js.publish(smsInboundSubject(tenant.tokenId), JSON.stringify({ inbound: [{ id: 'mo-1', tokenId: tenant.tokenId, from, to: '4930123456', text: 'Hello back', status: 'inbound', at: new Date().toISOString() }] }));
+    await harness.nats.js.publish(SUBJECTS.smsInbound(tenant.tokenId), JSON.stringify({ inbound: [{ id: 'mo-1', tokenId: tenant.tokenId, from, to: '4930123456', text: 'Hello back', status: 'inbound', at: new Date().toISOString() }] }));
     const mo = await c.next((p) => p.command === 'deliver_sm' && p.esm_class === 0, 10_000);
     expect(mo).toMatchObject({ source_addr: from.slice(1), destination_addr: '4930123456' });
     expect(textOf(mo)).toBe('Hello back');

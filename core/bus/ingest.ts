@@ -1,8 +1,8 @@
-// Payloads of the INGEST stream (subjects in infra/nats.ts SUBJECTS.ingest*) and of the
+// Payloads of the INGEST stream (subjects in ./names.ts SUBJECTS.ingest*) and of the
 // automation trigger stream. One stream message per accepted request, so the ingest writer
 // applies a batch in one piece and in request order. Decoded with a JSON Schema at the consumer.
 import Ajv from 'ajv';
-import type { ContactPatch, EventRecord } from './types';
+import type { ContactPatch, EventRecord } from '../ingest/types';
 
 export interface IngestContactsMessage {
   readonly kind: 'contacts';

@@ -1,0 +1,92 @@
+// The names every role agrees on: JetStream streams, subjects and durable consumers, KV buckets
+// and the keys built in them. Pure data (no NATS import): infra/nats.ts creates what is named
+// here, and every publisher and consumer takes its names from this file (docs/architecture.md).
+
+export const STREAMS = {
+  /** Accepted messages (one stream message per request), status transitions, DLR attempts, lookups. */
+  sms: { name: 'SMS', subjects: ['sms.>', 'lookup.>'] },
+  /** Hand-off to the carrier connector, its per-segment events, inbound messages. */
+  carrier: { name: 'CARRIER', subjects: ['carrier.>'] },
+  /** Accepted ingestion batches and contact deletions, in the order the ingest writer applies them. */
+  ingest: { name: 'INGEST', subjects: ['ingest.>'] },
+  /** Automation triggers of accepted events inside the ±1 h window (spec 2 §4 rule 6; the contract for automation engines). */
+  automation: { name: 'AUTOMATION', subjects: ['automation.>'] },
+} as const;
+
+export const SUBJECTS = {
+  /** AcceptedPayload: the messages of one accepted request. */
+  smsAccepted: 'sms.accepted',
+  /** `sms.status.<tokenId>`: StatusPayload, every status transition (history writer, SMPP gateway deliver_sm). */
+  smsStatus: (tokenId: string) => `sms.status.${tokenId}`,
+  smsStatusAll: 'sms.status.>',
+  /** `sms.inbound.<tokenId>`: InboundPayload, inbound messages routed to a token (published by the lifecycle bridge). */
+  smsInbound: (tokenId: string) => `sms.inbound.${tokenId}`,
+  /** DlrAttemptPayload: every webhook attempt, for GET /sms/{id}/dlrs. */
+  dlrAttempt: 'sms.dlr.attempt',
+  /** LookupsPayload. */
+  lookupCreated: 'lookup.created',
+  /** CarrierSubmit. */
+  carrierSubmit: 'carrier.submit',
+  /** CarrierEvent. */
+  carrierEvents: 'carrier.events',
+  /** CarrierInbound. */
+  carrierInbound: 'carrier.inbound',
+  /** One stream message per accepted batch or deletion (payloads in ./ingest.ts). */
+  ingestContacts: (projectId: string, datasourceId: string) => `ingest.contacts.${projectId}.${datasourceId}`,
+  ingestEvents: (projectId: string, datasourceId: string) => `ingest.events.${projectId}.${datasourceId}`,
+  ingestDelete: (projectId: string, datasourceId: string) => `ingest.delete.${projectId}.${datasourceId}`,
+  /** Requests that stored nothing (every item failed), counted for GET /stream usage. */
+  ingestRejected: (projectId: string, datasourceId: string) => `ingest.rejected.${projectId}.${datasourceId}`,
+  ingestAll: 'ingest.>',
+  /** `automation.trigger.<project>`: one message per trigger-worthy event, msgID `<datasource>:<event id>`. */
+  automationTrigger: (projectId: string) => `automation.trigger.${projectId}`,
+  /** Core NATS request (no stream): MoRequest to the carrier simulator, answered with a MoReply. */
+  simulatorMo: 'simulator.mo',
+} as const;
+
+/** Durable JetStream consumers, by owner. */
+export const CONSUMERS = {
+  historyWriter: 'history-writer',
+  lifecycleStarter: 'lifecycle-starter',
+  lifecycleEvents: 'lifecycle-events',
+  lifecycleInbound: 'lifecycle-inbound',
+  carrierConnector: 'carrier-connector',
+  ingestWriter: 'ingest-writer',
+  /** One per SMPP token, created at its first bind: its receipts and inbound messages. */
+  smppDlr: (tokenId: string) => `smpp-dlr-${tokenId}`,
+} as const;
+
+/** KV bucket names (infra/nats.ts BucketSet says what each holds). */
+export const BUCKETS = {
+  accounts: 'accounts',
+  balances: 'balances',
+  messages: 'messages',
+  idempotency: 'idempotency',
+  ratelimits: 'ratelimits',
+  optouts: 'optouts',
+  carrierIds: 'carrier_ids',
+  deadDlrs: 'dead_dlrs',
+  ingestState: 'ingest_state',
+} as const;
+
+/** Keys built in the buckets above. */
+export const KV_KEYS = {
+  /** `messages`: the current state of a message (an SmsMessage). */
+  messageState: (messageId: string) => `sms.${messageId}`,
+  /** `messages`: the record of a lookup (a Lookup). */
+  lookupState: (lookupId: string) => `lookup.${lookupId}`,
+  /** `idempotency`: makes a retried refund a no-op. */
+  refund: (messageId: string) => `refund.${messageId}`,
+  /** `dead_dlrs`: a DLR whose retry window closed (a DeadDlr). */
+  deadDlr: (tokenId: string, messageId: string, seq: number) => `${tokenId}.${messageId}.${seq}`,
+  /** `dead_dlrs`: every dead DLR of a token, or all of them. */
+  deadDlrsOf: (tokenId?: string) => (tokenId ? `${tokenId}.>` : '>'),
+  /** `optouts`: a recipient who sent STOP to a project. */
+  optOut: (projectId: string, number: string) => `${projectId}.${number.replace(/^\+/, '')}`,
+} as const;
+
+/** Keys of the `ingest_state` bucket. */
+export const INGEST_STATE_KEYS = {
+  /** Highest INGEST stream sequence the ingest writer has applied to ClickHouse. */
+  applied: 'applied',
+} as const;
