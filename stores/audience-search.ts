@@ -43,12 +43,6 @@ export class AudienceSearch {
     return { c, where: parts.filter((p) => p !== '1').join(' AND ') };
   }
 
-  /** The SQL and parameters of the first page, for benchmarks and tests that compare plans. */
-  async explain(query: AudienceQuery, scope: SearchScope): Promise<{ sql: string; params: Record<string, unknown> }> {
-    const plan = await this.plan(query, scope);
-    return { sql: this.pageSql(query, plan, null), params: plan.c.binder.params };
-  }
-
   private pageSql(query: AudienceQuery, plan: Plan, after: readonly [string | number, string] | null): string {
     const { c } = plan;
     const dir = query.sort.asc ? 'ASC' : 'DESC';

@@ -134,8 +134,7 @@ export class SmsAcceptance {
     const checked = checkSmsItem(item);
     if (!checked.ok) {
       if ('shape' in checked) {
-        const field = checked.shape.field || 'item';
-        return reject({ [field]: [checked.shape.message] }, checked.shape.field ? `field "${checked.shape.field}" ${checked.shape.message}` : `the item ${checked.shape.message}`);
+        return reject(checked.shape.fields, checked.shape.field ? `field "${checked.shape.field}" ${checked.shape.message}` : `the item ${checked.shape.message}`);
       }
       return reject(checked.fields);
     }

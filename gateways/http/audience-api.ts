@@ -6,12 +6,11 @@
 // a 400 naming the scope (docs/grammar-b.md). Errors are `{ title, status, detail }`.
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../core/errors';
-import { compileFilter, loadSegments, ParamBinder, parseSearch, parseSegment, sqlContext, type SegmentSource } from '../../core/filters/grammar-b';
+import { compileFilter, loadSegments, ParamBinder, parseSearch, parseSegment, sqlContext, type SearchRequest, type SegmentSource } from '../../core/filters/grammar-b';
 import type { AccountDirectory } from '../../stores/account-directory';
 import type { SearchResult, SearchScope } from '../../stores/audience-search';
 import type { RateLimiter } from '../../stores/rate-limiter';
 import type { Segment } from '../../stores/segment-store';
-import type { SearchRequest } from '../../core/filters/grammar-b';
 import { authenticate } from './auth';
 import { rateLimit } from './rate-limit';
 

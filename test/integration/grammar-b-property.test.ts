@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { parseSearch, type SegmentSource } from '../../core/filters/grammar-b';
+import { parseSearch, SORT_FIELDS, type SegmentSource } from '../../core/filters/grammar-b';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { AudienceSearch } from '../../stores/audience-search';
 import { insertModel } from '../support/audience-model';
 import { CITIES, DISTANCES_KM, filterArb, restrictionsArb, worldArb, type World } from '../support/grammar-b-arbitraries';
-import { evaluate, type World as EvalWorld } from '../support/grammar-b-evaluator';
+import { evaluate, sorted, type World as EvalWorld } from '../support/grammar-b-evaluator';
 
 const WORLDS = 4;
 const RUNS = Number(process.env['GRAMMAR_B_RUNS'] ?? 250);
@@ -93,3 +93,28 @@ test('every operator of §2.4 was generated, and most cases split the audience',
   expect(informative / cases).toBeGreaterThan(0.3);
   process.stdout.write(`grammar-b property: ${cases} cases, ${informative} with some but not all contacts\n`);
 });
+
+describe('spec 3 §2.3, §3: cursor pages in every sort order equal the evaluator\'s order', () => {
+  test('random sort field, direction, page size and filter: every contact once, in order', async () => {
+    const [w] = fc.sample(worldArb('sorted', 80, 20), { seed: SEED + 7, numRuns: 1 }) as [World];
+    await insertModel(ch, w.contacts, w.events);
+    const search = new AudienceSearch(ch, source, Buffer.alloc(32, 2));
+    const evalWorld: EvalWorld = { tz: w.tz, now: w.now, segments: new Map(), eventsOf: (u) => w.events.filter((e) => e.userId === u) };
+    const scope = { project: w.project, timezone: w.tz, now: new Date(w.now) };
+    const arb = fc.record({ field: fc.constantFrom(...Object.keys(SORT_FIELDS)), asc: fc.boolean(), limit: fc.integer({ min: 1, max: 25 }), root: fc.option(filterArb(w, false), { freq: 3 }) });
+    await fc.assert(fc.asyncProperty(arb, async ({ field, asc, limit, root }) => {
+      const body = JSON.parse(JSON.stringify({ version: '0.0.1', limit, sortField: field, sortAsc: asc, ...(root === null ? {} : { root }) })) as Record<string, unknown>;
+      const matching = new Set(evaluate(body, w.contacts, w.project, evalWorld));
+      const expected = sorted(w.contacts.filter((c) => matching.has(c.userId)), field, asc);
+      const got: string[] = [];
+      let result = await search.search(parseSearch(body), scope);
+      got.push(...result.entities.map((e) => String(e['_user_id'])));
+      while (result.cursor !== null && got.length <= w.contacts.length) {
+        result = await search.search(parseSearch({ cursor: result.cursor }), scope);
+        got.push(...result.entities.map((e) => String(e['_user_id'])));
+      }
+      expect(got).toEqual(expected);
+    }), { seed: SEED + 8, numRuns: Math.max(20, Math.round(RUNS / 5)), endOnFailure: true });
+  }, 600_000);
+});
+

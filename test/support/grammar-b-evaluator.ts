@@ -296,3 +296,36 @@ export function evaluate(body: J, contacts: readonly ModelContact[], project: st
 }
 
 export { instant };
+
+/**
+ * The order of §2.3 sortField/sortAsc as docs/grammar-b.md states it: texts byte-wise with an
+ * absent text as '', numbers and dates with an absent value first, ties by _user_id, and the
+ * direction applying to both.
+ */
+export function sortKey(c: ModelContact, field: string): string | number {
+  switch (field) {
+    case '_user_id': return c.userId;
+    case '_audience_id': return c.audienceId;
+    case '_first_name': return c.firstName ?? '';
+    case '_last_name': return c.lastName ?? '';
+    case '_email': return c.email ?? '';
+    case '_phone_mobile': return c.phoneMobile ?? '';
+    case '_country_code': return c.countryCode ?? '';
+    case '_bucket': return c.bucket;
+    case '_is_subscribed_sms': return c.isSubscribedSms === null ? -1 : Number(c.isSubscribedSms);
+    case '_date_birthday': return c.dateBirthday === null ? -1e18 : Date.parse(`${c.dateBirthday}T00:00:00Z`);
+    case '_date_imported': return c.dateImported === null ? -1e18 : Date.parse(c.dateImported);
+    default: throw new Error(`evaluator: cannot sort by ${field}`);
+  }
+}
+
+const bytes = (s: string): Buffer => Buffer.from(s, 'utf8');
+
+export function sorted(contacts: readonly ModelContact[], field: string, asc: boolean): string[] {
+  const cmp = (a: ModelContact, b: ModelContact): number => {
+    const [x, y] = [sortKey(a, field), sortKey(b, field)];
+    const byKey = typeof x === 'string' && typeof y === 'string' ? Buffer.compare(bytes(x), bytes(y)) : Number(x) - Number(y);
+    return byKey !== 0 ? byKey : Buffer.compare(bytes(a.userId), bytes(b.userId));
+  };
+  return [...contacts].sort((a, b) => (asc ? cmp(a, b) : cmp(b, a))).map((c) => c.userId);
+}
