@@ -155,8 +155,7 @@ async function main(): Promise<void> {
     const batch = await consumer.fetch({ max_messages: Math.min(pending, 1000), expires: 3000 });
     let got = 0;
     for await (const m of batch) {
-      const id = (m.json() as { _event_id: string })._event_id;
-      triggerCounts.set(id, (triggerCounts.get(id) ?? 0) + 1);
+      for (const { _event_id: id } of (m.json() as { triggers: Array<{ _event_id: string }> }).triggers) triggerCounts.set(id, (triggerCounts.get(id) ?? 0) + 1);
       got += 1;
     }
     if (got === 0) break;

@@ -53,7 +53,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     const stored = await writer.storedEventKeys(needs.eventKeys);
     const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`) });
     // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
-    await Promise.all(plan.triggers.map((t) => nats.js.publish(SUBJECTS.automationTrigger(t.subjectProject), JSON.stringify(t.trigger), { msgID: t.msgId })));
+    await Promise.all(plan.triggers.map((t) => nats.js.publish(SUBJECTS.automationTrigger(t.project), JSON.stringify(t.batch), { msgID: t.msgId })));
     const written = await writer.write(plan, states);
     clickhouseRowsWritten.inc({ table: 'audience' }, written.contacts);
     clickhouseRowsWritten.inc({ table: 'events' }, written.events);

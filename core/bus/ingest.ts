@@ -48,17 +48,28 @@ export interface IngestRejectedMessage {
 
 export type IngestMessage = IngestContactsMessage | IngestEventsMessage | IngestDeleteMessage | IngestRejectedMessage;
 
-/** What automation engines consume on `automation.trigger.<project>`. */
+/** One trigger-worthy event (spec 2 §4 rule 6). */
 export interface AutomationTrigger {
-  readonly project: string;
-  readonly datasource: string;
   readonly audienceId: string;
   readonly _user_id: string;
   readonly _event_id: string;
   readonly _event_type: string;
   readonly _event_date: string;
-  readonly receivedAt: string;
   readonly _event_parameters: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What automation engines consume on `automation.trigger.<project>`: the triggers of one
+ * ingestion request (1 to 100), each trigger-worthy event in exactly one message, exactly
+ * once (msgID `ingest-<INGEST stream sequence>`). One message per request, not per event: at
+ * tens of thousands of events a second, a JetStream publish per event would cost more than
+ * storing the event.
+ */
+export interface AutomationTriggers {
+  readonly project: string;
+  readonly datasource: string;
+  readonly receivedAt: string;
+  readonly triggers: readonly AutomationTrigger[];
 }
 
 const typedValue = { type: 'object', required: ['type', 'value'], properties: { type: { type: 'string' } } } as const;

@@ -4,7 +4,7 @@
 // collect the rows, triggers and usage to write. The caller loads states and known event ids
 // before, and writes the plan after (stores/audience-writer.ts).
 import { audienceId } from './audience-identity';
-import type { AutomationTrigger, IngestMessage } from '../bus/ingest';
+import type { AutomationTrigger, AutomationTriggers, IngestMessage } from '../bus/ingest';
 import { applyPatch, deleteContact, versionOf, type DsContactState } from './merge';
 import type { ContactPatch, EventRecord } from './types';
 
@@ -40,7 +40,8 @@ export interface WritePlan {
   readonly eventKeys: Array<{ datasourceId: string; eventId: string; version: number }>;
   /** Events of these (project, datasource, user) already in ClickHouse are deleted first. */
   readonly deletions: Array<{ projectId: string; datasourceId: string; userId: string }>;
-  readonly triggers: Array<{ msgId: string; subjectProject: string; trigger: AutomationTrigger }>;
+  /** One message per ingestion request with trigger-worthy events; msgID `ingest-<stream sequence>`. */
+  readonly triggers: Array<{ msgId: string; project: string; batch: AutomationTriggers }>;
   readonly usage: UsageDelta[];
 }
 
@@ -83,6 +84,16 @@ export function planWrites(input: PlanInput): WritePlan {
     return delta;
   };
   const storedNow = new Set<string>();
+  const audienceIds = new Map<string, string>();
+  const audienceOf = (projectId: string, userId: string): string => {
+    const key = userKey(projectId, userId);
+    let id = audienceIds.get(key);
+    if (id === undefined) {
+      id = audienceId(projectId, userId);
+      audienceIds.set(key, id);
+    }
+    return id;
+  };
   const statesOf = (projectId: string, userId: string): Map<string, DsContactState> => {
     const key = userKey(projectId, userId);
     let states = input.states.get(key);
@@ -143,6 +154,7 @@ export function planWrites(input: PlanInput): WritePlan {
     const delta = count(message.datasourceId, 'events', message.receivedAt);
     delta.requests += 1;
     delta.failed += message.failed;
+    const triggers: AutomationTrigger[] = [];
     message.items.forEach(({ event, userData }, index) => {
       const version = versionOf(seq, index);
       if (userData) upsert(message.projectId, message.datasourceId, userData, version, message.receivedAt);
@@ -159,20 +171,18 @@ export function planWrites(input: PlanInput): WritePlan {
       storedNow.add(key);
       plan.eventKeys.push({ datasourceId: message.datasourceId, eventId: event.eventId, version });
       delta.accepted += 1;
-      const stored: StoredEvent = { ...event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceId(message.projectId, event.userId), receivedAt: message.receivedAt, version };
+      const stored: StoredEvent = { ...event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceOf(message.projectId, event.userId), receivedAt: message.receivedAt, version };
       plan.events.push(stored);
       if (event.triggers) {
-        plan.triggers.push({
-          msgId: key,
-          subjectProject: message.projectId,
-          trigger: {
-            project: message.projectId, datasource: message.datasourceId, audienceId: stored.audienceId, _user_id: event.userId, _event_id: event.eventId,
-            _event_type: event.eventType, _event_date: event.eventDate, receivedAt: message.receivedAt,
-            _event_parameters: Object.fromEntries(Object.entries(event.parameters).map(([name, typed]) => [name, typed.value])),
-          },
+        triggers.push({
+          audienceId: stored.audienceId, _user_id: event.userId, _event_id: event.eventId, _event_type: event.eventType, _event_date: event.eventDate,
+          _event_parameters: Object.fromEntries(Object.entries(event.parameters).map(([name, typed]) => [name, typed.value])),
         });
       }
     });
+    if (triggers.length > 0) {
+      plan.triggers.push({ msgId: `ingest-${seq}`, project: message.projectId, batch: { project: message.projectId, datasource: message.datasourceId, receivedAt: message.receivedAt, triggers } });
+    }
   }
   plan.usage.push(...usage.values());
   return plan;

@@ -41,16 +41,20 @@ async function usage(t: IngestTenant): Promise<{ lastHour: Record<'contacts' | '
   return (res.body as { usage: { lastHour: Record<'contacts' | 'events' | 'delete', Usage> } }).usage;
 }
 
-/** Every trigger published for `projectId` so far (reads the AUTOMATION stream). */
+/** Every trigger published for `projectId` so far (reads the AUTOMATION stream; a message carries one request's triggers). */
 async function triggers(projectId: string): Promise<Array<{ _event_id: string; _user_id: string; _event_type: string }>> {
   const consumer = await js.consumers.get(STREAMS.automation.name, { filter_subjects: [SUBJECTS.automationTrigger(projectId)] });
   const found: Array<{ _event_id: string; _user_id: string; _event_type: string }> = [];
-  const info = await consumer.info();
-  let pending = info.num_pending;
+  let pending = (await consumer.info()).num_pending;
   while (pending > 0) {
     const batch = await consumer.fetch({ max_messages: Math.min(pending, 500), expires: 2000 });
     let got = 0;
-    for await (const m of batch) { found.push(m.json()); got += 1; }
+    for await (const m of batch) {
+      const message = m.json<{ project: string; triggers: Array<{ _event_id: string; _user_id: string; _event_type: string }> }>();
+      expect(message.project).toBe(projectId);
+      found.push(...message.triggers);
+      got += 1;
+    }
     if (got === 0) break;
     pending -= got;
   }

@@ -88,7 +88,7 @@ describe('spec 2 §3: the ingest writer plan', () => {
     ];
     const plan = planWrites({ messages, states, storedBefore: (_ds, id) => id === 'old' });
     expect(plan.events.map((e) => e.eventId)).toEqual(['n1']);
-    expect(plan.triggers.map((t) => t.msgId)).toEqual(['d:n1']);
+    expect(plan.triggers.map((t) => [t.msgId, t.batch.triggers.map((x) => x._event_id)])).toEqual([['ingest-1', ['n1']]]);
     expect(plan.usage).toEqual([expect.objectContaining({ endpoint: 'events', requests: 1, accepted: 1, duplicates: 2, skipped: 1 })]);
     expect([...plan.changedUsers.values()].map((u) => u.userId)).toEqual(['new']);
   });
