@@ -4,7 +4,7 @@
 // Reports accepted items/s, the ingest writer's visibility lag (202 → queryable in
 // ClickHouse, p50/p99 from the product's own histogram) and, in the same run, the raw chdb
 // batch-insert rate of event rows as the ceiling. Figures printed and written to
-// bench/results/ingest.json. Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 32]
+// bench/results/ingest.json. Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 32 --only events]
 import autocannon from 'autocannon';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -18,7 +18,7 @@ import { DatasourceStore } from '../stores/datasource-store';
 import { startStack } from '../test/support/global-setup';
 
 const { values } = parseArgs({ options: {
-  runs: { type: 'string', default: '3' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, users: { type: 'string', default: '10000' },
+  runs: { type: 'string', default: '3' }, only: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, users: { type: 'string', default: '10000' },
 } });
 const RUNS = Number(values.runs);
 const SECONDS = Number(values.seconds);
@@ -140,6 +140,8 @@ async function main(): Promise<void> {
     const contactsRuns = [];
     const eventsRuns = [];
     for (let r = 0; r < RUNS; r += 1) {
+      // `--only events` skips the contacts phase (for profiling one path).
+      if (values.only === 'events') { eventsRuns.push(await load('events', eventBody)); continue; }
       const c = await load('contacts', contactBody);
       log(`contacts run ${r + 1}/${RUNS}: ${c.itemsPerSecond.toFixed(0)} upserts/s, p50 ${c.p50} ms, p99 ${c.p99} ms, non-2xx ${c.non2xx}; CPU per 1000: product ${c.productCpuMsPer1000} ms, nats-server ${c.natsCpuMsPer1000} ms`);
       contactsRuns.push(c);
