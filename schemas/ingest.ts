@@ -120,10 +120,11 @@ export const INGEST_SCHEMAS = [contactItemSchema, eventItemSchema, itemOutcomeSc
 export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+  // On every response (spec 2 §8).
   const headers = {
-    'X-RateLimit-Limit': { schema: { type: 'integer' } },
-    'X-RateLimit-Remaining': { schema: { type: 'integer' } },
-    'X-RateLimit-Reset': { schema: { type: 'integer' }, description: 'Unix time' },
+    'X-RateLimit-Limit': { required: true, schema: { type: 'integer' } },
+    'X-RateLimit-Remaining': { required: true, schema: { type: 'integer' } },
+    'X-RateLimit-Reset': { required: true, schema: { type: 'integer' }, description: 'Unix time' },
   };
   const message = (description: string) => ({ description, headers, ...json(ref('IngestError')) });
   const errors = {
