@@ -6,8 +6,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { STREAMS, SUBJECTS } from '../../core/bus/names';
 import { DatasourceStore } from '../../stores/datasource-store';
 import { addDatasource, createIngestTenant, eventually, productToken, streamBase, type IngestTenant } from '../support/ingest';
-import { api, stack } from '../support/stack';
-import { addToken, revokeToken, withAccounts } from '../support/tenants';
+import { admin, api, stack } from '../support/stack';
+import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';
 
 jest.setTimeout(60_000);
 
@@ -341,7 +341,9 @@ describe('spec 2 §5: tokens, scopes and 401/404', () => {
   beforeAll(async () => { t = await createIngestTenant(); });
 
   test('401 for a missing, malformed, unknown or revoked token, and for other token kinds', async () => {
-    expect((await api(t.base)).status).toBe(401);
+    const missing = await api(t.base);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('x-ratelimit-remaining')).not.toBeNull();
     const malformed = await api(t.base, { headers: { authorization: 'Basic abc' } });
     expect(malformed.status).toBe(401);
     expect(Object.keys(malformed.body as object)).toEqual(['message']);
@@ -356,7 +358,10 @@ describe('spec 2 §5: tokens, scopes and 401/404', () => {
   });
 
   test('404 for an unknown project or datasource, another datasource, or another project; never 403', async () => {
-    expect((await api(streamBase(t.projectId, '01a00000-0000-7000-8000-000000000000'), { token: t.token })).status).toBe(404);
+    const unknown = await api(streamBase(t.projectId, '01a00000-0000-7000-8000-000000000000'), { token: t.token });
+    expect(unknown.status).toBe(404);
+    expect(Object.keys(unknown.body as object)).toEqual(['message']);
+    expect(unknown.headers.get('x-ratelimit-limit')).not.toBeNull();
     expect((await api(streamBase('01a00000-0000-7000-8000-000000000000', t.datasourceId), { token: t.token })).status).toBe(404);
     const second = await addDatasource(t);
     expect((await api(second.base, { token: t.token })).status).toBe(404);
@@ -407,4 +412,24 @@ describe('spec 2 §8: rate limits per datasource per endpoint', () => {
     // Another endpoint of the same datasource has its own counter.
     expect((await api(`${t.base}/specs/attributes`, { token: t.token })).status).toBe(200);
   });
+});
+
+describe('README: datasources and tokens through the admin CLI, as an operator would', () => {
+  test('datasource create, token create --kind datasource / product --scopes, spec add, strict: the API follows', async () => {
+    const tenant = await createTenant({ name: 'CLI Org' });
+    const ds = await admin<{ id: string; projectId: string }>('datasource', 'create', '--project', tenant.projectId, '--name', 'Shop');
+    expect(ds.projectId).toBe(tenant.projectId);
+    const dsToken = await admin<{ value: string; datasource: string; project: string }>('token', 'create', '--org', tenant.orgId, '--kind', 'datasource', '--datasource', ds.id);
+    expect(dsToken).toMatchObject({ datasource: ds.id, project: tenant.projectId });
+    const product = await admin<{ value: string; scopes: string[] }>('token', 'create', '--org', tenant.orgId, '--project', tenant.projectId, '--kind', 'product', '--scopes', 'ingest:write,ingest:read');
+    expect(product.scopes).toEqual(['ingest:write', 'ingest:read']);
+    await admin('spec', 'attribute', 'add', '--datasource', ds.id, '--name', 'plan', '--type', 'string');
+    await admin('datasource', 'strict', '--datasource', ds.id, '--enable');
+    const base = streamBase(tenant.projectId, ds.id);
+    await eventually(() => api(base, { token: dsToken.value }), (r) => r.status === 200 && (r.body as { datasource: { strict: boolean } }).datasource.strict);
+    const res = await api(`${base}/contacts`, { token: product.value, body: [{ _user_id: 'c1', plan: 'gold' }, { _user_id: 'c2', other: 1 }] });
+    expect(res.status).toBe(202);
+    expect((res.body as Batch).entity.items.map((i) => i.status)).toEqual(['success', 'error']);
+    await expect(admin('token', 'create', '--org', tenant.orgId, '--project', tenant.projectId, '--kind', 'product', '--scopes', 'ingest:everything')).rejects.toThrow(/unknown scope/);
+  }, 60_000);
 });
