@@ -4,7 +4,7 @@
 // any process. Behaviour: docs/smpp.md.
 import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
-import { JetStreamReceipts, KvDlrMarkers, startSmppServer, type BulkAcceptance, type MessageReader, type SmppOptions, type SmppServer } from '../gateways/smpp';
+import { JetStreamReceipts, startSmppServer, type BulkAcceptance, type MessageReader, type SmppOptions, type SmppServer } from '../gateways/smpp';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
 import type { Engines } from './engines';
 
@@ -47,15 +47,13 @@ export async function buildSmppServices(engines: Pick<Engines, 'nats' | 'directo
 
 export async function startSmppGateway(args: SmppGatewayArgs): Promise<SmppGatewayRole> {
   const { engines, services, log } = args;
-  const markers = new KvDlrMarkers(engines.nats.kv.messages);
   const server: SmppServer = await startSmppServer(
     args.port,
     {
       directory: engines.directory,
       acceptance: services.acceptance,
       states: services.states,
-      markers,
-      receipts: new JetStreamReceipts(engines.nats, markers, log),
+      receipts: new JetStreamReceipts(engines.nats, log),
       log,
     },
     args.options,

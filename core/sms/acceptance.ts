@@ -5,7 +5,7 @@
 import { AppError, validationError, type FieldErrors } from '../errors';
 import { newId } from '../ids';
 import { encodeText } from './encoding';
-import type { MessageSource, SmsMessage } from './message';
+import type { MessageSource, ReceiptRequest, SmsMessage } from './message';
 import { checkPhoneNumber } from './phone';
 import type { AcceptedQueue, ClientIds, Funds, MessageStates, OptOuts, PriceBook } from './ports';
 import { checkSmsItem } from './validate';
@@ -73,20 +73,23 @@ export class SmsAcceptance {
     return entity;
   }
 
-  /** POST /sms/bulk: each item validated on its own; 402 when the accepted items' total is not covered. */
-  async submitBulk(submitter: Submitter, body: unknown): Promise<Accepted> {
+  /**
+   * POST /sms/bulk: each item validated on its own; 402 when the accepted items' total is not covered.
+   * SMPP passes each item's receipt request beside the body (it is no field of the spec's item).
+   */
+  async submitBulk(submitter: Submitter, body: unknown, receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<Accepted> {
     if (!Array.isArray(body)) {
       throw new AppError('BODY_NOT_ARRAY', 'the body must be a top-level JSON array of SMS create items, not an object wrapping one (spec 1 §4 bulk rule 6)');
     }
     if (body.length > MAX_BULK_ITEMS) throw new AppError('PAYLOAD_TOO_LARGE', `a bulk holds at most ${MAX_BULK_ITEMS} items, got ${body.length}: split the batch`);
     if (body.length === 0) throw validationError({ body: [`must hold 1 to ${MAX_BULK_ITEMS} items`] });
-    const result = await this.submit(submitter, body);
+    const result = await this.submit(submitter, body, receipts);
     return { entities: result.entities, errors: result.errors.map(({ index, clientId, fields }) => ({ index, clientId, fields })) };
   }
 
-  private async submit(submitter: Submitter, items: readonly unknown[]): Promise<{ entities: SmsMessage[]; errors: ItemError[] }> {
+  private async submit(submitter: Submitter, items: readonly unknown[], receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<{ entities: SmsMessage[]; errors: ItemError[] }> {
     const now = (this.deps.now ?? (() => new Date()))().toISOString();
-    const results = await Promise.all(items.map((item, index) => this.prepare(submitter, item, index, now)));
+    const results = await Promise.all(items.map((item, index) => this.prepare(submitter, item, index, now, receipts?.[index])));
     this.rejectRepeatedClientIds(results);
 
     const prepared = results.flatMap((r) => (r.ok ? [r.prepared] : []));
@@ -128,7 +131,7 @@ export class SmsAcceptance {
     return { entities, errors };
   }
 
-  private async prepare(submitter: Submitter, item: unknown, index: number, now: string): Promise<ItemResult> {
+  private async prepare(submitter: Submitter, item: unknown, index: number, now: string, receipt?: ReceiptRequest): Promise<ItemResult> {
     const rawClientId = item && typeof item === 'object' && typeof (item as { clientId?: unknown }).clientId === 'string' ? (item as { clientId: string }).clientId : null;
     const reject = (fields: FieldErrors, shape?: string): ItemResult => ({ ok: false, error: { index, clientId: rawClientId, fields, ...(shape ? { shape } : {}) } });
     const checked = checkSmsItem(item);
@@ -181,6 +184,7 @@ export class SmsAcceptance {
       sentAt: null,
       deliveredAt: null,
       updatedAt: now,
+      ...(receipt ? { receiptRequest: receipt } : {}),
     };
     return { ok: true, prepared: { index, message } };
   }

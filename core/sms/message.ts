@@ -11,6 +11,17 @@ export const FINAL_STATUSES: readonly MessageStatus[] = ['delivered', 'failed', 
 
 export type MessageSource = 'http' | 'legacy' | 'smpp';
 
+/**
+ * The receipts an SMPP submit_sm asked for. It travels with the message (KV state, every
+ * status record on the bus), so the gateway that sends receipts never waits for a side record.
+ */
+export interface ReceiptRequest {
+  /** registered_delivery of the submit_sm. */
+  readonly registeredDelivery: number;
+  /** user_message_reference of the submit_sm, echoed on its receipts. */
+  readonly userMessageReference?: number;
+}
+
 export interface SmsMessage {
   readonly id: string;
   readonly orgId: string;
@@ -41,6 +52,8 @@ export interface SmsMessage {
   readonly sentAt: string | null;
   readonly deliveredAt: string | null;
   readonly updatedAt: string;
+  /** Set for SMPP submits that asked for receipts; never part of the wire shape. */
+  readonly receiptRequest?: ReceiptRequest;
 }
 
 /** The SMS response object of spec 1 §2.2. */

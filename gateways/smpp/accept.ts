@@ -1,21 +1,18 @@
-// A submit_sm's way into the acceptance core: coalesced per token by the batcher, counted, and
-// its receipt request recorded once the message is accepted. Shared by every session.
+// A submit_sm's way into the acceptance core: coalesced per token by the batcher and counted;
+// its receipt request is accepted with the message itself. Shared by every session.
 import type { Submitter } from '../../core/sms/acceptance';
 import type { Logger } from '../../infra/logger';
 import { smsAccepted } from '../../infra/metrics';
 import { SubmitBatcher, type BulkAcceptance, type SubmitOutcome } from './batcher';
 import type { Binding } from './options';
-import type { DlrMarkers } from './ports';
 import { STATUS, statusName } from './protocol';
 import { wantsReceipts } from './receipts';
 import type { SubmitFields } from './submit';
 
-const MARKER_ATTEMPTS = 3;
-
 export class Submissions {
   private readonly batcher: SubmitBatcher;
 
-  constructor(acceptance: BulkAcceptance, private readonly markers: DlrMarkers, private readonly log: Logger) {
+  constructor(acceptance: BulkAcceptance, private readonly log: Logger) {
     this.batcher = new SubmitBatcher(acceptance, { maxItems: 100, concurrency: 4 });
   }
 
@@ -29,29 +26,15 @@ export class Submissions {
 
   private async submit(binding: Binding, fields: SubmitFields, text: string): Promise<SubmitOutcome> {
     const submitter: Submitter = { orgId: binding.token.orgId, projectId: binding.token.projectId, tokenId: binding.token.id, source: 'smpp', currency: binding.org.currency };
-    const outcome = await this.batcher.submit(submitter, { from: fields.from, to: fields.to, text, allowUnicode: fields.dataCoding === 8 });
+    const receipt = wantsReceipts(fields.registeredDelivery)
+      ? { registeredDelivery: fields.registeredDelivery, ...(fields.userMessageReference === undefined ? {} : { userMessageReference: fields.userMessageReference }) }
+      : undefined;
+    const outcome = await this.batcher.submit(submitter, { from: fields.from, to: fields.to, text, allowUnicode: fields.dataCoding === 8, ...(receipt ? { receipt } : {}) });
     if (!outcome.ok) {
       this.log.debug({ systemId: binding.systemId, status: statusName(outcome.status), reason: outcome.reason }, 'smpp: submit_sm refused');
       return outcome;
     }
     smsAccepted.inc({ source: 'smpp' });
-    if (wantsReceipts(fields.registeredDelivery)) await this.putMarker(outcome.message.id, fields);
     return outcome;
-  }
-
-  private async putMarker(messageId: string, fields: SubmitFields): Promise<void> {
-    const marker = { rd: fields.registeredDelivery, ...(fields.userMessageReference === undefined ? {} : { umr: fields.userMessageReference }) };
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.markers.put(messageId, marker);
-        return;
-      } catch (err) {
-        if (attempt >= MARKER_ATTEMPTS) {
-          // The message is accepted and charged: answering an error would make the client send it twice.
-          this.log.error({ err, messageId }, 'smpp: could not record the receipt request; this message will get no receipts');
-          return;
-        }
-      }
-    }
   }
 }

@@ -5,7 +5,7 @@
 // A batch refused as a whole for funds is retried item by item, so each message is judged on
 // its own, exactly as if it had been submitted alone.
 import type { Accepted, Submitter } from '../../core/sms/acceptance';
-import type { SmsMessage } from '../../core/sms/message';
+import type { ReceiptRequest, SmsMessage } from '../../core/sms/message';
 import { isAppError } from '../../core/errors';
 import { describeFields, statusForError, statusForFields } from './submit';
 
@@ -14,10 +14,12 @@ export interface SmsItem {
   readonly to: string;
   readonly text: string;
   readonly allowUnicode: boolean;
+  /** The receipts the submit_sm asked for; accepted messages carry it (receipts need no side record). */
+  readonly receipt?: ReceiptRequest;
 }
 
 export interface BulkAcceptance {
-  submitBulk(submitter: Submitter, body: unknown): Promise<Accepted>;
+  submitBulk(submitter: Submitter, body: unknown, receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<Accepted>;
 }
 
 export type SubmitOutcome =
@@ -83,7 +85,8 @@ export class SubmitBatcher {
     const first = jobs[0];
     if (!first) return;
     try {
-      const result = await this.acceptance.submitBulk(first.submitter, jobs.map((j) => j.item));
+      const items = jobs.map(({ item: { receipt: _receipt, ...item } }) => item);
+      const result = await this.acceptance.submitBulk(first.submitter, items, jobs.map((j) => j.item.receipt));
       const errors = new Map(result.errors.map((e) => [e.index, e]));
       let next = 0;
       jobs.forEach((job, index) => {

@@ -1,50 +1,19 @@
-// The gateway's ports over NATS: receipt requests as KV keys `smpp-dlr.<messageId>` in the
-// `messages` bucket (same TTL as the message states), and one durable JetStream consumer per
-// token, `smpp-dlr-<tokenId>`, on `sms.status.<tokenId>` (every status transition) and
-// `sms.inbound.<tokenId>` (inbound messages for the token's numbers). The consumer is created
+// The gateway's receipt feed over NATS: one durable JetStream consumer per token,
+// `smpp-dlr-<tokenId>`, on `sms.status.<tokenId>` (every status transition, with the message
+// and so its receipt request) and `sms.inbound.<tokenId>` (inbound messages for the token's
+// numbers). The consumer is created
 // at the token's first bind with DeliverPolicy.New, so it holds everything that follows; it is
 // pulled only while a receiver or transceiver session of the token is bound in this process,
 // and a message is acknowledged only after the client's deliver_sm_resp: receipts wait on the
 // stream (7 days) while nobody is bound, and a crash delivers them again (at least once).
 import { JetStreamApiError, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import { consumeEach, durableConfig } from '../../infra/consumer';
 import type { Logger } from '../../infra/logger';
 import { CONSUMERS, decode, STREAMS, SUBJECTS, type InboundPayload, type StatusPayload } from '../../core/bus';
-import type { Deliverable, DeliveryResult, DlrMarker, DlrMarkers, FeedSubscription, ReceiptFeed } from './ports';
+import type { Deliverable, DeliveryResult, FeedSubscription, ReceiptFeed } from './ports';
 import { receiptWanted } from './receipts';
 
-export const markerKey = (messageId: string): string => `smpp-dlr.${messageId}`;
-
 const DAY_MS = 24 * 3600 * 1000;
-const CACHE_ENTRIES = 200_000;
-
-export class KvDlrMarkers implements DlrMarkers {
-  /** Markers written by this process: most receipts are delivered by the process that accepted. */
-  private readonly cache = new Map<string, DlrMarker>();
-
-  constructor(private readonly kv: KV) {}
-
-  async put(messageId: string, marker: DlrMarker): Promise<void> {
-    await this.kv.put(markerKey(messageId), JSON.stringify(marker));
-    this.remember(messageId, marker);
-  }
-
-  async get(messageId: string): Promise<DlrMarker | null> {
-    const cached = this.cache.get(messageId);
-    if (cached) return cached;
-    const entry = await this.kv.get(markerKey(messageId));
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
-    return entry.json<DlrMarker>();
-  }
-
-  private remember(messageId: string, marker: DlrMarker): void {
-    this.cache.set(messageId, marker);
-    if (this.cache.size <= CACHE_ENTRIES) return;
-    const oldest = this.cache.keys().next().value;
-    if (oldest !== undefined) this.cache.delete(oldest);
-  }
-}
 
 export interface ReceiptFeedOptions {
   /** How long a fetched receipt may wait for its deliver_sm_resp before JetStream sends it again. */
@@ -59,8 +28,6 @@ export interface ReceiptFeedOptions {
 
 export const DEFAULT_FEED_OPTIONS: ReceiptFeedOptions = { ackWaitMs: 30_000, maxAckPending: 1000, inactiveMs: 7 * DAY_MS, maxRefusals: 10 };
 
-/** A transition without its receipt request: a marker may still be on its way (written right after acceptance). */
-const MARKER_GRACE_MS = 10_000;
 const RETRY_MS = 1000;
 const REFUSED_RETRY_MS = 5000;
 /** Longest wait for a feed to stop (its in-flight deliver_sm time out on their own). */
@@ -71,7 +38,6 @@ export class JetStreamReceipts implements ReceiptFeed {
 
   constructor(
     private readonly nats: { readonly js: JetStreamClient; readonly jsm: JetStreamManager },
-    private readonly markers: DlrMarkers,
     private readonly log: Logger,
     private readonly options: ReceiptFeedOptions = DEFAULT_FEED_OPTIONS,
   ) {}
@@ -125,29 +91,18 @@ export class JetStreamReceipts implements ReceiptFeed {
 
     const handleStatus = async (msg: JsMsg, event: StatusPayload): Promise<void> => {
       const byId = new Map(event.messages.map((m) => [m.id, m]));
-      // Per transition: 'ok' (delivered or not wanted), 'wait' (its receipt request may still be
-      // on its way), or the delivery's failure. The marker is read inside the message's chain,
-      // so one message's receipts keep their order.
+      // Per transition: 'ok' (delivered or not wanted) or the delivery's failure. The receipt
+      // request travels in the message itself; one message's receipts go out in order.
       const outcomes = await Promise.all((event.transitions ?? []).map((t) => {
         const message = byId.get(t.messageId);
-        if (!message || message.source !== 'smpp') return Promise.resolve<DeliveryResult | 'wait'>('ok');
-        let outcome: DeliveryResult | 'wait' = 'ok';
+        const request = message?.source === 'smpp' ? message.receiptRequest : undefined;
+        if (!message || !request || !receiptWanted(request.registeredDelivery, t.status)) return Promise.resolve<DeliveryResult>('ok');
+        let outcome: DeliveryResult = 'ok';
         return inOrder(t.messageId, async () => {
-          const marker = await this.markers.get(t.messageId);
-          if (!marker) {
-            const young = Date.now() - Date.parse(message.createdAt) < MARKER_GRACE_MS;
-            outcome = young && msg.info.deliveryCount < 5 ? 'wait' : 'ok';
-            return;
-          }
-          if (!receiptWanted(marker.rd, t.status)) return;
-          outcome = await deliver({ kind: 'receipt', message, transition: t, userMessageReference: marker.umr });
+          outcome = await deliver({ kind: 'receipt', message, transition: t, userMessageReference: request.userMessageReference });
         }).then(() => outcome);
       }));
-      if (outcomes.includes('wait')) {
-        msg.nak(RETRY_MS);
-        return;
-      }
-      settle(msg, (outcomes.find((r) => r !== 'ok') as DeliveryResult | undefined) ?? 'ok', 'receipt');
+      settle(msg, outcomes.find((r) => r !== 'ok') ?? 'ok', 'receipt');
     };
 
     const handleInbound = async (msg: JsMsg, event: InboundPayload): Promise<void> => {

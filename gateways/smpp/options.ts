@@ -3,7 +3,7 @@
 import type { Organization, Token } from '../../core/accounts/types';
 import type { Logger } from '../../infra/logger';
 import type { BulkAcceptance } from './batcher';
-import type { DlrMarkers, MessageReader, ReceiptFeed, SmppDirectory } from './ports';
+import type { MessageReader, ReceiptFeed, SmppDirectory } from './ports';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 
@@ -59,7 +59,6 @@ export interface SmppServerDeps {
   readonly directory: SmppDirectory;
   readonly acceptance: BulkAcceptance;
   readonly states: MessageReader;
-  readonly markers: DlrMarkers;
   readonly receipts: ReceiptFeed;
   readonly log: Logger;
 }

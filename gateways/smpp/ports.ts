@@ -1,7 +1,6 @@
 // What the SMPP gateway needs from the rest of the system, as interfaces: the account
-// directory (a watched in-memory mirror), the message states (query_sm), a per-message record
-// of what a submit asked for in receipts, and a durable feed of the status transitions and
-// inbound messages of one token. The JetStream/KV implementations are in ./jetstream.ts.
+// directory (a watched in-memory mirror), the message states (query_sm), and a durable feed
+// of the status transitions and inbound messages of one token. The JetStream/KV implementations are in ./jetstream.ts.
 import type { Organization, Token } from '../../core/accounts/types';
 import type { SmsMessage } from '../../core/sms/message';
 import type { InboundRecord } from '../../core/bus/payloads';
@@ -15,19 +14,6 @@ export interface SmppDirectory {
 
 export interface MessageReader {
   get(id: string): Promise<SmsMessage | null>;
-}
-
-/** What a submit_sm asked for, kept per accepted message while receipts may follow. */
-export interface DlrMarker {
-  /** registered_delivery of the submit_sm. */
-  readonly rd: number;
-  /** user_message_reference of the submit_sm, echoed on its receipts. */
-  readonly umr?: number;
-}
-
-export interface DlrMarkers {
-  put(messageId: string, marker: DlrMarker): Promise<void>;
-  get(messageId: string): Promise<DlrMarker | null>;
 }
 
 /** One deliver_sm to send to a receiver/transceiver session of the token. */

@@ -32,7 +32,7 @@ class CustomerServer implements SessionContext {
     this.receipts = deps.receipts;
     this.states = deps.states;
     this.receivers = new ReceiverPool(deps.receipts, options, deps.log, () => this.stopping);
-    this.submissions = new Submissions(deps.acceptance, deps.markers, deps.log);
+    this.submissions = new Submissions(deps.acceptance, deps.log);
     this.reassembler = new Reassembler<PartMeta, HeldPart>(options.concatTimeoutMs, (waiters, received, total) => {
       this.log.info({ received, total }, 'smpp: concatenated message incomplete after the timeout; its parts are refused');
       for (const w of waiters) w.session.answerSubmit(w.sequence, { ok: false, status: STATUS.ESME_RSUBMITFAIL, reason: 'concatenation timeout' }, true);

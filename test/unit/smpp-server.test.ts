@@ -9,7 +9,7 @@ import { SmsAcceptance } from '../../core/sms/acceptance';
 import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
 import type { SmsMessage } from '../../core/sms/message';
 import { createLogger } from '../../infra/logger';
-import { startSmppServer, type Deliverable, type DeliveryResult, type DlrMarker, type ReceiptFeed, type SmppOptions, type SmppServer } from '../../gateways/smpp';
+import { startSmppServer, type Deliverable, type DeliveryResult, type ReceiptFeed, type SmppOptions, type SmppServer } from '../../gateways/smpp';
 import { STATUS } from '../../gateways/smpp/protocol';
 import { TestSmppClient, textOf } from '../support/smpp-client';
 
@@ -33,7 +33,6 @@ class World {
   ]);
   readonly messages = new Map<string, SmsMessage>();
   readonly queued: SmsMessage[] = [];
-  readonly markers = new Map<string, DlrMarker>();
   balance = 1_000_000_000;
   acceptDelayMs = 0;
   readonly ensured = new Set<string>();
@@ -80,7 +79,6 @@ class World {
       directory: this.directory,
       acceptance: this.acceptance,
       states: { get: async (id) => this.messages.get(id) ?? null },
-      markers: { put: async (id, marker) => { this.markers.set(id, marker); }, get: async (id) => this.markers.get(id) ?? null },
       receipts: this.receipts,
       log,
     }, { host: '127.0.0.1', ...options });
@@ -198,8 +196,15 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       expect(resp.command_status).toBe(0);
       const m = messageOf(resp);
       expect(m).toMatchObject({ text: 'Price: 5€ [ok] {x}', from: 'Acme', to: DEST, source: 'smpp', encoding: 'GSM-7', allowUnicode: false, tokenId: 't1', projectId: 'project-1' });
-      expect(world.markers.get(m.id)).toEqual({ rd: 1 });
+      expect(world.messages.get(m.id)?.receiptRequest).toEqual({ registeredDelivery: 1 });
       expect(world.queued.map((q) => q.id)).toContain(m.id);
+    });
+
+    it('issue 10: the receipt request (registered_delivery, user_message_reference) travels inside the accepted message', async () => {
+      const c = await bound('transmitter');
+      const m = messageOf(await c.submit({ source_addr: 'Acme', destination_addr: DEST, short_message: toGsm7Bytes('hi'), registered_delivery: 2, user_message_reference: 4242 } as PduOptions));
+      expect(world.messages.get(m.id)?.receiptRequest).toEqual({ registeredDelivery: 2, userMessageReference: 4242 });
+      expect(world.queued.find((q) => q.id === m.id)?.receiptRequest).toEqual({ registeredDelivery: 2, userMessageReference: 4242 });
     });
 
     it('accepts data_coding 3 (ISO-8859-15): € and Š decoded, then transliterated to GSM-7 as over HTTP', async () => {
@@ -208,7 +213,7 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       const m = messageOf(await c.submit({ source_addr: 'Acme', destination_addr: `+${DEST}`, data_coding: 3, short_message: latin9 }));
       expect(m.text).toBe('Café € Š');
       expect(m).toMatchObject({ encoding: 'GSM-7', allowUnicode: false, deliveredText: 'Café € S', to: `+${DEST}` });
-      expect(world.markers.has(m.id)).toBe(false);
+      expect(world.messages.get(m.id)?.receiptRequest).toBeUndefined();
     });
 
     it('accepts data_coding 8 (UCS-2) as a Unicode message (allowUnicode)', async () => {
@@ -558,7 +563,7 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
     const submitted = async (c: TestSmppClient, extra: PduOptions = {}): Promise<SmsMessage> =>
       messageOf(await c.submit({ source_addr: 'Acme', destination_addr: DEST, short_message: toGsm7Bytes('Your code is 1234, valid 5 minutes'), registered_delivery: 1, ...extra }));
     const receiptFor = (m: SmsMessage, status: SmsMessage['status'], code = 0): Deliverable => ({
-      kind: 'receipt', message: m, transition: { status, code, eventAt: '2026-05-06T07:08:09.000Z' }, userMessageReference: world.markers.get(m.id)?.umr,
+      kind: 'receipt', message: m, transition: { status, code, eventAt: '2026-05-06T07:08:09.000Z' }, userMessageReference: world.messages.get(m.id)?.receiptRequest?.userMessageReference,
     });
 
     it('sends a receipt with esm_class 0x04, the standard text and the receipted_message_id / message_state TLVs', async () => {
