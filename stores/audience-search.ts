@@ -62,10 +62,12 @@ export class AudienceSearch {
   async search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> {
     let query: AudienceQuery;
     let after: readonly [string | number, string] | null = null;
+    let knownTotal: number | null = null;
     if (request.kind === 'cursor') {
       const state = openCursor(this.cursorKey, request.cursor, scope.project, scope.now.getTime());
       query = parseQuery(state.continuation, request.limit ?? state.limit);
       after = state.after;
+      knownTotal = state.total;
     } else {
       query = request.query;
     }
@@ -77,14 +79,15 @@ export class AudienceSearch {
     const aggregating = query.aggregations.length === 0 || request.kind === 'cursor' ? null : this.aggregate(query.aggregations, plan);
     const [rows, counted, aggregations] = await Promise.all([
       pageSql === null ? Promise.resolve([]) : this.rows<ContactRow & { __sort: string | number }>(pageSql, c.binder.params),
-      this.rows<{ n: string | number }>(totalSql, c.binder.params),
+      // A cursor page reports the first page's total instead of counting again.
+      knownTotal === null ? this.rows<{ n: string | number }>(totalSql, c.binder.params) : Promise.resolve([{ n: knownTotal }]),
       aggregating,
     ]);
     const total = Number(counted[0]?.n ?? 0);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     const cursor = rows.length > query.limit && last !== undefined
-      ? signCursor(this.cursorKey, { project: scope.project, continuation: query.continuation, after: [last.__sort, last.user_id], limit: query.limit }, scope.now.getTime())
+      ? signCursor(this.cursorKey, { project: scope.project, continuation: query.continuation, after: [last.__sort, last.user_id], limit: query.limit, total }, scope.now.getTime())
       : null;
     const result: SearchResult = { entities: page.map((r) => contactEntity(r, query.includeAllData)), total, cursor };
     return aggregations === null ? result : { ...result, aggregations };

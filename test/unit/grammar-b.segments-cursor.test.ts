@@ -62,7 +62,7 @@ describe('spec 3 §2.4 rule 3: segments', () => {
 
 describe('spec 3 §3: cursors', () => {
   const key = Buffer.alloc(32, 9);
-  const state = { project: 'p1', continuation: { version: '0.0.1', sortField: '_email' }, after: ['x@y', 'u1'] as [string, string], limit: 10 };
+  const state = { project: 'p1', continuation: { version: '0.0.1', sortField: '_email' }, after: ['x@y', 'u1'] as [string, string], limit: 10, total: 123 };
   const now = 1_800_000_000_000;
 
   test('round trip, stateless: any holder of the key opens it', () => {

@@ -1,5 +1,5 @@
 // Opaque cursors (spec 3 §3, DESIGN §5): base64url of the continuation (the request without
-// paging), the project, the last row's sort key and an expiry, followed by an HMAC-SHA256 of
+// paging), the project, the last row's sort key, the total and an expiry, then an HMAC-SHA256 of
 // all of it. Stateless: any process with the same key continues it. Never trusted input: a
 // forged, altered, foreign or expired cursor is a 400.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -12,14 +12,16 @@ export interface CursorState {
   /** The last row's sort key, then its _user_id. */
   readonly after: readonly [string | number, string];
   readonly limit: number;
+  /** The total of the first page: cursor pages do not count again (docs/grammar-b.md). */
+  readonly total: number;
 }
 
-interface Payload { p: string; q: Record<string, unknown>; k: [string | number, string]; l: number; x: number }
+interface Payload { p: string; q: Record<string, unknown>; k: [string | number, string]; l: number; t: number; x: number }
 
 const mac = (key: Buffer, body: string): Buffer => createHmac('sha256', key).update(body).digest();
 
 export function signCursor(key: Buffer, state: CursorState, now: number, ttlMs = CURSOR_TTL_MS): string {
-  const payload: Payload = { p: state.project, q: state.continuation, k: [state.after[0], state.after[1]], l: state.limit, x: now + ttlMs };
+  const payload: Payload = { p: state.project, q: state.continuation, k: [state.after[0], state.after[1]], l: state.limit, t: state.total, x: now + ttlMs };
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
   return `${body}.${mac(key, body).toString('base64url')}`;
 }
@@ -33,5 +35,5 @@ export function openCursor(key: Buffer, cursor: string, project: string, now: nu
   const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Payload;
   if (payload.x < now) throw invalid('cursor', 'has expired (5 minutes without use); start again without a cursor (spec 3 §3)');
   if (payload.p !== project) throw invalid('cursor', 'belongs to another project');
-  return { project: payload.p, continuation: payload.q, after: payload.k, limit: payload.l };
+  return { project: payload.p, continuation: payload.q, after: payload.k, limit: payload.l, total: payload.t };
 }
