@@ -84,16 +84,6 @@ export function planWrites(input: PlanInput): WritePlan {
     return delta;
   };
   const storedNow = new Set<string>();
-  const audienceIds = new Map<string, string>();
-  const audienceOf = (projectId: string, userId: string): string => {
-    const key = userKey(projectId, userId);
-    let id = audienceIds.get(key);
-    if (id === undefined) {
-      id = audienceId(projectId, userId);
-      audienceIds.set(key, id);
-    }
-    return id;
-  };
   const statesOf = (projectId: string, userId: string): Map<string, DsContactState> => {
     const key = userKey(projectId, userId);
     let states = input.states.get(key);
@@ -171,7 +161,7 @@ export function planWrites(input: PlanInput): WritePlan {
       storedNow.add(key);
       plan.eventKeys.push({ datasourceId: message.datasourceId, eventId: event.eventId, version });
       delta.accepted += 1;
-      const stored: StoredEvent = { ...event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceOf(message.projectId, event.userId), receivedAt: message.receivedAt, version };
+      const stored: StoredEvent = { ...event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceId(message.projectId, event.userId), receivedAt: message.receivedAt, version };
       plan.events.push(stored);
       if (event.triggers) {
         triggers.push({

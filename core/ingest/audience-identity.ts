@@ -5,9 +5,19 @@ import { createHash } from 'node:crypto';
 
 export const BUCKETS = 200;
 
+/** Recent ids, so that a busy contact's events do not hash again (a hash costs ~5 µs, the event's whole plan less). */
+const recentIds = new Map<string, string>();
+const RECENT_IDS = 100_000;
+
 export function audienceId(projectId: string, userId: string): string {
-  const hex = createHash('sha256').update(`${projectId}\u0000${userId}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  const key = `${projectId}\u0000${userId}`;
+  const known = recentIds.get(key);
+  if (known !== undefined) return known;
+  const hex = createHash('sha256').update(key).digest('hex');
+  const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+  if (recentIds.size >= RECENT_IDS) recentIds.clear();
+  recentIds.set(key, id);
+  return id;
 }
 
 export function bucketOf(audience: string): number {

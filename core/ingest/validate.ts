@@ -30,7 +30,8 @@ const emptyNewSpecs = (): NewSpecs => ({ attributes: new Map(), eventTypes: new 
  */
 export class BatchSpecs {
   readonly news: NewSpecs = emptyNewSpecs();
-  private staged: NewSpecs = emptyNewSpecs();
+  /** What the current item adds; allocated only when an item brings a new name (rare after the first batches). */
+  private staged: NewSpecs | null = null;
 
   constructor(private readonly spec: SpecView) {}
 
@@ -39,38 +40,43 @@ export class BatchSpecs {
   }
 
   beginItem(): void {
-    this.staged = emptyNewSpecs();
+    this.staged = null;
   }
 
   commitItem(): void {
+    if (!this.staged) return;
     for (const [name, type] of this.staged.attributes) this.news.attributes.set(name, type);
     for (const eventType of this.staged.eventTypes) this.news.eventTypes.add(eventType);
     for (const [key, value] of this.staged.parameters) this.news.parameters.set(key, value);
   }
 
+  private stage(): NewSpecs {
+    return (this.staged ??= emptyNewSpecs());
+  }
+
   attributeType(name: string): AttributeType | undefined {
-    return this.spec.attributeType(name) ?? this.staged.attributes.get(name) ?? this.news.attributes.get(name);
+    return this.spec.attributeType(name) ?? this.staged?.attributes.get(name) ?? this.news.attributes.get(name);
   }
 
   addAttribute(name: string, type: AttributeType): void {
-    this.staged.attributes.set(name, type);
+    this.stage().attributes.set(name, type);
   }
 
   hasEventType(eventType: string): boolean {
-    return this.spec.hasEventType(eventType) || this.staged.eventTypes.has(eventType) || this.news.eventTypes.has(eventType);
+    return this.spec.hasEventType(eventType) || (this.staged?.eventTypes.has(eventType) ?? false) || this.news.eventTypes.has(eventType);
   }
 
   addEventType(eventType: string): void {
-    this.staged.eventTypes.add(eventType);
+    this.stage().eventTypes.add(eventType);
   }
 
   parameterType(eventType: string, name: string): AttributeType | undefined {
     const key = `${eventType}.${name}`;
-    return this.spec.parameterType(eventType, name) ?? this.staged.parameters.get(key)?.type ?? this.news.parameters.get(key)?.type;
+    return this.spec.parameterType(eventType, name) ?? this.staged?.parameters.get(key)?.type ?? this.news.parameters.get(key)?.type;
   }
 
   addParameter(eventType: string, name: string, type: AttributeType): void {
-    this.staged.parameters.set(`${eventType}.${name}`, { eventType, name, type });
+    this.stage().parameters.set(`${eventType}.${name}`, { eventType, name, type });
   }
 }
 
@@ -149,7 +155,8 @@ export interface EventResult {
 
 const EVENT_FIELDS = new Set(['_user_id', '_event_id', '_event_type', '_event_parameters', '_event_date', '_user_data']);
 
-export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: number): EventResult {
+/** `receivedIso` is `receivedAt` as ISO text, computed once per batch by the caller. */
+export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: number, receivedIso: string = new Date(receivedAt).toISOString()): EventResult {
   specs.beginItem();
   if (!isObject(item)) return { outcome: { status: 'error', _user_id: null, _event_id: null, errors: { _item: ['must be a JSON object'] } }, event: null, userData: null };
   const errors: Errors = {};
@@ -189,7 +196,7 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
     }
   }
 
-  let eventDate = new Date(receivedAt).toISOString();
+  let eventDate = receivedIso;
   const rawDate = item['_event_date'];
   if (rawDate !== undefined) {
     const parsed = typeof rawDate === 'string' ? parseInstant(rawDate) : null;
@@ -219,7 +226,7 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
     eventType: eventType as string,
     eventDate,
     parameters,
-    triggers: automationWindowHolds(Date.parse(eventDate), receivedAt),
+    triggers: rawDate === undefined || automationWindowHolds(Date.parse(eventDate), receivedAt),
   };
   return { outcome: { status: 'success', _user_id: shownUser, _event_id: shownEvent }, event, userData: userData ? { userId: userId as string, attributes: userData } : null };
 }

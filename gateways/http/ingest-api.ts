@@ -137,8 +137,9 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
     const specs = new BatchSpecs(services.datasources.specView(req.datasource));
     const outcomes: ItemOutcome[] = [];
     const accepted: Array<{ event: EventRecord; userData: ContactPatch | null }> = [];
+    const receivedIso = new Date(req.receivedAt).toISOString();
     for (const item of items) {
-      const result = validateEvent(item, specs, req.receivedAt);
+      const result = validateEvent(item, specs, req.receivedAt, receivedIso);
       outcomes.push(result.outcome);
       if (result.event) accepted.push({ event: result.event, userData: result.userData });
     }
