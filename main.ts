@@ -13,7 +13,7 @@ import { startCarrierSimulator } from './roles/carrier-simulator';
 import { startHistoryWriter } from './roles/history-writer';
 import { startIngestWriter } from './roles/ingest-writer';
 import { startLifecycleBridge } from './roles/lifecycle-bridge';
-import { startWorker } from './roles/worker';
+import { lifecyclePorts, startWorker } from './roles/worker';
 import { MirroredOptOuts } from './stores/message-state';
 
 export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier', 'ingest-writer'] as const;
@@ -82,10 +82,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
         { address: engines.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
         {
           identity: `worker-${process.pid}`,
-          lifecycle: {
-            js: nats.js, messages: nats.kv.messages, idempotency: nats.kv.idempotency, deadDlrs: nats.kv.deadDlrs,
-            directory, balances, webhookTimeoutMs: config.lifecycle.webhook.attemptTimeoutMs, log,
-          },
+          lifecycle: lifecyclePorts(nats, directory, balances, config.lifecycle.webhook.attemptTimeoutMs, log),
         },
         log,
       );

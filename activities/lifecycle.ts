@@ -1,31 +1,31 @@
-// Activities of the message lifecycle: all its I/O. Hand-off to the carrier connector and
-// transition records go through NATS (KV state + JetStream for ClickHouse and the SMPP
-// gateway); DLRs go to the token's webhook, signed, each attempt recorded.
+// Activities of the message lifecycle: all its I/O, over ports (core/sms/lifecycle-ports.ts).
+// Hand-off to the carrier connector and transition records go on the bus (the state by
+// compare-and-set, the records for ClickHouse and the SMPP gateway); DLRs go to the token's
+// webhook, signed, each attempt recorded.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { JetStreamClient } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
-import type { CarrierSubmit } from '../core/carrier/types';
-import type { SmsMessage } from '../core/sms/message';
-import { ATTEMPT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, signWebhook } from '../core/sms/webhook-signature';
-import { decode } from '../core/bus/decode';
 import { KV_KEYS, SUBJECTS } from '../core/bus/names';
+import type { EventBus } from '../core/bus/ports';
+import type { StatusPayload } from '../core/bus/payloads';
+import type { CarrierSubmit } from '../core/carrier/types';
 import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
-import { isRevisionConflict } from '../infra/nats';
-import type { Logger } from '../infra/logger';
-import type { AccountDirectory } from '../stores/account-directory';
-import type { BalanceLedger } from '../stores/balance-ledger';
+import type { DeadLetters, LifecycleStates, OnceKeys, TokenDirectory, VersionedMessage, WebhookSender } from '../core/sms/lifecycle-ports';
 import { progressRank } from '../core/sms/lifecycle-rules';
+import type { SmsMessage } from '../core/sms/message';
+import type { Funds } from '../core/sms/ports';
+import { ATTEMPT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, signWebhook } from '../core/sms/webhook-signature';
 
 export interface LifecycleDeps {
-  readonly js: JetStreamClient;
-  readonly messages: KV;
-  readonly idempotency: KV;
-  readonly deadDlrs: KV;
-  readonly directory: AccountDirectory;
-  readonly balances: BalanceLedger;
+  readonly states: LifecycleStates;
+  readonly bus: EventBus;
+  readonly webhooks: WebhookSender;
+  readonly deadLetters: DeadLetters;
+  /** Makes a retried refund a no-op. */
+  readonly once: OnceKeys;
+  readonly tokens: TokenDirectory;
+  readonly funds: Pick<Funds, 'credit'>;
   readonly webhookTimeoutMs: number;
-  readonly log: Logger;
+  readonly log: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
 }
 
 export interface LifecycleActivities {
@@ -46,12 +46,10 @@ export interface LifecycleActivities {
 }
 
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
-  const readState = async (id: string): Promise<{ message: SmsMessage; revision: number }> => {
-    const entry = await deps.messages.get(KV_KEYS.messageState(id));
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) {
-      throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
-    }
-    return { message: decode('messageState', entry.value), revision: entry.revision };
+  const readState = async (id: string): Promise<VersionedMessage> => {
+    const state = await deps.states.read(id);
+    if (!state) throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
+    return state;
   };
 
   /**
@@ -75,22 +73,17 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
         };
       }
       if (progressRank(stored.status) > progressRank(updated.status)) return updated;
-      try {
-        await deps.messages.update(KV_KEYS.messageState(id), JSON.stringify(updated), revision);
-        return updated;
-      } catch (err) {
-        if (!isRevisionConflict(err)) throw err;
-      }
+      if (await deps.states.replace(updated, revision)) return updated;
     }
   };
 
   const attempt = async (delivery: DlrDelivery, number: number): Promise<void> => {
-    const token = deps.directory.token(delivery.tokenId);
+    const token = deps.tokens.token(delivery.tokenId);
     const webhook = token && !token.revokedAt ? token.webhook : null;
     const orgId = token?.orgId ?? '';
     const record = async (fields: Pick<DlrAttempt, 'outcome' | 'responseStatus' | 'latencyMs' | 'error' | 'url'>): Promise<void> => {
       const row: DlrAttempt = { messageId: delivery.messageId, orgId, tokenId: delivery.tokenId, seq: delivery.seq, status: delivery.payload.status, attempt: number, at: new Date().toISOString(), ...fields };
-      await deps.js.publish(SUBJECTS.dlrAttempt, JSON.stringify({ attempts: [row] }), { msgID: `attempt-${delivery.messageId}-${delivery.seq}-${number}` });
+      await deps.bus.publish(SUBJECTS.dlrAttempt, { attempts: [row] }, `attempt-${delivery.messageId}-${delivery.seq}-${number}`);
     };
     if (!webhook) {
       await record({ outcome: 'skipped', responseStatus: null, latencyMs: 0, error: token ? 'no webhook configured' : 'token revoked or unknown', url: null });
@@ -102,10 +95,10 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
     let responseStatus: number | null = null;
     let error: string | null = null;
     try {
-      const res = await fetch(webhook.url, {
-        method: 'POST',
+      responseStatus = await deps.webhooks.post({
+        url: webhook.url,
         body,
-        signal: AbortSignal.timeout(deps.webhookTimeoutMs),
+        timeoutMs: deps.webhookTimeoutMs,
         headers: {
           'content-type': 'application/json',
           'user-agent': 'sms-platform-dlr/1',
@@ -115,9 +108,7 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
           [ATTEMPT_HEADER]: String(number),
         },
       });
-      responseStatus = res.status;
-      await res.arrayBuffer().catch(() => undefined);
-      if (res.status < 200 || res.status >= 300) error = `webhook answered ${res.status}`;
+      if (responseStatus < 200 || responseStatus >= 300) error = `webhook answered ${responseStatus}`;
     } catch (err) {
       error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${deps.webhookTimeoutMs} ms` : err.message) : String(err);
     }
@@ -133,16 +124,15 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
         messageId: m.id, orgId: m.orgId, from: m.from, to: m.normalizedTo, country: m.country, text: m.deliveredText,
         encoding: m.encoding, segments: m.messagesCount, submittedAt: new Date().toISOString(),
       };
-      await deps.js.publish(SUBJECTS.carrierSubmit, JSON.stringify(submit), { msgID: `submit-${m.id}` });
+      await deps.bus.publish(SUBJECTS.carrierSubmit, submit, `submit-${m.id}`);
     },
 
     async settle(tokenId, transitions, deliverNow) {
       const updated = await writeState(transitions);
       const first = transitions[0]?.seq ?? 0;
       const last = transitions.at(-1)?.seq ?? 0;
-      await deps.js.publish(SUBJECTS.smsStatus(tokenId), JSON.stringify({ messages: [updated], transitions: transitions.map((t) => ({ ...t, orgId: updated.orgId, projectId: updated.projectId, tokenId, clientId: updated.clientId })) }), {
-        msgID: `status-${updated.id}-${first}-${last}`,
-      });
+      const record: StatusPayload = { messages: [updated], transitions: transitions.map((t) => ({ ...t, orgId: updated.orgId, projectId: updated.projectId, tokenId, clientId: updated.clientId })) };
+      await deps.bus.publish(SUBJECTS.smsStatus(tokenId), record, `status-${updated.id}-${first}-${last}`);
       let delivered = 0;
       for (const delivery of deliverNow) {
         try {
@@ -164,19 +154,15 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
 
     async deadLetter(delivery, reason) {
       deps.log.warn({ messageId: delivery.messageId, seq: delivery.seq, reason }, 'DLR dead-lettered');
-      await deps.deadDlrs.put(KV_KEYS.deadDlr(delivery.tokenId, delivery.messageId, delivery.seq), JSON.stringify({ ...delivery, reason, failedAt: new Date().toISOString() }));
+      await deps.deadLetters.put({ ...delivery, reason, failedAt: new Date().toISOString() });
     },
 
     async refund(messageId, orgId, micros) {
       // The marker makes a retried refund a no-op; a crash between marker and credit loses a
       // refund in the customer's disfavour, which is logged for reconciliation.
-      try {
-        await deps.idempotency.create(KV_KEYS.refund(messageId), String(micros));
-      } catch {
-        return;
-      }
+      if (!(await deps.once.claim(KV_KEYS.refund(messageId), String(micros)))) return;
       deps.log.info({ messageId, orgId, micros }, 'refunding a message that never reached a carrier');
-      await deps.balances.credit(orgId, micros);
+      await deps.funds.credit(orgId, micros);
     },
   };
 }

@@ -1,6 +1,6 @@
 // The one place that reads process.env: every setting the product understands, validated
 // against a JSON Schema at boot (with defaults from the schema) and frozen. The table in
-// ENV_VARS is also the documentation source checked by test/unit/config-docs.test.ts.
+// ENV_VARS is also the documentation source checked by test/unit/config-docs.test.ts (README table).
 import Ajv from 'ajv';
 import { resolve } from 'node:path';
 

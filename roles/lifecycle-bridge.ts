@@ -10,22 +10,16 @@ import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@t
 import { CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
 import type { CarrierEvent } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
+import { isStopKeyword } from '../core/sms/opt-out';
+import type { NumberDirectory, OptOutRecorder } from '../core/sms/ports';
 import { newId } from '../core/ids';
 import type { Logger } from '../infra/logger';
 import { consumeBatches, ensureDurable, type RunningConsumer } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
-import type { AccountDirectory } from '../stores/account-directory';
-import type { MirroredOptOuts } from '../stores/message-state';
 import type { WebhookSchedule } from '../workflows/presets';
 import { carrierEventSignal, type smsLifecycle } from '../workflows/sms-lifecycle';
 import type { dlrDelivery } from '../workflows/dlr-delivery';
 import type { LifecycleInput } from '../workflows/types';
-
-export const STOP_KEYWORDS = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'ARRET', 'STOPP'];
-
-export function isStopKeyword(text: string): boolean {
-  return STOP_KEYWORDS.includes(text.trim().toUpperCase());
-}
 
 export interface BridgeDeps {
   readonly nats: Nats;
@@ -33,8 +27,8 @@ export interface BridgeDeps {
   /** True when `client` is on the connection of a worker polling `taskQueue` in this process. */
   readonly eagerStart: boolean;
   readonly taskQueue: string;
-  readonly directory: AccountDirectory;
-  readonly optOuts: MirroredOptOuts;
+  readonly directory: NumberDirectory;
+  readonly optOuts: OptOutRecorder;
   readonly validityMs: number;
   readonly webhook: WebhookSchedule;
   readonly log: Logger;

@@ -1,7 +1,14 @@
 // The worker role: a Temporal worker running the product workflows and activities.
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import type { LifecycleDeps } from '../activities/lifecycle';
+import { JetStreamBus } from '../infra/event-bus';
 import type { Logger } from '../infra/logger';
+import type { Nats } from '../infra/nats';
+import { FetchWebhookSender } from '../infra/webhook-sender';
+import type { AccountDirectory } from '../stores/account-directory';
+import type { BalanceLedger } from '../stores/balance-ledger';
+import { KvDeadLetters, KvLifecycleStates, KvOnceKeys } from '../stores/lifecycle-records';
 import { createActivities, type ActivityDeps } from '../activities';
 
 export interface WorkerRole {
@@ -18,6 +25,21 @@ export interface WorkerOptions {
   readonly address: string;
   readonly namespace: string;
   readonly taskQueue: string;
+}
+
+/** The lifecycle activities' ports over this process's engines. */
+export function lifecyclePorts(nats: Nats, tokens: AccountDirectory, funds: BalanceLedger, webhookTimeoutMs: number, log: Logger): LifecycleDeps {
+  return {
+    states: new KvLifecycleStates(nats.kv.messages),
+    bus: new JetStreamBus(nats.js),
+    webhooks: new FetchWebhookSender(),
+    deadLetters: new KvDeadLetters(nats.kv.deadDlrs),
+    once: new KvOnceKeys(nats.kv.idempotency),
+    tokens,
+    funds,
+    webhookTimeoutMs,
+    log,
+  };
 }
 
 let runtimeInstalled = false;

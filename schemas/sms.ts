@@ -1,5 +1,5 @@
 // Wire contracts of the SMS API (spec 1 §2): the JSON Schemas are the single source for ajv
-// validation (gateways/http/validation.ts), the TypeScript types (FromSchema) and the
+// validation (core/sms/validate.ts), the TypeScript types (FromSchema) and the
 // OpenAPI document (schemas/openapi.ts). `x-messages` carries the 422 text per keyword.
 import type { FromSchema } from 'json-schema-to-ts';
 

@@ -6,7 +6,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
 import type { SmsMessage } from '../core/sms/message';
-import type { AcceptedQueue, ClientIds, MessageStates, OptOuts } from '../core/sms/ports';
+import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
 import { KV_KEYS, SUBJECTS } from '../core/bus/names';
 import { KvMirror } from './kv-mirror';
 
@@ -59,7 +59,7 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
   }
 }
 
-export class MirroredOptOuts implements OptOuts {
+export class MirroredOptOuts implements OptOuts, OptOutRecorder {
   private constructor(private readonly kv: KV, private readonly mirror: KvMirror) {}
 
   static async open(kv: KV): Promise<MirroredOptOuts> {

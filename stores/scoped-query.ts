@@ -29,7 +29,7 @@ const scopeParams = (v: Visibility): Record<string, unknown> => ({ __org: v.orgI
 
 /**
  * Columns whose value is the same in every state row of a record: set when it is created and
- * never changed by a later state (activities/lifecycle.ts recordTransition changes only
+ * never changed by a later state (the `settle` activity in activities/lifecycle.ts changes only
  * status, status_code, sent_at, delivered_at and updated_at; lookups have one row each).
  * A writer that starts changing one of these must take it out of this list.
  */

@@ -65,6 +65,9 @@ export async function smsLifecycle(input: LifecycleInput & { webhook: WebhookSch
   const retries = retryPending().catch((err: unknown) => { deliveryError = err; });
 
   await writes.dispatch(input.messageId);
+  // One timer for the whole validity period, never cancelled. `condition(pred, validityMs)`
+  // would cancel it when the message ends early: one more history event per message, and a
+  // command the recorded histories (test/fixtures/histories) and running workflows lack.
   void sleep(input.validityMs).then(() => { timedOut = true; });
   while (!isFinal(current.status)) {
     await condition(() => inbox.length > 0 || timedOut);

@@ -1,6 +1,6 @@
 // What the SMS acceptance core needs from the outside world, as interfaces; the NATS-backed
 // implementations live in stores/.
-import type { Price, PriceKind } from '../accounts/types';
+import type { Price, PriceKind, Token } from '../accounts/types';
 import type { SmsMessage } from './message';
 
 export interface PriceBook {
@@ -31,4 +31,14 @@ export interface AcceptedQueue {
 
 export interface OptOuts {
   isOptedOut(projectId: string, number: string): Promise<boolean>;
+}
+
+/** Records a STOP (the lifecycle bridge, on an inbound opt-out keyword). */
+export interface OptOutRecorder {
+  optOut(projectId: string, number: string, at: string): Promise<void>;
+}
+
+/** Which token owns one of our two-way numbers. */
+export interface NumberDirectory {
+  tokenByNumber(number: string): Token | undefined;
 }

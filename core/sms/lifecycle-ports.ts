@@ -1,0 +1,43 @@
+// What the lifecycle activities need from the outside world, as interfaces (STYLE: activities
+// are factories over ports). The NATS and HTTP implementations live in stores/ and infra/;
+// tests hand in memory ones.
+import type { Token } from '../accounts/types';
+import type { DeadDlr } from './dlr';
+import type { SmsMessage } from './message';
+
+/** A message's current state and the revision it was read at, for compare-and-set. */
+export interface VersionedMessage {
+  readonly message: SmsMessage;
+  readonly revision: number;
+}
+
+export interface LifecycleStates {
+  read(messageId: string): Promise<VersionedMessage | null>;
+  /** Writes `message` if its state is still at `revision`; false when a concurrent write came first. */
+  replace(message: SmsMessage, revision: number): Promise<boolean>;
+}
+
+export interface WebhookRequest {
+  readonly url: string;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+}
+
+export interface WebhookSender {
+  /** The HTTP status of the answer; rejects when there is none (an error named TimeoutError after `timeoutMs`). */
+  post(request: WebhookRequest): Promise<number>;
+}
+
+export interface DeadLetters {
+  put(dead: DeadDlr): Promise<void>;
+}
+
+/** Keys that can be claimed once: the first claim wins, later ones get false (idempotent side effects). */
+export interface OnceKeys {
+  claim(key: string, value: string): Promise<boolean>;
+}
+
+export interface TokenDirectory {
+  token(id: string): Token | undefined;
+}
