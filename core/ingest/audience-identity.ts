@@ -1,6 +1,6 @@
 // Identity of an audience record (DESIGN §5): one per (project, _user_id) across datasources.
 // The id is derived, so every writer and replay computes the same one; `_bucket` is a stable
-// hash of it modulo 200 for repeatable sampling (spec 3 §2.3).
+// hash of it modulo 200 for repeatable sampling (spec 3 §2.3): the id's own leading 32 bits.
 import { createHash } from 'node:crypto';
 
 export const BUCKETS = 200;
@@ -20,9 +20,9 @@ export function audienceId(projectId: string, userId: string): string {
   return id;
 }
 
+/** The first 32 bits of the id (itself a SHA-256 of project and user id) modulo 200. */
 export function bucketOf(audience: string): number {
-  const digest = createHash('sha256').update(audience).digest();
-  return digest.readUInt32BE(0) % BUCKETS;
+  return Number.parseInt(audience.slice(0, 8), 16) % BUCKETS;
 }
 
 /** The text `_universal_search` matches: user id, email, phone and names, lower-cased. */
