@@ -103,12 +103,14 @@ export class AudienceWriter {
     // only keys of events a later deletion in this run dropped are written on their own, after.
     const inserted = new Set(plan.events.map((e) => `${e.datasourceId}:${e.eventId}`));
     const dropped = plan.eventKeys.filter((k) => !inserted.has(`${k.datasourceId}:${k.eventId}`));
+    // ds_contacts goes last: a replay after a crash reloads the states from it, so they must
+    // not be ahead of the audience, events and usage that were derived from them.
     await Promise.all([
-      insert('ds_contacts', dsRows),
       insert('audience', audienceRows),
       (plan.events.length > 0 ? this.ch.client.insert({ table: this.ch.table('events'), values: plan.events.map(eventRow), columns: [...EVENT_COLUMNS], format: 'JSONCompactEachRow' }) : Promise.resolve()).then(() => insert('event_keys', dropped.map((k) => ({ datasource_id: k.datasourceId, event_id: k.eventId, version: k.version })))),
       insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
     ]);
+    await insert('ds_contacts', dsRows);
     return { contacts: audienceRows.length, events: plan.events.length };
   }
 }
