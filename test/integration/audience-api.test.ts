@@ -128,6 +128,19 @@ describe('spec 3 §2.4 rule 3: segments over HTTP', () => {
   });
 });
 
+describe('DESIGN §5: hostile segment slugs never reach the KV key space', () => {
+  test.each(['a.b', '*', '>', 'x y', '_hidden', 'A', '..', 'seg.>'])('%s: missing in a filter (match-none), 404 on the endpoints, 400 on create', async (slug) => {
+    const res = await search({ version: '0.0.1', root: { type: 'segment_condition', key: slug, operator: 'in-segment' } });
+    expect(res.status).toBe(200);
+    expect((res.body as Found).entities).toEqual([]);
+    const path = `${AUDIENCE}/project/${t.projectId}/segments/${encodeURIComponent(slug)}`;
+    expect((await api(path, { token: searchToken })).status).toBe(404);
+    expect((await api(path, { token: searchToken, method: 'DELETE' })).status).toBe(404);
+    const created = await api(`${AUDIENCE}/project/${t.projectId}/segments`, { token: searchToken, body: { slug, root: { type: 'group', children: [] } } });
+    expect(created.status).toBe(400);
+  });
+});
+
 describe('spec 3 §2.4: the project timezone', () => {
   test('matches-date follows the project timezone once set', async () => {
     await withAccounts(async (accounts) => { await accounts.setProjectTimezone(t.projectId, 'Pacific/Kiritimati'); });
