@@ -15,7 +15,7 @@ import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse
 import { createLogger } from '../../infra/logger';
 import { AudienceSearch, type SearchScope } from '../../stores/audience-search';
 import { contact, contactRow, insertModel } from '../support/audience-model';
-import { CASES, CONTACTS, EVENTS, NOW, SEGMENTS, TZ } from '../support/grammar-b-cases';
+import { AUTUMN_CASES, AUTUMN_CONTACTS, AUTUMN_NOW, AUTUMN_TZ, CASES, CONTACTS, EVENTS, NOW, SEGMENTS, TZ } from '../support/grammar-b-cases';
 import { HOSTILE_VALUES } from '../support/hostile-values';
 
 let dir: string;
@@ -31,6 +31,7 @@ beforeAll(async () => {
   ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_b', embeddedPath: dir });
   await migrate(ch, createLogger('warn'));
   await insertModel(ch, CONTACTS, EVENTS);
+  await insertModel(ch, AUTUMN_CONTACTS, []);
   // An older version of c03 (FINAL must show only the newest) and a deleted contact.
   await ch.client.insert({ table: ch.table('audience'), values: [
     contactRow(contact({ userId: 'c03', firstName: 'Old', bucket: 199 }), 0),
@@ -62,6 +63,12 @@ async function errorOf(fn: () => Promise<unknown>): Promise<AppError> {
 describe('spec 3 §2.4 Grammar B operators on ClickHouse: hand-written answers', () => {
   test.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     expect(await ids({ root: c.root })).toEqual([...c.expected].sort());
+  });
+});
+
+describe('spec 3 §2.4 Grammar B dates on the autumn DST day (America/New_York) on ClickHouse', () => {
+  test.each(AUTUMN_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    expect(await ids({ root: c.root }, { project: 'p3', timezone: AUTUMN_TZ, now: AUTUMN_NOW })).toEqual([...c.expected].sort());
   });
 });
 

@@ -167,3 +167,31 @@ export const CASES: readonly Case[] = [
   { name: 'missing segment matches none', root: s('nobody-made-this'), expected: [] },
   { name: 'missing segment, negated, matches all', root: s('nobody-made-this', 'in-segment-not'), expected: ALL },
 ];
+
+// The autumn DST change in America/New_York: on Sunday 1 November 2026 at 06:00Z, 02:00 EDT
+// becomes 01:00 EST; that local day has 25 hours and two 01:30s. Project p3.
+export const AUTUMN_TZ = 'America/New_York';
+/** Sunday 1 November 2026, 13:00 EST. */
+export const AUTUMN_NOW = new Date('2026-11-01T18:00:00.000Z');
+
+const imported = (userId: string, at: string): ModelContact => contact({ userId, project: 'p3', dateImported: at });
+export const AUTUMN_CONTACTS: readonly ModelContact[] = [
+  imported('d1', '2026-11-01T05:30:00.000Z'), // 01:30 EDT
+  imported('d2', '2026-11-01T06:30:00.000Z'), // 01:30 EST, the second 01:30
+  imported('d3', '2026-11-01T04:30:00.000Z'), // 00:30 EDT
+  imported('d4', '2026-10-31T04:30:00.000Z'), // 00:30 EDT the day before
+  imported('d5', '2026-11-02T04:59:59.999Z'), // 23:59:59.999 EST, the last instant of the long day
+  imported('d6', '2026-11-02T05:00:00.000Z'), // 00:00 EST the day after
+  imported('d7', '2026-10-31T17:30:00.000Z'), // 13:30 EDT the day before: within one calendar day of now, not within 24 hours
+];
+
+export const AUTUMN_CASES: readonly Case[] = [
+  { name: 'matches-date: the 25-hour day', root: a('_date_imported', 'matches-date', { date: '2026-11-01' }), expected: ['d1', 'd2', 'd3', 'd5'] },
+  { name: 'timeversary: both 01:30s', root: a('_date_imported', 'range-date-timeversary', { mode: 'absolute', lowerTime: '0130', upperTime: '0130' }), expected: ['d1', 'd2'] },
+  { name: 'relative: one calendar day keeps the wall time (25 hours back)', root: a('_date_imported', 'range-date-relative', { lowerOffset: -1, upperOffset: 0 }), expected: ['d1', 'd2', 'd3', 'd7'] },
+  { name: 'relative: 24 hours are elapsed time', root: a('_date_imported', 'range-date-relative', { lowerOffset: -24, lowerOffsetPeriod: 'hour', upperOffset: 0 }), expected: ['d1', 'd2', 'd3'] },
+  { name: 'range-date: the whole local day with upper rounding', root: a('_date_imported', 'range-date', { lowerDate: '2026-11-01', upperDate: '2026-11-01', upperRounding: true }), expected: ['d1', 'd2', 'd3', 'd5'] },
+  { name: 'relative: today, rounded at both ends', root: a('_date_imported', 'range-date-relative', { lowerOffset: 0, upperOffset: 0, lowerRounding: true, upperRounding: true }), expected: ['d1', 'd2', 'd3', 'd5'] },
+  { name: 'relative-not: outside today', root: a('_date_imported', 'range-date-relative-not', { lowerOffset: 0, upperOffset: 0, lowerRounding: true, upperRounding: true }), expected: ['d4', 'd6', 'd7'] },
+  { name: 'range-date: a local datetime in the repeated hour is read as in ClickHouse', root: a('_date_imported', 'range-date', { lowerDate: '2026-11-01T00:00', upperDate: '2026-11-01T01:00', upperExcludeEquals: true }), expected: ['d3'] },
+];
