@@ -4,6 +4,7 @@ import {
   balanceSchema, bulkErrorSchema, dlrHistoryEntrySchema, dlrSchema, groupCountSchema, ID_PATTERN, lookupCreateSchema, lookupSchema, priceEntrySchema, problemSchema,
   rateLimitedSchema, smsBulkSchema, smsCreateItemSchema, smsSchema, validationErrorSchema,
 } from './sms';
+import { ERRORS as ERROR_REGISTRY } from '../core/errors';
 import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../core/filters/grammar-a';
 import {
   aggregationSchema, audienceContactSchema, audienceNodeSchema, audienceSearchResponseSchema, audienceSearchSchema, SEGMENT_SLUG_PATTERN, segmentCreateSchema,
@@ -34,19 +35,18 @@ const rateHeaders = {
   'X-RateLimit-Remaining': { required: true, schema: { type: 'integer', minimum: 0 }, description: 'Requests left in the window' },
   'X-RateLimit-Reset': { required: true, schema: { type: 'integer', minimum: 0 }, description: 'Unix time of the counter reset' },
 };
-const problem = (description: string) => ({ description, headers: rateHeaders, ...json(ref('Problem')) });
-const ERRORS: Record<string, unknown> = {
-  400: problem('Malformed body, wrong shape or invalid filter'),
-  401: problem('Token missing, malformed or revoked'),
-  402: problem('Balance exhausted'),
-  404: problem('Not found or not visible to this token'),
-  413: problem('Body too large, or more than 100 bulk items'),
-  415: problem('The body is not application/json (or a +json type) in UTF-8, or its Content-Encoding is not identity, gzip, deflate or br'),
-  422: { description: 'Invalid fields', headers: rateHeaders, ...json(ref('ValidationError')) },
-  429: { description: 'Rate limit reached', headers: rateHeaders, ...json(ref('RateLimited')) },
-  500: problem('Internal error; retry with backoff'),
-};
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), ERRORS[c]]));
+/** Response bodies other than a Problem (spec 1 §7). */
+const ERROR_BODIES: Readonly<Record<number, string>> = { 422: 'ValidationError', 429: 'RateLimited' };
+/**
+ * One error response per HTTP status, described from the error registry (core/errors.ts), the
+ * same table the handlers answer from, so the document cannot promise another meaning.
+ */
+function errorResponse(status: number): Record<string, unknown> {
+  const entries = Object.entries(ERROR_REGISTRY).filter(([, e]) => e.status === status);
+  if (entries.length === 0) throw new Error(`no error code answers HTTP ${status}`);
+  return { description: entries.map(([code, e]) => `${code}: ${e.description}`).join(' '), headers: rateHeaders, ...json(ref(ERROR_BODIES[status] ?? 'Problem')) };
+}
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), errorResponse(c)]));
 const ok = (status: number, schema: unknown, links?: Record<string, unknown>) => ({ [status]: { description: 'Success', headers: rateHeaders, ...json(schema), ...(links ? { links } : {}) } });
 /** The created resource's id feeds the operations that read it (OpenAPI links). */
 const readBack = (...operationIds: string[]) => Object.fromEntries(operationIds.map((operationId) => [operationId, { operationId, parameters: { id: '$response.body#/entity/id' } }]));
