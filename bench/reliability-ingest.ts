@@ -16,17 +16,16 @@ import { parseArgs } from 'node:util';
 import { openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { connectNats, STREAMS, SUBJECTS } from '../infra/nats';
-import { Supervisor, portOpen, sleep } from '../infra/supervisor';
-import { connectTemporal, devServerSpec, temporalRtt } from '../infra/temporal';
+import { sleep } from '../infra/supervisor';
 import { AccountStore } from '../stores/account-store';
 import { DatasourceStore } from '../stores/datasource-store';
 import { freePort } from '../test/support/global-setup';
+import { startBenchEngines } from './support/engines';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' }, users: { type: 'string', default: '1000' } } });
 const TOTAL = Number(values.events);
 const USERS = Number(values.users);
 const ROOT = join(__dirname, '..');
-const TOOLS = join(ROOT, '.tools', 'bin');
 const say = (line: string): void => { process.stderr.write(`[reliability:ingest ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
 
 interface SentEvent { _user_id: string; _event_id: string; _event_type: string; _event_parameters: Record<string, unknown>; _event_date?: string }
@@ -34,24 +33,13 @@ interface SentEvent { _user_id: string; _event_id: string; _event_type: string; 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ingest-reliability-'));
   const log = createLogger('warn', { component: 'reliability-ingest' });
-  const engines = new Supervisor(dir, log);
-  const natsPort = await freePort();
-  const natsSpec = { name: 'nats-server', command: join(TOOLS, 'nats-server'), args: ['-js', '-sd', join(dir, 'nats'), '-a', '127.0.0.1', '-p', String(natsPort)], ready: () => portOpen(natsPort) };
-  await engines.start(natsSpec);
-  const temporalPort = await freePort();
-  const temporalAddress = `127.0.0.1:${temporalPort}`;
-  const temporalEngine = new Supervisor(join(dir, 't'), log);
-  await temporalEngine.start(devServerSpec({ binary: join(TOOLS, 'temporal'), dataDir: dir, port: temporalPort, uiPort: await freePort(), namespace: 'default' }, async () => {
-    if (!(await portOpen(temporalPort))) return false;
-    const probe = await connectTemporal({ address: temporalAddress, namespace: 'default' });
-    try { await temporalRtt(probe); return true; } finally { await probe.close(); }
-  }));
+  const engines = await startBenchEngines(dir, log);
 
   const httpPort = await freePort();
-  const natsUrl = `nats://127.0.0.1:${natsPort}`;
+  const natsUrl = engines.natsUrl;
   const productDir = join(dir, 'product');
   const env = {
-    ...process.env, NATS_URL: natsUrl, TEMPORAL_ADDRESS: temporalAddress, HTTP_PORT: String(httpPort), HTTP_HOST: '127.0.0.1', DATA_DIR: productDir,
+    ...process.env, NATS_URL: natsUrl, TEMPORAL_ADDRESS: engines.temporalAddress, HTTP_PORT: String(httpPort), HTTP_HOST: '127.0.0.1', DATA_DIR: productDir,
     LOG_LEVEL: 'error', DEMO_SEED: 'false', INGEST_RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_PER_MINUTE: '100000000',
   };
   let product: ChildProcess | undefined;
@@ -129,7 +117,7 @@ async function main(): Promise<void> {
     await sleep(8000);
     say('kill -9 product (gateway-http + ingest-writer)'); product?.kill('SIGKILL'); await sleep(1500); startProduct(); say('product restarted');
     await sleep(8000);
-    say('restart nats-server'); await engines.stopAll(); await sleep(1000); await engines.start(natsSpec); say('nats-server back');
+    say('restart nats-server'); await engines.restartNats(); say('nats-server back');
     await sleep(8000);
     say('kill -9 product again'); product?.kill('SIGKILL'); await sleep(1500); startProduct(); say('product restarted');
   })();
@@ -187,8 +175,7 @@ async function main(): Promise<void> {
   if (lost.length > 0) say(`lost examples: ${lost.slice(0, 5).join(', ')}`);
   if (missingTriggers.length > 0) say(`missing trigger examples: ${missingTriggers.slice(0, 5).join(', ')}`);
   process.stdout.write(`\naccepted ${result.eventsAccepted} events: lost ${result.lost}, duplicated rows ${result.duplicatedRows}; triggers ${result.triggers} for ${result.triggerWorthy} trigger-worthy events: missing ${result.missingTriggers}, duplicated ${result.duplicatedTriggers}, unexpected ${result.unexpectedTriggers} (written to bench/results/reliability-ingest.json)\n`);
-  await temporalEngine.stopAll();
-  await engines.stopAll();
+  await engines.stop();
   process.exit(result.lost === 0 && result.duplicatedRows === 0 && result.missingTriggers === 0 && result.duplicatedTriggers === 0 && result.unexpectedTriggers === 0 ? 0 : 1);
 }
 

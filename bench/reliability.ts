@@ -10,37 +10,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../infra/logger';
-import { Supervisor, portOpen, sleep } from '../infra/supervisor';
-import { connectTemporal, devServerSpec, temporalRtt } from '../infra/temporal';
+import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
+import { startBenchEngines } from './support/engines';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
 
 const { values } = parseArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' } } });
 const TOTAL = Number(values.messages);
 const ROOT = join(__dirname, '..');
-const TOOLS = join(ROOT, '.tools', 'bin');
 const say = (line: string): void => { process.stderr.write(`[reliability ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sms-reliability-'));
   const log = createLogger('warn', { component: 'reliability' });
-  const engines = new Supervisor(dir, log);
-  const natsPort = await freePort();
-  const natsSpec = { name: 'nats-server', command: join(TOOLS, 'nats-server'), args: ['-js', '-sd', join(dir, 'nats'), '-a', '127.0.0.1', '-p', String(natsPort)], ready: () => portOpen(natsPort) };
-  await engines.start(natsSpec);
-  const temporalPort = await freePort();
-  const temporalAddress = `127.0.0.1:${temporalPort}`;
-  const temporalEngine = new Supervisor(join(dir, 't'), log);
-  await temporalEngine.start(devServerSpec({ binary: join(TOOLS, 'temporal'), dataDir: dir, port: temporalPort, uiPort: await freePort(), namespace: 'default' }, async () => {
-    if (!(await portOpen(temporalPort))) return false;
-    const probe = await connectTemporal({ address: temporalAddress, namespace: 'default' });
-    try { await temporalRtt(probe); return true; } finally { await probe.close(); }
-  }));
+  const engines = await startBenchEngines(dir, log);
 
   const httpPort = await freePort();
   const env = {
-    ...process.env, NATS_URL: `nats://127.0.0.1:${natsPort}`, TEMPORAL_ADDRESS: temporalAddress, HTTP_PORT: String(httpPort), HTTP_HOST: '127.0.0.1',
+    ...process.env, NATS_URL: engines.natsUrl, TEMPORAL_ADDRESS: engines.temporalAddress, HTTP_PORT: String(httpPort), HTTP_HOST: '127.0.0.1',
     SIMULATOR_PORT: String(await freePort()), SIMULATOR_LATENCY_MS: '20', LOG_LEVEL: 'error', DEMO_SEED: 'false',
     RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000', WEBHOOK_RETRY_MAX_MS: '5000',
   };
@@ -66,7 +54,7 @@ async function main(): Promise<void> {
     await sleep(5000);
     say('kill -9 gateway-http'); roles.get('gateway-http')?.kill('SIGKILL'); await sleep(2000); startRole('gateway-http'); say('gateway-http restarted');
     await sleep(6000);
-    say('restart nats-server'); await engines.stopAll(); await sleep(1000); await engines.start(natsSpec); say('nats-server back');
+    say('restart nats-server'); await engines.restartNats(); say('nats-server back');
   })();
 
   // Destinations end in 00-79, which the simulator delivers. Bulks of 100 with stable clientIds: a request that fails (gateway down, NATS down) is sent
@@ -146,8 +134,7 @@ async function main(): Promise<void> {
   await sleep(3000);
   for (const child of roles.values()) if (child.exitCode === null) child.kill('SIGKILL');
   await receiver.close();
-  await temporalEngine.stopAll();
-  await engines.stopAll();
+  await engines.stop();
   process.exit(lost === 0 && missingTransitions === 0 ? 0 : 1);
 }
 

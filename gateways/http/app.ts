@@ -67,7 +67,7 @@ export function createHttpApp(deps: HttpDeps): Express {
   errorFormats.register(deps.config.ingest.basePath, ingestErrorFormat);
   if (deps.ingest) {
     app.use(`${deps.config.ingest.basePath}/project/:project/datasource/:datasource`, ingestRouter(deps.ingest, {
-      bodyLimitBytes: deps.config.http.bodyLimitBytes, ratePerMinute: deps.config.ingest.ratePerMinute,
+      ratePerMinute: deps.config.ingest.ratePerMinute,
       authFailuresPerMinute: addresses, deleteWaitMs: 5000,
     }));
   }

@@ -3,7 +3,7 @@
 // Authentication per spec 2 §5: datasource tokens for their datasource, product tokens with
 // ingest scopes for every datasource of their project; anything else the token may not touch
 // is a 404. Errors are `{ message }` (spec 2 §7); a 429 has an empty body.
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, ERRORS } from '../../core/errors';
 import { BatchSpecs, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type IngestMessage, type ItemOutcome } from '../../core/ingest';
 import { idProblem } from '../../core/ingest/values';
@@ -34,8 +34,8 @@ export interface IngestServices {
   readonly rateLimiter: RateLimiter;
 }
 
+/** Bodies are read and checked (JSON, UTF-8, size) once for every API by gateways/http/guards.ts. */
 export interface IngestOptions {
-  readonly bodyLimitBytes: number;
   readonly ratePerMinute: number;
   /** Failed authentications per client address: the app's counter, or a per-minute limit. */
   readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
@@ -86,15 +86,6 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
     }, next);
   };
 
-  const json = express.json({
-    limit: options.bodyLimitBytes,
-    strict: false,
-    type: () => true,
-    verify: (_req, _res, buf) => {
-      if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
-    },
-  });
-
   const batchOf = (req: Request): unknown[] => {
     const body: unknown = req.body;
     if (!Array.isArray(body)) throw new AppError('BODY_NOT_ARRAY', 'the body must be a top-level JSON array of 1 to 100 items, even for one item (spec 2 §4 rule 1)');
@@ -114,7 +105,7 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
 
   const stamp: RequestHandler = (req, _res, next) => { req.receivedAt = Date.now(); next(); };
 
-  router.post('/stream/contacts', stamp, auth, datasourceFor(['ingest:write']), gate('contacts'), json, handle(async (req, res) => {
+  router.post('/stream/contacts', stamp, auth, datasourceFor(['ingest:write']), gate('contacts'), handle(async (req, res) => {
     const items = batchOf(req);
     const specs = new BatchSpecs(services.datasources.specView(req.datasource));
     const outcomes: ItemOutcome[] = [];
@@ -132,7 +123,7 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
     answer(res, outcomes);
   }));
 
-  router.post('/stream/events', stamp, auth, datasourceFor(['ingest:write']), gate('events'), json, handle(async (req, res) => {
+  router.post('/stream/events', stamp, auth, datasourceFor(['ingest:write']), gate('events'), handle(async (req, res) => {
     const items = batchOf(req);
     const specs = new BatchSpecs(services.datasources.specView(req.datasource));
     const outcomes: ItemOutcome[] = [];
