@@ -17,11 +17,9 @@ import type { CompiledQuery } from '../core/filters/grammar-a';
 import type { ClickHouse } from '../infra/clickhouse';
 import { toClickHouseTime } from './clickhouse-time';
 
-/** Who may see which rows. */
-export interface Visibility {
-  readonly orgId: string;
-  readonly projectId: string | null;
-}
+import type { GroupCount, Visibility } from '../core/sms/history-ports';
+
+export type { GroupCount, Visibility } from '../core/sms/history-ports';
 
 const SCOPE = `org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)})`;
 
@@ -106,57 +104,102 @@ export async function getRow<R>(ch: ClickHouse, table: string, columns: string, 
 
 /** Time slices of a newest-first read: boundaries in days before now. */
 const SLICE_DAYS = [1, 7, 30] as const;
-/** Slicing returns every row up to the page's end, so it is used for the first rows only. */
-const SLICED_MAX_ROWS = 1000;
 const DAY_MS = 86_400_000;
-/** Skip indexes with FINAL are exact for created_at, which every version of a row shares. */
-const SLICE_SETTINGS = { use_skip_indexes_if_final: 1 } as const;
+/** Up to this many rows, candidates come with every column (ClickHouse materializes the top rows lazily). */
+const FULL_ROWS_MAX = 1000;
+/** Candidates asked beyond what is still needed, for the older versions that fail verification. */
+const CANDIDATE_SLACK = 8;
 
-export async function listRows<R>(ch: ClickHouse, table: string, columns: string, v: Visibility, compiled: CompiledQuery): Promise<R[]> {
-  const split = splitWhere(table, compiled.where);
-  const params = { ...compiled.params, ...scopeParams(v) };
-  const select = (extraPrewhere: string, paging: string): string =>
-    `SELECT ${columns} FROM ${ch.table(table)} FINAL PREWHERE ${split.prewhere}${extraPrewhere} WHERE ${split.where}
-     ORDER BY ${compiled.orderBy} ${paging}`;
-  const need = compiled.offset + compiled.limit;
-  const sliced = /^created_at DESC(,|$)/.test(compiled.orderBy) && STABLE_COLUMNS[table]?.has('created_at') === true;
-  if (!sliced || need > SLICED_MAX_ROWS) {
-    const result = await ch.client.query({
-      query: select('', 'LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}'),
-      query_params: { ...params, __limit: compiled.limit, __offset: compiled.offset },
-      format: 'JSONEachRow',
-    });
-    return result.json<R>();
-  }
-  const now = Date.now();
-  const rows: R[] = [];
+interface Slice { readonly from: number | null; readonly to: number | null }
+
+/** [now-1d, ∞), [now-7d, now-1d), [now-30d, now-7d), (-∞, now-30d). */
+function newestFirstSlices(now: number): Slice[] {
+  const slices: Slice[] = [];
   let upper: number | null = null;
   for (const days of [...SLICE_DAYS, null]) {
     const lower = days === null ? null : now - days * DAY_MS;
-    const bounds = (lower === null ? '' : ` AND created_at >= {__from:DateTime64(3, 'UTC')}`)
-      + (upper === null ? '' : ` AND created_at < {__to:DateTime64(3, 'UTC')}`);
-    const result = await ch.client.query({
-      query: select(bounds, 'LIMIT {__limit:UInt32}'),
-      query_params: {
-        ...params,
-        __limit: need - rows.length,
-        ...(lower === null ? {} : { __from: toClickHouseTime(new Date(lower).toISOString()) }),
-        ...(upper === null ? {} : { __to: toClickHouseTime(new Date(upper).toISOString()) }),
-      },
-      format: 'JSONEachRow',
-      clickhouse_settings: SLICE_SETTINGS,
-    });
-    rows.push(...(await result.json<R>()));
-    if (rows.length >= need) break;
+    slices.push({ from: lower, to: upper });
     upper = lower;
   }
-  return rows.slice(compiled.offset, need);
+  return slices;
 }
 
-export interface GroupCount {
-  /** The group's value as text; null for the group of rows without a value. */
-  readonly group: string | null;
-  readonly count: number;
+interface Keyed { id: string; updated_at: string }
+
+/**
+ * A page of current records without FINAL (docs/grammar-a.md, "List query plan"):
+ *  1. candidates: rows of any version that match, in list order (`updated_at DESC` breaks the
+ *     tie between versions of one id), with no merge of versions;
+ *  2. verification: the newest version of each candidate id, by primary key; a candidate is a
+ *     current record exactly when it is that newest version (the first one kept per id);
+ *  3. when older versions made the page short while more candidates exist, ask again for more.
+ * A record whose newest version matches is always a candidate, so the result equals FINAL's.
+ */
+export async function listRows<R>(ch: ClickHouse, table: string, columns: string, v: Visibility, compiled: CompiledQuery): Promise<R[]> {
+  const split = splitWhere(table, compiled.where);
+  const params = { ...compiled.params, ...scopeParams(v) };
+  const need = compiled.offset + compiled.limit;
+  const sliced = /^created_at DESC(,|$)/.test(compiled.orderBy) && STABLE_COLUMNS[table]?.has('created_at') === true;
+  const full = need <= FULL_ROWS_MAX;
+  const slices = sliced ? newestFirstSlices(Date.now()) : [{ from: null, to: null }];
+  const found: Keyed[] = [];
+  for (const slice of slices) {
+    found.push(...(await currentInSlice(ch, table, full ? columns : 'id, updated_at', split, params, compiled.orderBy, slice, need - found.length)));
+    if (found.length >= need) break;
+  }
+  const page = found.slice(compiled.offset, need);
+  if (full || page.length === 0) return page as unknown as R[];
+  return fetchVersions<R>(ch, table, columns, v.orgId, page);
+}
+
+async function currentInSlice(
+  ch: ClickHouse, table: string, columns: string, split: Split, params: Record<string, unknown>, orderBy: string, slice: Slice, want: number,
+): Promise<Keyed[]> {
+  const bounds = (slice.from === null ? '' : ` AND created_at >= {__from:DateTime64(3, 'UTC')}`)
+    + (slice.to === null ? '' : ` AND created_at < {__to:DateTime64(3, 'UTC')}`);
+  const sliceParams = {
+    ...(slice.from === null ? {} : { __from: toClickHouseTime(new Date(slice.from).toISOString()) }),
+    ...(slice.to === null ? {} : { __to: toClickHouseTime(new Date(slice.to).toISOString()) }),
+  };
+  for (let ask = want + CANDIDATE_SLACK; ; ask *= 4) {
+    const result = await ch.client.query({
+      query: `SELECT ${columns} FROM ${ch.table(table)} PREWHERE ${split.prewhere}${bounds} WHERE ${split.where}
+              ORDER BY ${orderBy}, updated_at DESC LIMIT {__limit:UInt32}`,
+      query_params: { ...params, ...sliceParams, __limit: ask },
+      format: 'JSONEachRow',
+    });
+    const candidates = await result.json<Keyed>();
+    const current = await keepNewest(ch, table, String(params['__org']), candidates);
+    if (current.length >= want || candidates.length < ask) return current.slice(0, want);
+  }
+}
+
+/** The candidates that are the newest version of their id, in their order, one per id. */
+async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[]): Promise<Keyed[]> {
+  if (candidates.length === 0) return [];
+  const result = await ch.client.query({
+    query: `SELECT id, max(updated_at) AS updated_at FROM ${ch.table(table)} WHERE org_id = {__org:String} AND id IN {__ids:Array(String)} GROUP BY id`,
+    query_params: { __org: orgId, __ids: [...new Set(candidates.map((c) => c.id))] },
+    format: 'JSONEachRow',
+  });
+  const newest = new Map((await result.json<Keyed>()).map((r) => [r.id, r.updated_at]));
+  const kept = new Set<string>();
+  return candidates.filter((c) => {
+    if (kept.has(c.id) || newest.get(c.id) !== c.updated_at) return false;
+    kept.add(c.id);
+    return true;
+  });
+}
+
+/** Full rows of exact versions (a deep page whose candidates were read as keys only), in the page's order. */
+async function fetchVersions<R>(ch: ClickHouse, table: string, columns: string, orgId: string, page: readonly Keyed[]): Promise<R[]> {
+  const result = await ch.client.query({
+    query: `SELECT ${columns} FROM ${ch.table(table)} WHERE org_id = {__org:String} AND id IN {__ids:Array(String)} ORDER BY id, updated_at DESC LIMIT 1 BY id`,
+    query_params: { __org: orgId, __ids: page.map((k) => k.id) },
+    format: 'JSONEachRow',
+  });
+  const byId = new Map((await result.json<R & Keyed>()).map((r) => [r.id, r]));
+  return page.map((k) => byId.get(k.id)).filter((r): r is R & Keyed => r !== undefined);
 }
 
 /**
