@@ -12,10 +12,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { migrate, openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
-import { connectNats } from '../infra/nats';
-import { AccountStore } from '../stores/account-store';
-import { DatasourceStore } from '../stores/datasource-store';
 import { startStack } from '../test/support/global-setup';
+import { createDatasourceAt } from './support/tenant';
 
 const { values } = parseArgs({ options: {
   runs: { type: 'string', default: '3' }, only: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, users: { type: 'string', default: '10000' },
@@ -81,15 +79,7 @@ async function main(): Promise<void> {
   log('starting the embedded stack (roles: gateway-http, ingest-writer)');
   const stack = await startStack({ LOG_LEVEL: 'error', INGEST_RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_PER_MINUTE: '1000000000' }, (l) => process.stderr.write(l), ['gateway-http', 'ingest-writer']);
   try {
-    const nats = await connectNats({ servers: stack.info.natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'bench' }, createLogger('warn'));
-    const accounts = new AccountStore(nats.kv.accounts);
-    const org = await accounts.createOrg({ name: 'Bench Org' });
-    const project = await accounts.createProject(org.id, 'bench');
-    const ds = await new DatasourceStore(nats.kv.accounts, accounts).create(project.id, 'bench');
-    const { value: token } = await accounts.createToken({ kind: 'datasource', orgId: org.id, projectId: project.id, datasourceId: ds.id });
-    await nats.close();
-    const base = `${stack.info.httpUrl}/ingest/v1/project/${project.id}/datasource/${ds.id}/stream`;
-    for (let i = 0; i < 200 && (await fetch(base, { headers: { authorization: `Bearer ${token}` } })).status !== 200; i += 1) await new Promise((r) => setTimeout(r, 50));
+    const { stream: base, token } = await createDatasourceAt(stack.info.natsUrl, stack.info.httpUrl, 'bench');
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
     let contactSeq = 0;

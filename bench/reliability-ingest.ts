@@ -15,12 +15,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
-import { connectNats, STREAMS, SUBJECTS } from '../infra/nats';
+import { STREAMS, SUBJECTS } from '../infra/nats';
 import { sleep } from '../infra/supervisor';
-import { AccountStore } from '../stores/account-store';
-import { DatasourceStore } from '../stores/datasource-store';
 import { freePort } from '../test/support/global-setup';
 import { startBenchEngines } from './support/engines';
+import { createDatasourceAt } from './support/tenant';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' }, users: { type: 'string', default: '1000' } } });
 const TOTAL = Number(values.events);
@@ -51,16 +50,8 @@ async function main(): Promise<void> {
   startProduct();
   await healthy();
 
-  const nats = await connectNats({ servers: natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'reliability' }, log);
-  const accounts = new AccountStore(nats.kv.accounts);
-  const org = await accounts.createOrg({ name: 'Reliability' });
-  const project = await accounts.createProject(org.id, 'reliability');
-  const ds = await new DatasourceStore(nats.kv.accounts, accounts).create(project.id, 'reliability');
-  const { value: token } = await accounts.createToken({ kind: 'datasource', orgId: org.id, projectId: project.id, datasourceId: ds.id });
-  await nats.close();
-  const stream = `${base}/ingest/v1/project/${project.id}/datasource/${ds.id}/stream`;
+  const { projectId, datasourceId, token, stream } = await createDatasourceAt(natsUrl, base, 'reliability');
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  while ((await fetch(stream, { headers }).then((r) => r.status, () => 0)) !== 200) await sleep(100);
   say(`product up (gateway-http + ingest-writer); data in ${dir}`);
 
   const post = async (path: string, body: unknown): Promise<number> => {
@@ -137,7 +128,7 @@ async function main(): Promise<void> {
     await sleep(2000);
   }
   const triggerCounts = new Map<string, number>();
-  const consumer = await js.consumers.get(STREAMS.automation.name, { filter_subjects: [SUBJECTS.automationTrigger(project.id)] });
+  const consumer = await js.consumers.get(STREAMS.automation.name, { filter_subjects: [SUBJECTS.automationTrigger(projectId)] });
   let pending = (await consumer.info()).num_pending;
   while (pending > 0) {
     const batch = await consumer.fetch({ max_messages: Math.min(pending, 1000), expires: 3000 });
@@ -154,7 +145,7 @@ async function main(): Promise<void> {
   product?.kill('SIGTERM');
   await new Promise<void>((resolve) => { if (product?.exitCode !== null) resolve(); else product.once('exit', () => resolve()); });
   const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'sms_platform', embeddedPath: join(productDir, 'clickhouse') });
-  const rows = async <T>(query: string): Promise<T[]> => (await ch.client.query({ query, query_params: { ds: ds.id }, format: 'JSONEachRow' })).json<T>();
+  const rows = async <T>(query: string): Promise<T[]> => (await ch.client.query({ query, query_params: { ds: datasourceId }, format: 'JSONEachRow' })).json<T>();
   const [totals] = await rows<{ rows: string; ids: string }>(`SELECT count() AS rows, uniqExact(event_id) AS ids FROM ${ch.table('events')} WHERE datasource_id = {ds:String}`);
   const stored = new Set((await rows<{ event_id: string }>(`SELECT DISTINCT event_id FROM ${ch.table('events')} WHERE datasource_id = {ds:String}`)).map((r) => r.event_id));
   await ch.close();

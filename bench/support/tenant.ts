@@ -5,6 +5,7 @@ import { createLogger } from '../../infra/logger';
 import { connectNats } from '../../infra/nats';
 import { AccountStore } from '../../stores/account-store';
 import { BalanceLedger } from '../../stores/balance-ledger';
+import { DatasourceStore } from '../../stores/datasource-store';
 
 export async function createTenantAt(natsUrl: string, httpUrl: string, webhookUrl?: string): Promise<{ orgId: string; tokenId: string; token: string }> {
   const nats = await connectNats({ servers: natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'bench' }, createLogger('warn'));
@@ -22,6 +23,29 @@ export async function createTenantAt(natsUrl: string, httpUrl: string, webhookUr
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     return { orgId: org.id, tokenId: token.id, token: value };
+  } finally {
+    await nats.close();
+  }
+}
+
+/**
+ * An organization with a project, a datasource and its datasource token, for the ingestion
+ * benchmarks; waits until the product accepts the token. Returns the datasource's stream URL.
+ */
+export async function createDatasourceAt(natsUrl: string, httpUrl: string, name: string): Promise<{ projectId: string; datasourceId: string; token: string; stream: string }> {
+  const nats = await connectNats({ servers: natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'bench' }, createLogger('warn'));
+  try {
+    const accounts = new AccountStore(nats.kv.accounts);
+    const org = await accounts.createOrg({ name: `${name} org` });
+    const project = await accounts.createProject(org.id, name);
+    const ds = await new DatasourceStore(nats.kv.accounts, accounts).create(project.id, name);
+    const { value: token } = await accounts.createToken({ kind: 'datasource', orgId: org.id, projectId: project.id, datasourceId: ds.id });
+    const stream = `${httpUrl}/ingest/v1/project/${project.id}/datasource/${ds.id}/stream`;
+    for (let i = 0; i < 600; i++) {
+      if ((await fetch(stream, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status, () => 0)) === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return { projectId: project.id, datasourceId: ds.id, token, stream };
   } finally {
     await nats.close();
   }
