@@ -65,6 +65,8 @@ const ALL = ['c01', 'c02', 'c03', 'c04'];
 export const CASES: readonly Case[] = [
   { name: 'match-all', root: a('_email', 'match-all'), expected: ALL },
   { name: 'match-none', root: a('_email', 'match-none'), expected: [] },
+  { name: 'match-all without a key', root: { type: 'attribute_condition', operator: 'match-all' }, expected: ALL },
+  { name: 'match-none without a key, inside an event group', root: ge('purchase', [{ type: 'event_condition', operator: 'match-none' }], { join: 'or' }), expected: [] },
   { name: 'exists on a nullable text', root: a('_first_name', 'exists', []), expected: ['c01', 'c02', 'c04'] },
   { name: 'exists-not matches the absent (rule 1)', root: a('_first_name', 'exists-not', []), expected: ['c03'] },
   { name: 'exists on tags: an empty list is absent', root: a('_client_tags', 'exists', []), expected: ['c01', 'c02', 'c04'] },

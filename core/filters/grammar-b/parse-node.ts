@@ -42,6 +42,8 @@ function fieldType(key: string, event: boolean): { type: FieldType; dayversary: 
 function condition(raw: JsonNode, path: string, event: boolean): Condition & { key: string } {
   only(raw, path, ['type', 'key', 'operator', 'values']);
   const { base, negate, operator } = splitOperator(raw['operator'], path);
+  // match-all and match-none look at no attribute: their key may be omitted.
+  if ((base === 'match-all' || base === 'match-none') && raw['key'] === undefined) return { key: '', base, negate, operator, values: { shape: 'none' } };
   const key = raw['key'];
   const keyPath = child(path, 'key');
   if (typeof key !== 'string' || key.length === 0) throw invalid(keyPath, 'is required');
