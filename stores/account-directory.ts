@@ -2,12 +2,13 @@
 // authentication and price lookups on hot paths cost no network round trip. A revocation
 // written by the admin CLI reaches every replica's mirror within milliseconds.
 import type { KV } from '@nats-io/kv';
+import type { Authenticator, PriceList } from '../core/accounts/ports';
 import { hashToken, sameHash } from '../core/accounts/secrets';
 import type { Organization, Price, PriceKind, Principal, Project, Token } from '../core/accounts/types';
 import { KEYS } from './account-store';
 import { KvMirror } from './kv-mirror';
 
-export class AccountDirectory {
+export class AccountDirectory implements Authenticator, PriceList {
   private constructor(private readonly mirror: KvMirror) {}
 
   static async open(kv: KV): Promise<AccountDirectory> {

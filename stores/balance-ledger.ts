@@ -3,6 +3,7 @@
 // charges of one organization in this process are coalesced into one compare-and-set per
 // round trip (DESIGN §3a: hot keys), each charge still accepted or refused on its own.
 import type { KV } from '@nats-io/kv';
+import type { BalanceReader } from '../core/accounts/ports';
 import type { Balance } from '../core/accounts/types';
 import { isRevisionConflict } from '../infra/nats';
 
@@ -20,7 +21,7 @@ export class BalanceNotFoundError extends Error {
 
 const MAX_CAS_ATTEMPTS = 50;
 
-export class BalanceLedger {
+export class BalanceLedger implements BalanceReader {
   private readonly queues = new Map<string, Pending[]>();
   private readonly flushing = new Set<string>();
 

@@ -1,19 +1,14 @@
 // DLR history in ClickHouse: the transitions of each message (tables sms_transitions) and
 // every webhook attempt (dlr_attempts), behind GET /sms/{id}/dlrs.
 import type { TransitionRecord } from '../core/bus/payloads';
-import type { DlrAttempt } from '../core/sms/dlr';
+import type { DlrAttempt, DlrHistoryEntry } from '../core/sms/dlr';
+import type { DlrHistoryReader } from '../core/sms/history-ports';
 import type { ClickHouse } from '../infra/clickhouse';
 import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
 
-export interface DlrHistoryEntry {
-  readonly seq: number;
-  readonly status: string;
-  readonly code: number;
-  readonly eventAt: string;
-  readonly attempts: Array<{ attempt: number; outcome: string; responseStatus: number | null; latencyMs: number; error: string | null; at: string }>;
-}
+export type { DlrHistoryEntry } from '../core/sms/dlr';
 
-export class DlrHistory {
+export class DlrHistory implements DlrHistoryReader {
   constructor(private readonly ch: ClickHouse) {}
 
   async insertTransitions(rows: readonly TransitionRecord[]): Promise<void> {

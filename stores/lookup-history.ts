@@ -7,9 +7,10 @@ import type { ClickHouse } from '../infra/clickhouse';
 import { decode, KV_KEYS, SUBJECTS } from '../core/bus';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 import type { CompiledQuery } from '../core/filters/grammar-a';
+import type { CurrentReader, HistoryReader } from '../core/sms/history-ports';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
 
-export class NatsLookupStore implements LookupStore {
+export class NatsLookupStore implements LookupStore, CurrentReader<Lookup> {
   constructor(private readonly kv: KV, private readonly js: JetStreamClient) {}
 
   async put(lookup: Lookup): Promise<void> {
@@ -52,7 +53,7 @@ function fromRow(r: LookupRow): Lookup {
   };
 }
 
-export class LookupHistory {
+export class LookupHistory implements HistoryReader<Lookup> {
   constructor(private readonly ch: ClickHouse) {}
 
   async insert(lookups: readonly Lookup[]): Promise<void> {

@@ -4,6 +4,7 @@ export type { Visibility } from './scoped-query';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { MessageSource, MessageStatus, SmsMessage } from '../core/sms/message';
 import type { CompiledQuery } from '../core/filters/grammar-a';
+import type { HistoryReader } from '../core/sms/history-ports';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 
@@ -66,7 +67,7 @@ export function fromRow(r: MessageRow): SmsMessage {
   };
 }
 
-export class MessageHistory {
+export class MessageHistory implements HistoryReader<SmsMessage> {
   constructor(private readonly ch: ClickHouse) {}
 
   async insert(messages: readonly SmsMessage[]): Promise<void> {

@@ -5,12 +5,13 @@ import { createHash } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
+import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
 import { KV_KEYS, SUBJECTS } from '../core/bus/names';
 import { KvMirror } from './kv-mirror';
 
-export class KvMessageStates implements MessageStates {
+export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage> {
   constructor(private readonly kv: KV) {}
 
   async putAll(messages: readonly SmsMessage[]): Promise<void> {

@@ -5,13 +5,9 @@
 import type { KV } from '@nats-io/kv';
 import { isRevisionConflict } from '../infra/nats';
 
-export interface RateDecision {
-  readonly allowed: boolean;
-  readonly limit: number;
-  readonly remaining: number;
-  /** Unix time (seconds) at which the window resets. */
-  readonly reset: number;
-}
+import type { RateDecision, RateLimits } from '../core/accounts/ports';
+
+export type { RateDecision } from '../core/accounts/ports';
 
 interface Waiter {
   readonly resolve: (d: RateDecision) => void;
@@ -27,7 +23,7 @@ interface Counter {
 
 const WINDOW_SECONDS = 60;
 
-export class RateLimiter {
+export class RateLimiter implements RateLimits {
   private readonly pending = new Map<string, Counter>();
   private readonly flushing = new Set<string>();
 

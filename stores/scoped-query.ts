@@ -14,10 +14,9 @@
 //    the exact order; a minmax index on created_at (migration 0004) lets each slice read
 //    only its granules.
 import type { CompiledQuery } from '../core/filters/grammar-a';
+import type { GroupCount, Visibility } from '../core/sms/history-ports';
 import type { ClickHouse } from '../infra/clickhouse';
 import { toClickHouseTime } from './clickhouse-time';
-
-import type { GroupCount, Visibility } from '../core/sms/history-ports';
 
 export type { GroupCount, Visibility } from '../core/sms/history-ports';
 

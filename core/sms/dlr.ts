@@ -45,6 +45,15 @@ export interface DlrAttempt {
   readonly at: string;
 }
 
+/** A transition with its webhook attempts, as GET /sms/{id}/dlrs returns it. */
+export interface DlrHistoryEntry {
+  readonly seq: number;
+  readonly status: string;
+  readonly code: number;
+  readonly eventAt: string;
+  readonly attempts: Array<{ attempt: number; outcome: string; responseStatus: number | null; latencyMs: number; error: string | null; at: string }>;
+}
+
 /** A DLR whose retry window closed, kept until re-driven. */
 export interface DeadDlr extends DlrDelivery {
   readonly reason: string;
