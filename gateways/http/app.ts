@@ -71,7 +71,7 @@ export function createHttpApp(deps: HttpDeps): Express {
       authFailuresPerMinute: addresses, deleteWaitMs: 5000,
     }));
   }
-  if (deps.audience) app.use(`${AUDIENCE_API_BASE}/project/:project`, audienceRouter(deps.audience, { bodyLimitBytes: deps.config.http.bodyLimitBytes, ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
+  if (deps.audience) app.use(`${AUDIENCE_API_BASE}/project/:project`, audienceRouter(deps.audience, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
   app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy', addresses }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));

@@ -4,7 +4,7 @@
 // wrong-kind token is a 401; an unknown project, another project's token or a token without
 // the scope is a 404 (never 403). Aggregations also need PROJECT_AGGREGATIONS: without it,
 // a 400 naming the scope (docs/grammar-b.md). Errors are `{ title, status, detail }`.
-import express, { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../core/errors';
 import { compileFilter, loadSegments, ParamBinder, parseSearch, parseSegment, sqlContext, type SearchRequest, type SegmentSource } from '../../core/filters/grammar-b';
 import type { AccountDirectory } from '../../stores/account-directory';
@@ -33,8 +33,8 @@ export interface AudienceServices {
   readonly now?: () => Date;
 }
 
+/** Bodies are read and checked (JSON, UTF-8, size) once for every API by gateways/http/guards.ts. */
 export interface AudienceOptions {
-  readonly bodyLimitBytes: number;
   readonly ratePerMinute: number;
   readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
 }
@@ -50,14 +50,6 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
   const router = Router({ mergeParams: true });
   const auth = authenticate(services.accounts, ['product'], options.authFailuresPerMinute);
   const now = services.now ?? ((): Date => new Date());
-  const json = express.json({
-    limit: options.bodyLimitBytes,
-    strict: false,
-    type: () => true,
-    verify: (_req, _res, buf) => {
-      if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
-    },
-  });
 
   // The token must be a product token of this very project carrying the search scope.
   const projectAccess: RequestHandler = (req, _res, next) => {
@@ -76,7 +68,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
     return { project: String(req.params['project']), timezone: project?.timezone ?? 'UTC', now: now() };
   };
 
-  router.post('/audience/search', ...guarded('search'), json, handle(async (req, res) => {
+  router.post('/audience/search', ...guarded('search'), handle(async (req, res) => {
     const request = parseSearch(req.body);
     if (request.kind === 'query' && request.query.aggregations.length > 0 && !req.principal.token.scopes.includes(AGGREGATIONS_SCOPE)) {
       throw new AppError('INVALID_FILTER', `aggregations: need the scope ${AGGREGATIONS_SCOPE}, which this token does not carry (spec 3 §4.2)`);
@@ -89,7 +81,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
     res.json({ entities: found.map(segmentView) });
   }));
 
-  router.post('/segments', ...guarded('segments'), json, handle(async (req, res) => {
+  router.post('/segments', ...guarded('segments'), handle(async (req, res) => {
     const project = String(req.params['project']);
     const input = parseSegment(req.body);
     // Depth and cycles are checked now, with the new segment in place, as well as at search time.
