@@ -7,14 +7,14 @@ import { createLogger, type Logger } from './infra/logger';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
-import { buildSmppServices, startSmppGateway } from './roles/gateway-smpp';
+import { startSmppGateway } from './roles/gateway-smpp';
+import { buildAcceptanceCore, type AcceptanceCore } from './roles/acceptance';
 import { startCarrierConnector } from './roles/carrier-connector';
 import { startCarrierSimulator } from './roles/carrier-simulator';
 import { startHistoryWriter } from './roles/history-writer';
 import { startIngestWriter } from './roles/ingest-writer';
 import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { lifecyclePorts, startWorker } from './roles/worker';
-import { MirroredOptOuts } from './stores/message-state';
 
 export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier', 'ingest-writer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -75,6 +75,17 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     void shutdown('unhandledRejection').finally(() => process.exit(1));
   });
 
+  // One acceptance core per process (roles/acceptance.ts), built by the first role that needs it;
+  // pushed before its users, so it stops after them.
+  let core: Promise<AcceptanceCore> | undefined;
+  const acceptanceCore = (): Promise<AcceptanceCore> => {
+    core ??= buildAcceptanceCore(engines).then((built) => {
+      running.push({ stop: () => Promise.resolve(built.close()) });
+      return built;
+    });
+    return core;
+  };
+
   try {
     if (roles.includes('worker')) {
       const { nats, directory, balances } = engines;
@@ -87,12 +98,11 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
         log,
       );
       running.push(worker);
-      const optOuts = await MirroredOptOuts.open(nats.kv.optouts);
       const bridge = await startLifecycleBridge({
-        nats, client: worker.client, eagerStart: true, taskQueue: config.temporal.taskQueue, directory, optOuts,
+        nats, client: worker.client, eagerStart: true, taskQueue: config.temporal.taskQueue, directory, optOuts: (await acceptanceCore()).optOuts,
         validityMs: config.lifecycle.validitySeconds * 1000, webhook: config.lifecycle.webhook, log,
       });
-      running.push({ stop: async () => { await bridge.stop(); optOuts.stop(); } });
+      running.push(bridge);
     }
     // The simulator runs only where a route named `simulator` points at it: the default routes
     // do; production CARRIER_ROUTES do not (DESIGN §3: never enabled in production configs).
@@ -103,17 +113,17 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
     if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
-    if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, log));
+    if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, await acceptanceCore(), log));
     if (roles.includes('gateway-smpp')) {
-      const smpp = await buildSmppServices(engines);
+      const core = await acceptanceCore();
       const gateway = await startSmppGateway({
-        port: config.smpp.port, engines, services: smpp.services, log,
+        port: config.smpp.port, engines, services: { acceptance: core.acceptance, states: core.states }, log,
         options: {
           maxSessionsPerSystemId: config.smpp.maxSessionsPerSystemId, window: config.smpp.window, maxSubmitsPerSecond: config.smpp.submitsPerSecond,
           idleTimeoutMs: config.smpp.idleTimeoutSeconds * 1000, concatTimeoutMs: config.smpp.concatTimeoutSeconds * 1000,
         },
       });
-      running.push({ stop: async () => { await gateway.stop(); smpp.close(); } });
+      running.push(gateway);
     }
 
     const base = config.demoSeed

@@ -4,7 +4,6 @@ import type { Server } from 'node:http';
 import type { Config } from '../config';
 import { SimulatedHlr } from '../core/lookup/hlr';
 import { LookupService } from '../core/lookup/lookup';
-import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
 import { createHttpApp, type SmsServices } from '../gateways/http/app';
 import type { IngestServices } from '../gateways/http/ingest-api';
@@ -12,7 +11,6 @@ import { createHttpServer } from '../gateways/http/server';
 import { DlrHistory } from '../stores/dlr-history';
 import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
-import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
 import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
 import { JetStreamIngestBus } from '../stores/ingest-bus';
 import { IngestUsage } from '../stores/ingest-usage';
@@ -21,6 +19,7 @@ import type { AudienceServices } from '../gateways/http/audience-api';
 import { audienceCursorKey } from '../stores/audience-cursor-key';
 import { AudienceSearch } from '../stores/audience-search';
 import { SegmentStore } from '../stores/segment-store';
+import type { AcceptanceCore } from './acceptance';
 import type { Engines } from './engines';
 
 export interface HttpRole {
@@ -50,28 +49,23 @@ export function buildIngestServices(engines: Engines): IngestServices {
   };
 }
 
-export async function buildSmsServices(engines: Engines): Promise<{ services: SmsServices; close(): void }> {
+/** The SMS API's services over the process's acceptance core and this process's ClickHouse. */
+export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsServices {
   if (!engines.clickhouse) throw new Error('gateway-http needs ClickHouse in its process');
-  const states = new KvMessageStates(engines.nats.kv.messages);
-  const optOuts = await MirroredOptOuts.open(engines.nats.kv.optouts);
-  const prices = { price: engines.directory.price.bind(engines.directory) };
-  const funds = { charge: engines.balances.charge.bind(engines.balances), credit: engines.balances.credit.bind(engines.balances) };
   const lookupStore = new NatsLookupStore(engines.nats.kv.messages, engines.nats.js);
-  const services: SmsServices = {
-    acceptance: new SmsAcceptance({ prices, funds, states, optOuts, clientIds: new KvClientIds(engines.nats.kv.idempotency), queue: new JetStreamAcceptedQueue(engines.nats.js) }),
-    lookups: new LookupService({ prices, funds, hlr: new SimulatedHlr(), store: lookupStore }),
-    states,
+  return {
+    acceptance: core.acceptance,
+    lookups: new LookupService({ prices: core.prices, funds: core.funds, hlr: new SimulatedHlr(), store: lookupStore }),
+    states: core.states,
     lookupStore,
     messageHistory: new MessageHistory(engines.clickhouse),
     lookupHistory: new LookupHistory(engines.clickhouse),
     dlrHistory: new DlrHistory(engines.clickhouse),
   };
-  return { services, close: () => optOuts.stop() };
 }
 
-export async function startHttpGateway(config: Config, engines: Engines, log: Logger): Promise<HttpRole> {
-  const built = await buildSmsServices(engines);
-  const app = createHttpApp({ config, engines, services: built.services, ingest: buildIngestServices(engines), audience: await buildAudienceServices(engines), log });
+export async function startHttpGateway(config: Config, engines: Engines, core: AcceptanceCore, log: Logger): Promise<HttpRole> {
+  const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience: await buildAudienceServices(engines), log });
   // Header/request timeouts and full responses for the HTTP parser's own refusals.
   const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {
@@ -84,7 +78,6 @@ export async function startHttpGateway(config: Config, engines: Engines, log: Lo
     stop: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
-      built.close();
     }),
   };
 }

@@ -1,11 +1,10 @@
 // The gateway-smpp role: the customer-facing SMPP server on SMPP_PORT (v3.4 and v5.0), with
-// the same acceptance core as HTTP wired over the engines of this process. It needs NATS (KV
+// the process's acceptance core (roles/acceptance.ts, shared with HTTP). It needs NATS (KV
 // and JetStream) and the account directory, never ClickHouse (DESIGN §3a), so it can run in
 // any process. Behaviour: docs/smpp.md.
-import { SmsAcceptance } from '../core/sms/acceptance';
 import type { Logger } from '../infra/logger';
 import { JetStreamReceipts, startSmppServer, type BulkAcceptance, type MessageReader, type SmppOptions, type SmppServer } from '../gateways/smpp';
-import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
+import { buildAcceptanceCore } from './acceptance';
 import type { Engines } from './engines';
 
 export interface SmppServices {
@@ -30,19 +29,10 @@ export interface SmppGatewayArgs {
   readonly options?: Partial<SmppOptions>;
 }
 
-/** The acceptance core over NATS alone (no ClickHouse), as gateway-http builds it. */
+/** The SMPP gateway's services alone (tests, or a process without the shared core). */
 export async function buildSmppServices(engines: Pick<Engines, 'nats' | 'directory' | 'balances'>): Promise<{ services: SmppServices; close(): void }> {
-  const states = new KvMessageStates(engines.nats.kv.messages);
-  const optOuts = await MirroredOptOuts.open(engines.nats.kv.optouts);
-  const acceptance = new SmsAcceptance({
-    prices: { price: engines.directory.price.bind(engines.directory) },
-    funds: { charge: engines.balances.charge.bind(engines.balances), credit: engines.balances.credit.bind(engines.balances) },
-    states,
-    optOuts,
-    clientIds: new KvClientIds(engines.nats.kv.idempotency),
-    queue: new JetStreamAcceptedQueue(engines.nats.js),
-  });
-  return { services: { acceptance, states }, close: () => optOuts.stop() };
+  const core = await buildAcceptanceCore(engines);
+  return { services: { acceptance: core.acceptance, states: core.states }, close: core.close };
 }
 
 export async function startSmppGateway(args: SmppGatewayArgs): Promise<SmppGatewayRole> {
