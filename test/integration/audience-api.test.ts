@@ -2,7 +2,7 @@
 // DESIGN §5): contacts and events go in through the ingestion API, come out through
 // POST /audience/v1/project/{p}/audience/search; tokens, errors, paging, segments, aggregations.
 import { createIngestTenant, eventually, productToken, type IngestTenant } from '../support/ingest';
-import { api } from '../support/stack';
+import { admin, api } from '../support/stack';
 import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';
 
 jest.setTimeout(60_000);
@@ -150,3 +150,18 @@ describe('spec 3 §2.4: the project timezone', () => {
     expect(ids(res)).toEqual(['a1', 'a2']);
   });
 });
+
+describe('admin CLI: project timezone and segments (docs/grammar-b.md)', () => {
+  test('admin project timezone, admin segment create/list/show/delete, refusals', async () => {
+    expect(await admin('project', 'timezone', '--project', t.projectId, '--timezone', 'Europe/Berlin')).toMatchObject({ id: t.projectId, timezone: 'Europe/Berlin' });
+    await expect(admin('project', 'timezone', '--project', t.projectId, '--timezone', 'Mars/Olympus')).rejects.toThrow(/IANA timezone/);
+    const body = JSON.stringify({ slug: 'cli-gold', name: 'Gold plan', root: { type: 'attribute_condition', key: 'plan', operator: 'matches-string', values: ['gold'] } });
+    expect(await admin('segment', 'create', '--project', t.projectId, '--body', body)).toEqual({ slug: 'cli-gold', created: true });
+    expect(await admin<Array<{ slug: string }>>('segment', 'list', '--project', t.projectId)).toEqual(expect.arrayContaining([expect.objectContaining({ slug: 'cli-gold', name: 'Gold plan' })]));
+    expect(ids(await search({ version: '0.0.1', root: { type: 'segment_condition', key: 'cli-gold', operator: 'in-segment' } }))).toEqual(['a1']);
+    const cycle = JSON.stringify({ slug: 'cli-self', root: { type: 'segment_condition', key: 'cli-self', operator: 'in-segment' } });
+    await expect(admin('segment', 'create', '--project', t.projectId, '--body', cycle)).rejects.toThrow(/segment cycle cli-self → cli-self/);
+    expect(await admin('segment', 'delete', '--project', t.projectId, '--slug', 'cli-gold')).toEqual({ slug: 'cli-gold', deleted: true });
+  });
+});
+
