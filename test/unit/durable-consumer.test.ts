@@ -1,0 +1,146 @@
+// The durable-consumer loop (infra/consumer.ts) over a fake pull consumer: batches in stream
+// order, gathering by size or time, back-pressure, draining on stop, the stopping signal a
+// retry-in-place handler relies on, resumption after an interruption, and concurrent handling.
+import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import { consumeBatches, consumeEach } from '../../infra/consumer';
+import { createLogger } from '../../infra/logger';
+
+const log = createLogger('silent', { component: 'test' });
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A pull consumer whose messages the test pushes; `fail()` breaks the current pull once. */
+class FakeStream {
+  private queue: JsMsg[] = [];
+  private wake: (() => void) | undefined;
+  private stopped = false;
+  private broken: Error | undefined;
+  pulls = 0;
+  seq = 0;
+
+  push(...subjects: string[]): void {
+    for (const subject of subjects) this.queue.push({ subject, seq: ++this.seq } as unknown as JsMsg);
+    this.wake?.();
+  }
+
+  fail(): void {
+    this.broken = new Error('consumer deleted');
+    this.wake?.();
+  }
+
+  js(): JetStreamClient {
+    const consume = async () => {
+      this.pulls += 1;
+      this.stopped = false;
+      const self = this;
+      return {
+        stop: () => { self.stopped = true; self.wake?.(); },
+        async *[Symbol.asyncIterator]() {
+          for (;;) {
+            if (self.broken) { const err = self.broken; self.broken = undefined; throw err; }
+            const next = self.queue.shift();
+            if (next) { yield next; continue; }
+            if (self.stopped) return;
+            await new Promise<void>((resolve) => { self.wake = resolve; });
+          }
+        },
+      };
+    };
+    return { consumers: { get: async () => ({ consume }) } } as unknown as JetStreamClient;
+  }
+}
+
+const subjects = (batches: JsMsg[][]): string[][] => batches.map((b) => b.map((m) => m.subject));
+
+describe('durable consumer loop (infra/consumer.ts)', () => {
+  test('gathering: a full batch goes at once, a partial one after maxWaitMs, in stream order', async () => {
+    const stream = new FakeStream();
+    const batches: JsMsg[][] = [];
+    const running = consumeBatches({ js: stream.js(), stream: 'S', durable: 'd', pull: 10, log, maxBatch: 3, maxWaitMs: 50, handle: async (msgs) => { batches.push(msgs); } });
+    stream.push('a', 'b', 'c', 'd');
+    await sleep(20);
+    expect(subjects(batches)).toEqual([['a', 'b', 'c']]);
+    await sleep(80);
+    expect(subjects(batches)).toEqual([['a', 'b', 'c'], ['d']]);
+    await running.stop();
+  });
+
+  test('pump (maxWaitMs 0): whatever arrived while the previous batch was handled forms the next', async () => {
+    const stream = new FakeStream();
+    const batches: JsMsg[][] = [];
+    let release: () => void = () => undefined;
+    const running = consumeBatches({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 10, log, maxBatch: 50, maxWaitMs: 0,
+      handle: async (msgs) => { batches.push(msgs); if (batches.length === 1) await new Promise<void>((resolve) => { release = resolve; }); },
+    });
+    stream.push('a');
+    await sleep(10);
+    stream.push('b', 'c');
+    await sleep(10);
+    release();
+    await sleep(10);
+    expect(subjects(batches)).toEqual([['a'], ['b', 'c']]);
+    await running.stop();
+  });
+
+  test('stop aborts the stopping signal first, then drains what is buffered when asked to', async () => {
+    const stream = new FakeStream();
+    const seen: Array<{ subjects: string[]; aborted: boolean }> = [];
+    const running = consumeBatches({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 10, log, maxBatch: 100, maxWaitMs: 10_000, drainOnStop: true,
+      handle: async (msgs, stopping) => { seen.push({ subjects: msgs.map((m) => m.subject), aborted: stopping.aborted }); },
+    });
+    stream.push('a', 'b');
+    await sleep(10);
+    await running.stop();
+    expect(seen).toEqual([{ subjects: ['a', 'b'], aborted: true }]);
+  });
+
+  test('a batch handler that throws does not stop the loop', async () => {
+    const stream = new FakeStream();
+    const batches: string[][] = [];
+    const running = consumeBatches({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 10, log, maxBatch: 1, maxWaitMs: 0,
+      handle: async (msgs) => { batches.push(msgs.map((m) => m.subject)); if (batches.length === 1) throw new Error('boom'); },
+    });
+    stream.push('a', 'b');
+    await sleep(20);
+    expect(batches).toEqual([['a'], ['b']]);
+    await running.stop();
+  });
+
+  test('an interrupted pull resumes (after onInterrupted) and goes on delivering', async () => {
+    const stream = new FakeStream();
+    const seen: string[] = [];
+    let interrupted = 0;
+    const running = consumeEach({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 10, log, handle: async (msg) => { seen.push(msg.subject); },
+      onInterrupted: async () => { interrupted += 1; },
+    });
+    stream.push('a');
+    await sleep(10);
+    stream.fail();
+    await sleep(700);
+    stream.push('b');
+    await sleep(20);
+    expect(seen).toEqual(['a', 'b']);
+    expect(interrupted).toBe(1);
+    expect(stream.pulls).toBe(2);
+    await running.stop();
+  });
+
+  test('each: messages are handled concurrently; idle() waits for the ones in flight', async () => {
+    const stream = new FakeStream();
+    let inFlight = 0;
+    let most = 0;
+    const running = consumeEach({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 10, log,
+      handle: async () => { inFlight += 1; most = Math.max(most, inFlight); await sleep(30); inFlight -= 1; },
+    });
+    stream.push('a', 'b', 'c');
+    await sleep(10);
+    await running.stop();
+    await running.idle();
+    expect(most).toBe(3);
+    expect(inFlight).toBe(0);
+  });
+});
