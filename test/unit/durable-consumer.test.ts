@@ -10,10 +10,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** A pull consumer whose messages the test pushes; `fail()` breaks the current pull once. */
 class FakeStream {
-  private queue: JsMsg[] = [];
-  private wake: (() => void) | undefined;
-  private stopped = false;
-  private broken: Error | undefined;
+  queue: JsMsg[] = [];
+  wake: (() => void) | undefined;
+  stopped = false;
+  broken: Error | undefined;
   pulls = 0;
   seq = 0;
 
@@ -28,25 +28,27 @@ class FakeStream {
   }
 
   js(): JetStreamClient {
-    const consume = async () => {
-      this.pulls += 1;
-      this.stopped = false;
-      const self = this;
-      return {
-        stop: () => { self.stopped = true; self.wake?.(); },
-        async *[Symbol.asyncIterator]() {
-          for (;;) {
-            if (self.broken) { const err = self.broken; self.broken = undefined; throw err; }
-            const next = self.queue.shift();
-            if (next) { yield next; continue; }
-            if (self.stopped) return;
-            await new Promise<void>((resolve) => { self.wake = resolve; });
-          }
-        },
-      };
-    };
+    const consume = async () => pull(this);
     return { consumers: { get: async () => ({ consume }) } } as unknown as JetStreamClient;
   }
+}
+
+/** One consume() of the fake: iterates until stopped, or throws once when the stream is broken. */
+function pull(fake: FakeStream): { stop(): void; [Symbol.asyncIterator](): AsyncGenerator<JsMsg> } {
+  fake.pulls += 1;
+  fake.stopped = false;
+  return {
+    stop: () => { fake.stopped = true; fake.wake?.(); },
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        if (fake.broken) { const err = fake.broken; fake.broken = undefined; throw err; }
+        const next = fake.queue.shift();
+        if (next) { yield next; continue; }
+        if (fake.stopped) return;
+        await new Promise<void>((resolve) => { fake.wake = resolve; });
+      }
+    },
+  };
 }
 
 const subjects = (batches: JsMsg[][]): string[][] => batches.map((b) => b.map((m) => m.subject));
