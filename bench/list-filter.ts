@@ -123,7 +123,7 @@ async function insertOnly(messages: number): Promise<void> {
     const started = performance.now();
     for (const batch of batches) { await history.insert(batch.rows); rows += batch.rows.length; }
     const seconds = (performance.now() - started) / 1000;
-    process.stdout.write(`${JSON.stringify({ insert: { messages, rows, batchRows: 2000, seconds, rowsPerSecond: Math.round(rows / seconds), load: load() } })}\n`);
+    process.stdout.write(`${JSON.stringify({ insert: { messages, rows, batchMessages: 2000, seconds, rowsPerSecond: Math.round(rows / seconds), load: load() } })}\n`);
   } finally {
     await ch.close();
     rmSync(dir, { recursive: true, force: true });

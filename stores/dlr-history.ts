@@ -29,12 +29,16 @@ export class DlrHistory implements DlrHistoryReader {
     });
   }
 
-  /** Transitions of one message, oldest first, each with its webhook attempts. */
+  /**
+   * Transitions of one message, oldest first, each with its webhook attempts. A primary-key
+   * range read without FINAL: a row written twice (a stream message delivered again) is the
+   * same row, so one per key (`LIMIT 1 BY`) is what FINAL would keep.
+   */
   async forMessage(orgId: string, messageId: string): Promise<DlrHistoryEntry[]> {
     const params = { org: orgId, id: messageId };
     const [transitions, attempts] = await Promise.all([
-      this.ch.client.query({ query: `SELECT seq, status, code, event_at FROM ${this.ch.table('sms_transitions')} FINAL WHERE org_id = {org:String} AND message_id = {id:String} ORDER BY seq`, query_params: params, format: 'JSONEachRow' }),
-      this.ch.client.query({ query: `SELECT seq, attempt, outcome, response_status, latency_ms, error, at FROM ${this.ch.table('dlr_attempts')} FINAL WHERE org_id = {org:String} AND message_id = {id:String} ORDER BY seq, attempt`, query_params: params, format: 'JSONEachRow' }),
+      this.ch.client.query({ query: `SELECT seq, status, code, event_at FROM ${this.ch.table('sms_transitions')} WHERE org_id = {org:String} AND message_id = {id:String} ORDER BY seq LIMIT 1 BY seq`, query_params: params, format: 'JSONEachRow' }),
+      this.ch.client.query({ query: `SELECT seq, attempt, outcome, response_status, latency_ms, error, at FROM ${this.ch.table('dlr_attempts')} WHERE org_id = {org:String} AND message_id = {id:String} ORDER BY seq, attempt LIMIT 1 BY seq, attempt`, query_params: params, format: 'JSONEachRow' }),
     ]);
     const attemptRows = await attempts.json<{ seq: number; attempt: number; outcome: string; response_status: number | null; latency_ms: number; error: string | null; at: string }>();
     return (await transitions.json<{ seq: number; status: string; code: number; event_at: string }>()).map((t) => ({

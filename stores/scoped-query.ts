@@ -134,12 +134,19 @@ interface Keyed { id: string; updated_at: string }
  *  3. when older versions made the page short while more candidates exist, ask again for more.
  * A record whose newest version matches is always a candidate, so the result equals FINAL's.
  */
-export async function listRows<R>(ch: ClickHouse, table: string, columns: string, v: Visibility, compiled: CompiledQuery): Promise<R[]> {
+export interface ListOptions {
+  /** Pages ending beyond this row read candidates as keys, then fetch the page (tests lower it). */
+  readonly fullRowsMax?: number;
+}
+
+export async function listRows<R>(
+  ch: ClickHouse, table: string, columns: string, v: Visibility, compiled: CompiledQuery, options: ListOptions = {},
+): Promise<R[]> {
   const split = splitWhere(table, compiled.where);
   const params = { ...compiled.params, ...scopeParams(v) };
   const need = compiled.offset + compiled.limit;
   const sliced = /^created_at DESC(,|$)/.test(compiled.orderBy) && STABLE_COLUMNS[table]?.has('created_at') === true;
-  const full = need <= FULL_ROWS_MAX;
+  const full = need <= (options.fullRowsMax ?? FULL_ROWS_MAX);
   const slices = sliced ? newestFirstSlices(Date.now()) : [{ from: null, to: null }];
   const found: Keyed[] = [];
   for (const slice of slices) {
