@@ -136,11 +136,12 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,
       roles.includes('gateway-http') ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
       roles.includes('gateway-http') ? `  Ingestion    http://localhost:${config.http.port}${config.ingest.basePath}/project/{project}/datasource/{datasource}/stream` : '',
+      roles.includes('gateway-http') ? `  Audience     http://localhost:${config.http.port}${config.audience.basePath}/project/{project}/audience/search` : '',
       roles.includes('gateway-smpp') ? `  SMPP         localhost:${config.smpp.port} (v3.4 / v5.0)` : '',
       config.temporal.address ? `  Temporal     ${config.temporal.address}` : `  Temporal UI  http://localhost:${config.temporal.uiPort}`,
       `  NATS         ${config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`}`,
       engines.clickhouse ? `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}` : '',
-      seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json'), config.ingest.basePath) : '',
+      seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json'), config.ingest.basePath, config.audience.basePath) : '',
       'Press Ctrl-C to stop.',
       '',
     ];

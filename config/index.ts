@@ -39,6 +39,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per organization per endpoint.' },
   { name: 'RATE_LIMIT_BULK_PER_MINUTE', type: 'integer', default: 600, description: 'Default requests per minute per organization for POST /sms/bulk.' },
   { name: 'INGEST_BASE_PATH', type: 'string', default: '/ingest/v1', description: 'Base path of the ingestion API (spec 2 {ingest_base_url}).' },
+  { name: 'AUDIENCE_BASE_PATH', type: 'string', default: '/audience/v1', description: 'Base path of the audience search and segment API (spec 3 §4.2).' },
   { name: 'INGEST_RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per datasource per ingestion endpoint (one batch counts once).' },
   { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
   { name: 'DEMO_SEED', type: 'boolean', default: true, description: 'Create the demo organization on first start with an empty data store.' },
@@ -69,6 +70,7 @@ export interface Config {
   readonly logLevel: string;
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
   readonly ingest: { readonly basePath: string; readonly ratePerMinute: number };
+  readonly audience: { readonly basePath: string };
   readonly messageStateTtlHours: number;
   readonly demoSeed: boolean;
   readonly carrier: { readonly routes: readonly CarrierRoute[]; readonly simulatorLatencyMs: number };
@@ -167,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: str('LOG_LEVEL'),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
     ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE') },
+    audience: { basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')) },
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
     demoSeed: raw['DEMO_SEED'] === true,
     carrier: { routes: parseRoutes(opt('CARRIER_ROUTES'), num('SIMULATOR_PORT')), simulatorLatencyMs: num('SIMULATOR_LATENCY_MS') },

@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KV } from '@nats-io/kv';
+import { PRODUCT_SCOPES } from '../core/accounts/types';
 import { toMicros } from '../core/money';
 import type { AccountStore } from '../stores/account-store';
 import type { BalanceLedger } from '../stores/balance-ledger';
@@ -31,6 +32,8 @@ export interface DemoCredentials {
   readonly createdAt: string;
   /** The demo datasource and its token (ingestion, spec 2); added to older data dirs on their next start. */
   readonly ingest?: { readonly project: string; readonly datasource: string; readonly token: string };
+  /** A product token with every scope (ingest, audience search, aggregations); added like `ingest`. */
+  readonly audience?: { readonly token: string };
 }
 
 export async function ensureDemo(deps: { accounts: AccountStore; balances: BalanceLedger; kv: KV; dataDir: string }): Promise<{ demo: DemoCredentials; created: boolean } | undefined> {
@@ -72,24 +75,40 @@ export async function ensureDemo(deps: { accounts: AccountStore; balances: Balan
 }
 
 const INGEST_MARKER_KEY = 'meta.demo.ingest';
+const AUDIENCE_MARKER_KEY = 'meta.demo.audience';
 
-/** Adds the demo datasource and its datasource token to a demo that has none yet. */
+/**
+ * Adds what a demo created before ingestion and the audience filter existed lacks: the demo
+ * datasource with its datasource token, and a product token with every scope. A KV marker per
+ * addition makes two processes starting together add each once.
+ */
 export async function ensureDemoIngest(deps: { accounts: AccountStore; kv: KV; dataDir: string }, demo: DemoCredentials): Promise<DemoCredentials> {
-  if (demo.ingest) return demo;
-  try {
-    await deps.kv.create(INGEST_MARKER_KEY, JSON.stringify('seeding'));
-  } catch {
-    return demo; // another process seeds it
+  let updated = demo;
+  if (!updated.ingest && (await claim(deps.kv, INGEST_MARKER_KEY))) {
+    const datasource = await new DatasourceStore(deps.kv, deps.accounts).create(demo.project, 'Demo datasource');
+    const token = await deps.accounts.createToken({ kind: 'datasource', orgId: demo.organization, projectId: demo.project, datasourceId: datasource.id, name: 'demo datasource token' });
+    updated = { ...updated, ingest: { project: demo.project, datasource: datasource.id, token: token.value } };
+    await deps.kv.put(INGEST_MARKER_KEY, JSON.stringify(datasource.id));
   }
-  const datasource = await new DatasourceStore(deps.kv, deps.accounts).create(demo.project, 'Demo datasource');
-  const token = await deps.accounts.createToken({ kind: 'datasource', orgId: demo.organization, projectId: demo.project, datasourceId: datasource.id, name: 'demo datasource token' });
-  const updated: DemoCredentials = { ...demo, ingest: { project: demo.project, datasource: datasource.id, token: token.value } };
-  writeFileSync(join(deps.dataDir, 'demo.json'), `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o600 });
-  await deps.kv.put(INGEST_MARKER_KEY, JSON.stringify(datasource.id));
+  if (!updated.audience && (await claim(deps.kv, AUDIENCE_MARKER_KEY))) {
+    const token = await deps.accounts.createToken({ kind: 'product', orgId: demo.organization, projectId: demo.project, scopes: [...PRODUCT_SCOPES], name: 'demo product token (every scope)' });
+    updated = { ...updated, audience: { token: token.value } };
+    await deps.kv.put(AUDIENCE_MARKER_KEY, JSON.stringify(token.token.id));
+  }
+  if (updated !== demo) writeFileSync(join(deps.dataDir, 'demo.json'), `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o600 });
   return updated;
 }
 
-export function demoBanner(demo: DemoCredentials, httpPort: number, file: string, ingestBasePath = '/ingest/v1'): string {
+async function claim(kv: KV, key: string): Promise<boolean> {
+  try {
+    await kv.create(key, JSON.stringify('seeding'));
+    return true;
+  } catch {
+    return false; // another process seeds it, or did before
+  }
+}
+
+export function demoBanner(demo: DemoCredentials, httpPort: number, file: string, ingestBasePath = '/ingest/v1', audienceBasePath = '/audience/v1'): string {
   const base = `http://localhost:${httpPort}/transactional/v1`;
   const ingest = demo.ingest
     ? [
@@ -97,6 +116,13 @@ export function demoBanner(demo: DemoCredentials, httpPort: number, file: string
       `  curl -s -X POST http://localhost:${httpPort}${ingestBasePath}/project/${demo.ingest.project}/datasource/${demo.ingest.datasource}/stream/events \\`,
       `       -H 'Authorization: Bearer ${demo.ingest.token}' -H 'Content-Type: application/json' \\`,
       `       -d '[{"_user_id":"ada","_event_id":"evt-1","_event_type":"purchase","_event_parameters":{"amount":42},"_user_data":{"_email":"ada@example.com"}}]'`,
+    ]
+    : [];
+  const audience = demo.audience
+    ? [
+      'Search the audience (product token with every scope):',
+      `  curl -s -X POST http://localhost:${httpPort}${audienceBasePath}/project/${demo.project}/audience/search -H 'Authorization: Bearer ${demo.audience.token}' \\`,
+      `       -H 'Content-Type: application/json' -d '{"version":"0.0.1","root":{"type":"group","join":"and","children":[{"type":"attribute_condition","key":"_email","operator":"exists","values":[]}]},"limit":10}'`,
     ]
     : [];
   return [
@@ -112,6 +138,7 @@ export function demoBanner(demo: DemoCredentials, httpPort: number, file: string
     'Balance:',
     `  curl -s ${base}/organization/account -H 'Authorization: Bearer ${demo.token}'`,
     ...ingest,
+    ...audience,
     '',
   ].join('\n');
 }

@@ -20,7 +20,7 @@ import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } f
 import { routePattern } from './routes';
 import { smsApiRouter } from './sms-api';
 import { ingestErrorFormat, ingestRouter, type IngestServices } from './ingest-api';
-import { AUDIENCE_API_BASE, audienceRouter, type AudienceServices } from './audience-api';
+import { audienceRouter, type AudienceServices } from './audience-api';
 
 /** The services behind the SMS API routes, built once per process by roles/gateway-http.ts. */
 export interface SmsServices {
@@ -39,7 +39,7 @@ export interface HttpDeps {
   readonly services: SmsServices;
   /** The ingestion API's services (spec 2), mounted at config.ingest.basePath when given. */
   readonly ingest?: IngestServices;
-  /** The audience API's services (spec 3 §4.2), mounted at /audience/v1 when given. */
+  /** The audience API's services (spec 3 §4.2), mounted at config.audience.basePath when given. */
   readonly audience?: AudienceServices;
   readonly log: Logger;
 }
@@ -71,7 +71,7 @@ export function createHttpApp(deps: HttpDeps): Express {
       authFailuresPerMinute: addresses, deleteWaitMs: 5000,
     }));
   }
-  if (deps.audience) app.use(`${AUDIENCE_API_BASE}/project/:project`, audienceRouter(deps.audience, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
+  if (deps.audience) app.use(`${deps.config.audience.basePath}/project/:project`, audienceRouter(deps.audience, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
   app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy', addresses }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));

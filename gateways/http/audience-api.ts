@@ -14,7 +14,6 @@ import type { Segment } from '../../stores/segment-store';
 import { authenticate } from './auth';
 import { rateLimit } from './rate-limit';
 
-export const AUDIENCE_API_BASE = '/audience/v1';
 export const SEARCH_SCOPE = 'audience:search';
 export const AGGREGATIONS_SCOPE = 'PROJECT_AGGREGATIONS';
 

@@ -16,7 +16,9 @@ export type SmsRateLimitEndpoint = (typeof SMS_RATE_LIMIT_ENDPOINTS)[number];
 export const SMS_RATE_LIMIT_APIS = ['v1', 'legacy'] as const;
 
 /** Every counter name an organization can be granted its own ceiling for (`admin org rate-limit`). */
-export const RATE_LIMIT_COUNTERS: readonly string[] = SMS_RATE_LIMIT_APIS.flatMap((api) => SMS_RATE_LIMIT_ENDPOINTS.map((e) => `${api}-${e}`));
+/** The audience API's counters (per organization, gateways/http/audience-api.ts). */
+export const AUDIENCE_RATE_LIMIT_COUNTERS = ['audience-search', 'audience-segments'] as const;
+export const RATE_LIMIT_COUNTERS: readonly string[] = [...SMS_RATE_LIMIT_APIS.flatMap((api) => SMS_RATE_LIMIT_ENDPOINTS.map((e) => `${api}-${e}`)), ...AUDIENCE_RATE_LIMIT_COUNTERS];
 
 export function isRateLimitCounter(name: string): boolean {
   return RATE_LIMIT_COUNTERS.includes(name);
