@@ -4,6 +4,7 @@
 // round trip (DESIGN §3a: hot keys), each charge still accepted or refused on its own.
 import type { KV } from '@nats-io/kv';
 import type { BalanceReader } from '../core/accounts/ports';
+import { decode } from '../core/bus/decode';
 import type { Balance } from '../core/accounts/types';
 import { isRevisionConflict } from '../infra/nats';
 
@@ -29,7 +30,7 @@ export class BalanceLedger implements BalanceReader {
 
   async get(orgId: string): Promise<Balance | null> {
     const entry = await this.kv.get(orgId);
-    return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<Balance>() : null;
+    return entry && entry.operation === 'PUT' && entry.length > 0 ? decode('balance', entry.value) : null;
   }
 
   /** Sets an absolute balance (admin). */
@@ -85,7 +86,7 @@ export class BalanceLedger implements BalanceReader {
         if (batch.some((p) => p.delta > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
         return batch.map(() => false);
       }
-      const balance = entry.json<Balance>();
+      const balance = decode('balance', entry.value);
       let available = balance.availableMicros;
       const outcomes = batch.map((p) => {
         if (p.floorAtZero && available + p.delta < 0) return false;

@@ -3,6 +3,7 @@
 // The schemas check what consumers rely on (required fields and their types) and leave
 // unknown fields alone, so a newer publisher can add fields without stopping older consumers.
 import { RECEIPT_STATES, type CarrierEvent, type CarrierInbound, type CarrierSubmit } from '../carrier/types';
+import type { Balance } from '../accounts/types';
 import type { Lookup } from '../lookup/lookup';
 import type { DeadDlr, DlrAttempt, Transition } from '../sms/dlr';
 import { DLR_STATUSES, type SmsMessage } from '../sms/message';
@@ -91,6 +92,8 @@ export interface BusPayloads {
   readonly lookupState: Lookup;
   /** KV `dead_dlrs`. */
   readonly deadDlr: DeadDlr;
+  /** KV `balances`, one key per organization (read by every role that charges or refunds). */
+  readonly balance: Balance;
 }
 
 const str = { type: 'string' } as const;
@@ -154,5 +157,6 @@ export const BUS_SCHEMAS: Readonly<Record<keyof BusPayloads, object>> = {
   carrierId: object({ messageId: str, segment: int, segments: int }),
   messageState: smsMessage,
   lookupState: lookup,
+  balance: object({ currency: str, availableMicros: int }),
   deadDlr: object({ tokenId: str, messageId: str, seq: int, payload: dlrPayload, reason: str, failedAt: str }),
 };
