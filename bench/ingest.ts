@@ -39,6 +39,11 @@ async function metricsText(httpUrl: string): Promise<string> {
   return (await fetch(`${httpUrl}/metrics`)).text();
 }
 
+/** Seconds the ingest writer spent so far per phase (its `ingest_writer_phase_seconds` sums). */
+function writerPhases(metrics: string): Record<string, number> {
+  return Object.fromEntries([...metrics.matchAll(/^ingest_writer_phase_seconds_sum\{phase="([a-z]+)"\} (\S+)/gm)].map((m) => [m[1] as string, Number(m[2])]));
+}
+
 /** CPU seconds used so far by the product process (all its threads, chdb's included) and by nats-server. */
 async function cpuSeconds(httpUrl: string, dataDir: string): Promise<{ product: number; nats: number }> {
   const product = Number(/^process_cpu_seconds_total (\S+)/m.exec(await metricsText(httpUrl))?.[1] ?? 0);
@@ -103,20 +108,24 @@ async function main(): Promise<void> {
       }
     };
 
-    interface Load { itemsPerSecond: number; p50: number; p99: number; non2xx: number; productCpuMsPer1000: number; natsCpuMsPer1000: number }
+    interface Load { itemsPerSecond: number; p50: number; p99: number; non2xx: number; productCpuMsPer1000: number; natsCpuMsPer1000: number; writerMsPer1000: Record<string, number> }
     /** One load phase; CPU per 1000 items counts the writer's work too (measured until it has drained). */
     const load = async (path: string, body: () => string): Promise<Load> => {
       const before = await cpuSeconds(stack.info.httpUrl, stack.info.dataDir);
+      const phasesBefore = writerPhases(await metricsText(stack.info.httpUrl));
       const result = await autocannon({
         url: `${base}/${path}`, connections: CONNECTIONS, duration: SECONDS,
         requests: [{ method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body() }) }],
       });
       await drain();
       const after = await cpuSeconds(stack.info.httpUrl, stack.info.dataDir);
+      const phasesAfter = writerPhases(await metricsText(stack.info.httpUrl));
       const items = result['2xx'] * BATCH;
+      const writerMsPer1000 = Object.fromEntries(Object.entries(phasesAfter).map(([phase, s]) => [phase, Number((((s - (phasesBefore[phase] ?? 0)) * 1e6) / items).toFixed(1))]));
       return {
         itemsPerSecond: items / SECONDS, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors,
         productCpuMsPer1000: Number((((after.product - before.product) * 1e6) / items).toFixed(1)), natsCpuMsPer1000: Number((((after.nats - before.nats) * 1e6) / items).toFixed(1)),
+        writerMsPer1000,
       };
     };
     // Enough contacts first that every event has one (else events are skipped, spec 2 §3).
@@ -133,10 +142,10 @@ async function main(): Promise<void> {
       // `--only events` skips the contacts phase (for profiling one path).
       if (values.only === 'events') { eventsRuns.push(await load('events', eventBody)); continue; }
       const c = await load('contacts', contactBody);
-      log(`contacts run ${r + 1}/${RUNS}: ${c.itemsPerSecond.toFixed(0)} upserts/s, p50 ${c.p50} ms, p99 ${c.p99} ms, non-2xx ${c.non2xx}; CPU per 1000: product ${c.productCpuMsPer1000} ms, nats-server ${c.natsCpuMsPer1000} ms`);
+      log(`contacts run ${r + 1}/${RUNS}: ${c.itemsPerSecond.toFixed(0)} upserts/s, p50 ${c.p50} ms, p99 ${c.p99} ms, non-2xx ${c.non2xx}; CPU per 1000: product ${c.productCpuMsPer1000} ms, nats-server ${c.natsCpuMsPer1000} ms; writer wall ms per 1000 by phase ${JSON.stringify(c.writerMsPer1000)}`);
       contactsRuns.push(c);
       const e = await load('events', eventBody);
-      log(`events run ${r + 1}/${RUNS}: ${e.itemsPerSecond.toFixed(0)} events/s, p50 ${e.p50} ms, p99 ${e.p99} ms, non-2xx ${e.non2xx}; CPU per 1000: product ${e.productCpuMsPer1000} ms, nats-server ${e.natsCpuMsPer1000} ms`);
+      log(`events run ${r + 1}/${RUNS}: ${e.itemsPerSecond.toFixed(0)} events/s, p50 ${e.p50} ms, p99 ${e.p99} ms, non-2xx ${e.non2xx}; CPU per 1000: product ${e.productCpuMsPer1000} ms, nats-server ${e.natsCpuMsPer1000} ms; writer wall ms per 1000 by phase ${JSON.stringify(e.writerMsPer1000)}`);
       eventsRuns.push(e);
     }
     const metrics = await metricsText(stack.info.httpUrl);

@@ -39,3 +39,11 @@ export const ingestItems = new Counter({
   labelNames: ['endpoint', 'outcome'] as const,
   registers: [registry],
 });
+
+export const ingestWriterPhase = new Histogram({
+  name: 'ingest_writer_phase_seconds',
+  help: 'Time the ingest writer spends per run of stream messages, by phase (decode, load, plan, triggers, write)',
+  labelNames: ['phase'] as const,
+  buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+});

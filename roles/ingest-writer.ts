@@ -9,7 +9,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { decodeIngestMessage, planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
-import { clickhouseRowsWritten, ingestItems, ingestVisibility } from '../infra/metrics';
+import { clickhouseRowsWritten, ingestItems, ingestVisibility, ingestWriterPhase } from '../infra/metrics';
 import { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
@@ -38,6 +38,12 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
   const states: ContactStates = new Map();
 
   const apply = async (msgs: readonly JsMsg[]): Promise<void> => {
+    let mark = performance.now();
+    const phase = (name: string): void => {
+      const now = performance.now();
+      ingestWriterPhase.observe({ phase: name }, (now - mark) / 1000);
+      mark = now;
+    };
     const messages: Array<{ seq: number; message: IngestMessage }> = [];
     for (const msg of msgs) {
       try {
@@ -48,13 +54,18 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
         msg.term();
       }
     }
+    phase('decode');
     const needs = touched(messages);
     await writer.loadStates(states, needs.users);
     const stored = await writer.storedEventKeys(needs.eventKeys);
+    phase('load');
     const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`) });
+    phase('plan');
     // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
     await Promise.all(plan.triggers.map((t) => nats.js.publish(SUBJECTS.automationTrigger(t.project), JSON.stringify(t.batch), { msgID: t.msgId })));
+    phase('triggers');
     const written = await writer.write(plan, states);
+    phase('write');
     clickhouseRowsWritten.inc({ table: 'audience' }, written.contacts);
     clickhouseRowsWritten.inc({ table: 'events' }, written.events);
     const now = Date.now();
