@@ -99,6 +99,10 @@ export class AudienceWriter {
     const insert = async (table: string, values: Record<string, unknown>[]): Promise<void> => {
       if (values.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values, format: 'JSONEachRow' });
     };
+    /** JSONCompactEachRow in the order of `columns` (measured about 1.5× JSONEachRow's insert rate on chdb). */
+    const insertCompact = async (table: string, columns: readonly [string, ...string[]], rows: Record<string, unknown>[]): Promise<void> => {
+      if (rows.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values: rows.map((r) => columns.map((c) => r[c])), columns: [...columns], format: 'JSONCompactEachRow' });
+    };
     // Events record their keys through event_keys_mv in the same INSERT (migration 0006);
     // only keys of events a later deletion in this run dropped are written on their own, after.
     const inserted = new Set(plan.events.map((e) => `${e.datasourceId}:${e.eventId}`));
@@ -106,14 +110,22 @@ export class AudienceWriter {
     // ds_contacts goes last: a replay after a crash reloads the states from it, so they must
     // not be ahead of the audience, events and usage that were derived from them.
     await Promise.all([
-      insert('audience', audienceRows),
+      insertCompact('audience', AUDIENCE_COLUMNS, audienceRows),
       (plan.events.length > 0 ? this.ch.client.insert({ table: this.ch.table('events'), values: plan.events.map(eventRow), columns: [...EVENT_COLUMNS], format: 'JSONCompactEachRow' }) : Promise.resolve()).then(() => insert('event_keys', dropped.map((k) => ({ datasource_id: k.datasourceId, event_id: k.eventId, version: k.version })))),
       insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
     ]);
-    await insert('ds_contacts', dsRows);
+    await insertCompact('ds_contacts', DS_CONTACT_COLUMNS, dsRows);
     return { contacts: audienceRows.length, events: plan.events.length };
   }
 }
+
+/** Every column of the audience table (migration 0005), in its order. */
+const AUDIENCE_COLUMNS = [
+  'project_id', 'user_id', 'audience_id', 'version', 'deleted', 'datasource_ids', 'first_name', 'last_name', 'email', 'phone_mobile', 'country_code',
+  'client_tags', 'tags', 'is_subscribed_sms', 'date_birthday', 'date_imported', 'geo_lat', 'geo_lon',
+  'attrs_string', 'attrs_number', 'attrs_bool', 'attrs_date', 'attrs_array', 'attrs_json', 'bucket', 'universal_search', 'created_at', 'updated_at',
+] as const;
+const DS_CONTACT_COLUMNS = ['project_id', 'user_id', 'datasource_id', 'version', 'deleted', 'state', 'created_at', 'updated_at'] as const;
 
 function audienceRow(projectId: string, userId: string, version: number, states: readonly DsContactState[]): Record<string, unknown> {
   const id = audienceId(projectId, userId);
@@ -121,7 +133,11 @@ function audienceRow(projectId: string, userId: string, version: number, states:
   const base = { project_id: projectId, user_id: userId, audience_id: id, version, bucket: bucketOf(id) };
   if (!merged) {
     const now = toClickHouseTime(new Date().toISOString());
-    return { ...base, deleted: 1, datasource_ids: [], client_tags: [], tags: [], universal_search: '', created_at: now, updated_at: now };
+    return {
+      ...base, deleted: 1, datasource_ids: [], first_name: null, last_name: null, email: null, phone_mobile: null, country_code: null, client_tags: [], tags: [],
+      is_subscribed_sms: null, date_birthday: null, date_imported: null, geo_lat: null, geo_lon: null,
+      attrs_string: {}, attrs_number: {}, attrs_bool: {}, attrs_date: {}, attrs_array: {}, attrs_json: {}, universal_search: '', created_at: now, updated_at: now,
+    };
   }
   const attr = (name: string): unknown => merged.attributes[name]?.value ?? null;
   const maps = emptyMaps();
