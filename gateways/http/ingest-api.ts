@@ -15,6 +15,7 @@ import type { RateLimiter } from '../../stores/rate-limiter';
 import type { UsageWindow } from '../../stores/ingest-usage';
 import type { ContactView } from '../../stores/audience-reader';
 import { authenticate } from './auth';
+import { rateLimit } from './rate-limit';
 import type { ErrorFormatter } from './errors';
 
 declare module 'express-serve-static-core' {
@@ -73,18 +74,7 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
   };
 
   /** Per datasource, per endpoint (spec 2 §8), shared by all replicas through the KV counters. */
-  const gate = (endpoint: string): RequestHandler => (req, res, next) => {
-    const ds = req.datasource;
-    const counter = `ingest-${endpoint}`;
-    services.rateLimiter.take(ds.id, counter, ds.rateLimits?.[counter] ?? options.ratePerMinute).then((decision) => {
-      res.setHeader('X-RateLimit-Limit', String(decision.limit));
-      res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-      res.setHeader('X-RateLimit-Reset', String(decision.reset));
-      if (decision.allowed) return next();
-      res.setHeader('Retry-After', String(Math.max(1, decision.reset - Math.floor(Date.now() / 1000))));
-      next(new AppError('RATE_LIMITED', `rate limit of ${decision.limit} requests per minute reached for ${counter}`));
-    }, next);
-  };
+  const gate = (endpoint: string): RequestHandler => rateLimit(services.rateLimiter, `ingest-${endpoint}`, options.ratePerMinute, (req) => req.datasource);
 
   const batchOf = (req: Request): unknown[] => {
     const body: unknown = req.body;

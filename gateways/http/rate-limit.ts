@@ -4,7 +4,7 @@
 // requests, ops endpoints, the HTTP parser's own refusals) carry the headers of a
 // per-client-address counter of failed requests instead (docs/decisions.md).
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Express, RequestHandler, Response } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../core/errors';
 import type { RateLimiter } from '../../stores/rate-limiter';
 
@@ -107,12 +107,22 @@ export function rateLimitHeadersOnEveryResponse(counter: AddressCounter): Reques
   };
 }
 
-/** `endpoint` names the counter (e.g. `v1-sms-create`); an organization's override wins over the default. */
-export function rateLimit(limiter: RateLimiter, endpoint: string, defaultPerMinute: number): RequestHandler {
+/** Who a counter belongs to: its id, and the per-endpoint ceilings granted to it. */
+export interface RateScope {
+  readonly id: string;
+  readonly rateLimits?: Readonly<Record<string, number>>;
+}
+
+/**
+ * `endpoint` names the counter (e.g. `v1-sms-create`); its owner's override wins over the
+ * default. Counters belong to the organization (spec 1 §8) unless `scopeOf` says otherwise
+ * (the ingestion API counts per datasource, spec 2 §8).
+ */
+export function rateLimit(limiter: RateLimiter, endpoint: string, defaultPerMinute: number, scopeOf: (req: Request) => RateScope = (req) => req.principal.org): RequestHandler {
   return async (req, res, next) => {
     try {
-      const org = req.principal.org;
-      const decision = await limiter.take(org.id, endpoint, org.rateLimits?.[endpoint] ?? defaultPerMinute);
+      const scope = scopeOf(req);
+      const decision = await limiter.take(scope.id, endpoint, scope.rateLimits?.[endpoint] ?? defaultPerMinute);
       setRateLimitHeaders(res, decision);
       if (!decision.allowed) {
         res.setHeader('Retry-After', String(Math.max(1, decision.reset - Math.floor(Date.now() / 1000))));
