@@ -105,7 +105,7 @@ export class AudienceWriter {
     };
     // Events record their keys through event_keys_mv in the same INSERT (migration 0006);
     // only keys of events a later deletion in this run dropped are written on their own, after.
-    const inserted = new Set(plan.events.map((e) => `${e.datasourceId}:${e.eventId}`));
+    const inserted = new Set(plan.events.map((e) => `${e.datasourceId}:${e.event.eventId}`));
     const dropped = plan.eventKeys.filter((k) => !inserted.has(`${k.datasourceId}:${k.eventId}`));
     // ds_contacts goes last: a replay after a crash reloads the states from it, so they must
     // not be ahead of the audience, events and usage that were derived from them.
@@ -168,9 +168,10 @@ const EVENT_COLUMNS = [
 
 function eventRow(e: StoredEvent): unknown[] {
   const maps = emptyMaps();
-  for (const [name, typed] of Object.entries(e.parameters)) putTyped(maps, name, typed);
+  const { event } = e;
+  for (const name in event.parameters) putTyped(maps, name, event.parameters[name] as TypedValue);
   return [
-    e.projectId, e.datasourceId, e.eventType, e.userId, e.audienceId, e.eventId, toClickHouseTime(e.eventDate), toClickHouseTime(e.receivedAt), 'api',
+    e.projectId, e.datasourceId, event.eventType, event.userId, e.audienceId, event.eventId, toClickHouseTime(event.eventDate), toClickHouseTime(e.receivedAt), 'api',
     maps.string, maps.number, maps.bool, maps.date, maps.array, maps.json, e.version,
   ];
 }

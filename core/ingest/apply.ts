@@ -6,14 +6,16 @@
 import { audienceId } from './audience-identity';
 import type { AutomationTrigger, AutomationTriggers, IngestMessage } from '../bus/ingest';
 import { applyPatch, deleteContact, versionOf, type DsContactState } from './merge';
-import type { ContactPatch, EventRecord } from './types';
+import type { ContactPatch, EventRecord, TypedValue } from './types';
 
 /** Contact states by user: `<project>\u0000<user>` → datasource → state. */
 export type ContactStates = Map<string, Map<string, DsContactState>>;
 
 export const userKey = (projectId: string, userId: string): string => `${projectId}\u0000${userId}`;
 
-export interface StoredEvent extends EventRecord {
+/** An event to store: the record as validated (by reference: copying it cost more than the rest of the plan) and where it goes. */
+export interface StoredEvent {
+  readonly event: EventRecord;
   readonly projectId: string;
   readonly datasourceId: string;
   readonly audienceId: string;
@@ -127,7 +129,7 @@ export function planWrites(input: PlanInput): WritePlan {
         // Events of this flush not yet written go too: the contact and its events leave together.
         for (let i = plan.events.length - 1; i >= 0; i -= 1) {
           const e = plan.events[i] as StoredEvent;
-          if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.userId === message.userId) plan.events.splice(i, 1);
+          if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.event.userId === message.userId) plan.events.splice(i, 1);
         }
       }
       count(message.datasourceId, 'delete', message.receivedAt).requests += 1;
@@ -161,12 +163,12 @@ export function planWrites(input: PlanInput): WritePlan {
       storedNow.add(key);
       plan.eventKeys.push({ datasourceId: message.datasourceId, eventId: event.eventId, version });
       delta.accepted += 1;
-      const stored: StoredEvent = { ...event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceId(message.projectId, event.userId), receivedAt: message.receivedAt, version };
+      const stored: StoredEvent = { event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceId(message.projectId, event.userId), receivedAt: message.receivedAt, version };
       plan.events.push(stored);
       if (event.triggers) {
         triggers.push({
           audienceId: stored.audienceId, _user_id: event.userId, _event_id: event.eventId, _event_type: event.eventType, _event_date: event.eventDate,
-          _event_parameters: Object.fromEntries(Object.entries(event.parameters).map(([name, typed]) => [name, typed.value])),
+          _event_parameters: plainValues(event.parameters),
         });
       }
     });
@@ -176,4 +178,10 @@ export function planWrites(input: PlanInput): WritePlan {
   }
   plan.usage.push(...usage.values());
   return plan;
+}
+
+function plainValues(parameters: EventRecord['parameters']): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const name in parameters) values[name] = (parameters[name] as TypedValue).value;
+  return values;
 }

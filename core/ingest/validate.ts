@@ -82,6 +82,11 @@ export class BatchSpecs {
 
 type Errors = Record<string, string[]>;
 
+/** Keyed by client-chosen names: no prototype, so "__proto__" or "constructor" are plain keys. */
+function record<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function addError(errors: Errors, key: string, message: string): void {
   (errors[key] ??= []).push(message);
 }
@@ -91,12 +96,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Attributes of a contact (a contact item without `_user_id`, or an event's `_user_data`). */
+/** Every attribute of `input` but `_user_id` (it names the contact; copying the item without it cost more than the checks). */
 function validateAttributes(input: Record<string, unknown>, specs: BatchSpecs, errors: Errors, prefix: string): Record<string, TypedValue | null> {
-  const attributes: Record<string, TypedValue | null> = {};
-  for (const [name, value] of Object.entries(input)) {
+  const attributes = record<TypedValue | null>();
+  for (const name in input) {
+    if (name === '_user_id' || !Object.hasOwn(input, name)) continue;
+    const value = input[name];
     const key = `${prefix}${name}`;
     if (name.startsWith('_')) {
-      if (!(name in NATIVE_ATTRIBUTES)) {
+      if (!Object.hasOwn(NATIVE_ATTRIBUTES, name)) {
         addError(errors, key, `is not a known reserved attribute; reserved names are ${Object.keys(NATIVE_ATTRIBUTES).join(', ')}`);
         continue;
       }
@@ -134,13 +142,11 @@ export interface ContactResult {
 export function validateContact(item: unknown, specs: BatchSpecs): ContactResult {
   specs.beginItem();
   if (!isObject(item)) return { outcome: { status: 'error', _user_id: null, errors: { _item: ['must be a JSON object'] } }, patch: null };
-  const errors: Errors = {};
+  const errors = record<string[]>();
   const userId = item['_user_id'];
   const idError = idProblem(userId);
   if (idError) addError(errors, '_user_id', idError);
-  const rest: Record<string, unknown> = { ...item };
-  delete rest['_user_id'];
-  const attributes = validateAttributes(rest, specs, errors, '');
+  const attributes = validateAttributes(item, specs, errors, '');
   const shownId = typeof userId === 'string' ? userId : null;
   if (Object.keys(errors).length > 0) return { outcome: { status: 'error', _user_id: shownId, errors }, patch: null };
   specs.commitItem();
@@ -159,7 +165,7 @@ const EVENT_FIELDS = new Set(['_user_id', '_event_id', '_event_type', '_event_pa
 export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: number, receivedIso: string = new Date(receivedAt).toISOString()): EventResult {
   specs.beginItem();
   if (!isObject(item)) return { outcome: { status: 'error', _user_id: null, _event_id: null, errors: { _item: ['must be a JSON object'] } }, event: null, userData: null };
-  const errors: Errors = {};
+  const errors = record<string[]>();
   for (const field of Object.keys(item)) if (!EVENT_FIELDS.has(field)) addError(errors, field, `is not an event field; events take ${[...EVENT_FIELDS].join(', ')} (contact attributes go in _user_data)`);
   const userId = item['_user_id'];
   const eventId = item['_event_id'];
@@ -176,7 +182,7 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
     else specs.addEventType(eventType);
   }
 
-  const parameters: Record<string, TypedValue> = {};
+  const parameters = record<TypedValue>();
   const rawParameters = item['_event_parameters'];
   if (!isObject(rawParameters)) {
     addError(errors, '_event_parameters', rawParameters === undefined ? 'is required (use {} for an event without parameters)' : 'must be a JSON object');
@@ -210,9 +216,7 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
     if (!isObject(rawUserData)) addError(errors, '_user_data', 'must be a JSON object of contact attributes');
     else {
       if ('_user_id' in rawUserData) addError(errors, '_user_data._user_id', 'must not be given: the event\'s _user_id names the contact');
-      const rest = { ...rawUserData };
-      delete rest['_user_id'];
-      userData = validateAttributes(rest, specs, errors, '_user_data.');
+      userData = validateAttributes(rawUserData, specs, errors, '_user_data.');
     }
   }
 

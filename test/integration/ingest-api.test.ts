@@ -142,6 +142,15 @@ describe('spec 2 §2.3, §7: batch outcome 202 / 422', () => {
     expect(items[2]?.errors?.['_date_birthday']?.[0]).toMatch(/1900/);
   });
 
+  test('names such as "__proto__" and "constructor" are refused or stored as plain names, never a 500', async () => {
+    const res = await api(`${t.base}/contacts`, { token: t.token, rawBody: '[{"_user_id":"p1","__proto__":{"a":1}},{"_user_id":"p2","constructor":"c"}]', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(202);
+    const items = (res.body as Batch).entity.items;
+    expect(items[0]?.errors?.['__proto__']?.[0]).toMatch(/reserved/);
+    expect(items[1]?.status).toBe('success');
+    expect((await contactWhen(t, 'p2')).attributes).toEqual({ constructor: 'c' });
+  });
+
   test('events: outcome items carry _event_id (DESIGN §5)', async () => {
     const res = await post(t, 'events', [{ _user_id: 'ok-1', _event_id: 'e-1', _event_type: 'purchase', _event_parameters: { amount: 3 } }, { _user_id: 'ok-1', _event_id: 'e-2', _event_type: 'bad type!', _event_parameters: {} }]);
     expect(res.status).toBe(202);

@@ -8,9 +8,9 @@ const datasource = (strict: boolean): Datasource => ({ id: 'd', orgId: 'o', proj
 function view(strict: boolean, attributes: Record<string, AttributeType> = {}, events: Record<string, Record<string, AttributeType>> = {}): SpecView {
   return {
     datasource: datasource(strict),
-    attributeType: (name) => attributes[name],
-    hasEventType: (t) => t in events,
-    parameterType: (t, name) => events[t]?.[name],
+    attributeType: (name) => (Object.hasOwn(attributes, name) ? attributes[name] : undefined),
+    hasEventType: (t) => Object.hasOwn(events, t),
+    parameterType: (t, name) => (Object.hasOwn(events, t) && Object.hasOwn(events[t] ?? {}, name) ? events[t]?.[name] : undefined),
   };
 }
 
@@ -51,6 +51,17 @@ describe('spec 2 §2.1: contact items', () => {
     expect(r.patch).toBeNull();
     expect(r.outcome.status).toBe('error');
     expect(r.outcome.errors?.[key]?.[0]).toMatch(message);
+  });
+
+  test('client-chosen names such as "__proto__" and "constructor" are plain keys (issue 14 class: no 500, no silent drop)', () => {
+    const item = JSON.parse('{"_user_id":"u","__proto__":{"x":1},"constructor":2,"toString":"s"}') as unknown;
+    const r = validateContact(item, new BatchSpecs(view(false)));
+    expect(r.outcome.status).toBe('error');
+    expect(Object.keys(r.outcome.errors ?? {})).toEqual(['__proto__']);
+    const ok = validateContact(JSON.parse('{"_user_id":"u","constructor":2,"toString":"s"}') as unknown, new BatchSpecs(view(false)));
+    expect(ok.patch?.attributes).toEqual({ constructor: { type: 'number', value: 2 }, toString: { type: 'string', value: 's' } });
+    const event = validateEvent(JSON.parse('{"_user_id":"u","_event_id":"e","_event_type":"t","_event_parameters":{"__proto__":1}}') as unknown, new BatchSpecs(view(false)), NOW);
+    expect(Object.keys(event.outcome.errors ?? {})).toEqual(['_event_parameters.__proto__']);
   });
 
   test('the phone hint names the E.164 form when the number is valid in another form', () => {
