@@ -82,26 +82,23 @@ export class AudienceWriter {
         query_params: { project: projectId, ds: datasourceId, users: group.map((d) => d.userId) },
       });
     }
-    const dsRows: Record<string, unknown>[] = [];
-    const audienceRows: Record<string, unknown>[] = [];
+    const dsRows: unknown[][] = [];
+    const audienceRows: unknown[][] = [];
     for (const [key, changed] of plan.changedUsers) {
       const userStates = states.get(key) ?? new Map<string, DsContactState>();
       for (const datasourceId of changed.datasources) {
         const state = userStates.get(datasourceId);
         if (!state) continue;
-        dsRows.push({
-          project_id: changed.projectId, user_id: changed.userId, datasource_id: datasourceId, version: state.version, deleted: state.deleted ? 1 : 0,
-          state: JSON.stringify(state), created_at: toClickHouseTime(state.createdAt), updated_at: toClickHouseTime(state.updatedAt),
-        });
+        dsRows.push([changed.projectId, changed.userId, datasourceId, state.version, state.deleted ? 1 : 0, JSON.stringify(state), toClickHouseTime(state.createdAt), toClickHouseTime(state.updatedAt)]);
       }
       audienceRows.push(audienceRow(changed.projectId, changed.userId, changed.version, [...userStates.values()]));
     }
     const insert = async (table: string, values: Record<string, unknown>[]): Promise<void> => {
       if (values.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values, format: 'JSONEachRow' });
     };
-    /** JSONCompactEachRow in the order of `columns` (measured about 1.5× JSONEachRow's insert rate on chdb). */
-    const insertCompact = async (table: string, columns: readonly [string, ...string[]], rows: Record<string, unknown>[]): Promise<void> => {
-      if (rows.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values: rows.map((r) => columns.map((c) => r[c])), columns: [...columns], format: 'JSONCompactEachRow' });
+    /** Rows as values in the order of `columns`, sent as JSONCompactEachRow (measured about 1.5× JSONEachRow's insert rate on chdb). */
+    const insertCompact = async (table: string, columns: readonly [string, ...string[]], rows: unknown[][]): Promise<void> => {
+      if (rows.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values: rows, columns: [...columns], format: 'JSONCompactEachRow' });
     };
     // Events record their keys through event_keys_mv in the same INSERT (migration 0006);
     // only keys of events a later deletion in this run dropped are written on their own, after.
@@ -127,37 +124,29 @@ const AUDIENCE_COLUMNS = [
 ] as const;
 const DS_CONTACT_COLUMNS = ['project_id', 'user_id', 'datasource_id', 'version', 'deleted', 'state', 'created_at', 'updated_at'] as const;
 
-function audienceRow(projectId: string, userId: string, version: number, states: readonly DsContactState[]): Record<string, unknown> {
+/** One audience row, as values in AUDIENCE_COLUMNS order (no intermediate object: spreading one cost more than the rest). */
+function audienceRow(projectId: string, userId: string, version: number, states: readonly DsContactState[]): unknown[] {
   const id = audienceId(projectId, userId);
   const merged = mergeAudience(states);
-  const base = { project_id: projectId, user_id: userId, audience_id: id, version, bucket: bucketOf(id) };
   if (!merged) {
     const now = toClickHouseTime(new Date().toISOString());
-    return {
-      ...base, deleted: 1, datasource_ids: [], first_name: null, last_name: null, email: null, phone_mobile: null, country_code: null, client_tags: [], tags: [],
-      is_subscribed_sms: null, date_birthday: null, date_imported: null, geo_lat: null, geo_lon: null,
-      attrs_string: {}, attrs_number: {}, attrs_bool: {}, attrs_date: {}, attrs_array: {}, attrs_json: {}, universal_search: '', created_at: now, updated_at: now,
-    };
+    return [projectId, userId, id, version, 1, [], null, null, null, null, null, [], [], null, null, null, null, null, {}, {}, {}, {}, {}, {}, bucketOf(id), '', now, now];
   }
   const attr = (name: string): unknown => merged.attributes[name]?.value ?? null;
   const maps = emptyMaps();
-  for (const [name, typed] of Object.entries(merged.attributes)) if (!name.startsWith('_')) putTyped(maps, name, typed);
+  for (const name in merged.attributes) if (!name.startsWith('_')) putTyped(maps, name, merged.attributes[name] as TypedValue);
   const geo = attr('_geopoint') as { lat: number; lon: number } | null;
   const imported = attr('_date_imported') as string | null;
-  return {
-    ...base,
-    deleted: 0,
-    datasource_ids: merged.datasourceIds,
-    first_name: attr('_first_name'), last_name: attr('_last_name'), email: attr('_email'), phone_mobile: attr('_phone_mobile'), country_code: attr('_country_code'),
-    client_tags: attr('_client_tags') ?? [], tags: [],
-    is_subscribed_sms: attr('_is_subscribed_sms'),
-    date_birthday: attr('_date_birthday'),
-    date_imported: imported === null ? null : toClickHouseTime(imported),
-    geo_lat: geo?.lat ?? null, geo_lon: geo?.lon ?? null,
-    attrs_string: maps.string, attrs_number: maps.number, attrs_bool: maps.bool, attrs_date: maps.date, attrs_array: maps.array, attrs_json: maps.json,
-    universal_search: universalSearchText(userId, [attr('_email'), attr('_phone_mobile'), attr('_first_name'), attr('_last_name')] as Array<string | null>),
-    created_at: toClickHouseTime(merged.createdAt), updated_at: toClickHouseTime(merged.updatedAt),
-  };
+  const email = attr('_email') as string | null;
+  const phone = attr('_phone_mobile') as string | null;
+  const first = attr('_first_name') as string | null;
+  const last = attr('_last_name') as string | null;
+  return [
+    projectId, userId, id, version, 0, merged.datasourceIds, first, last, email, phone, attr('_country_code'),
+    attr('_client_tags') ?? [], [], attr('_is_subscribed_sms'), attr('_date_birthday'), imported === null ? null : toClickHouseTime(imported), geo?.lat ?? null, geo?.lon ?? null,
+    maps.string, maps.number, maps.bool, maps.date, maps.array, maps.json, bucketOf(id), universalSearchText(userId, [email, phone, first, last]),
+    toClickHouseTime(merged.createdAt), toClickHouseTime(merged.updatedAt),
+  ];
 }
 
 /** Events go as JSONCompactEachRow (arrays in this column order): measured about 1.5× the insert rate of JSONEachRow on chdb. */
