@@ -39,6 +39,12 @@ const STABLE_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
   lookups: new Set(['id', 'org_id', 'project_id', 'token_id', 'source', 'country', 'recipient', 'normalized_to', 'currency', 'created_at']),
 };
 
+/**
+ * Where the versions of a table's records are read for verification (`keepNewest`): a narrow
+ * table with small granules (migration 0008), else the table itself.
+ */
+const VERSIONS: Readonly<Record<string, string>> = { sms_messages: 'sms_versions' };
+
 /** Words the Grammar A compiler writes into `where` that are not columns. */
 const SQL_WORDS: ReadonlySet<string> = new Set([
   'AND', 'OR', 'NOT', 'IN', 'IS', 'NULL', 'isNull', 'isNotNull', 'position', 'positionCaseInsensitiveUTF8', 'startsWith', 'endsWith',
@@ -111,18 +117,6 @@ const CANDIDATE_SLACK = 8;
 
 interface Slice { readonly from: number | null; readonly to: number | null }
 
-/** [now-1d, ∞), [now-7d, now-1d), [now-30d, now-7d), (-∞, now-30d). */
-function newestFirstSlices(now: number): Slice[] {
-  const slices: Slice[] = [];
-  let upper: number | null = null;
-  for (const days of [...SLICE_DAYS, null]) {
-    const lower = days === null ? null : now - days * DAY_MS;
-    slices.push({ from: lower, to: upper });
-    upper = lower;
-  }
-  return slices;
-}
-
 interface Keyed { id: string; updated_at: string }
 
 /**
@@ -142,16 +136,32 @@ export interface ListOptions {
 export async function listRows<R>(
   ch: ClickHouse, table: string, columns: string, v: Visibility, compiled: CompiledQuery, options: ListOptions = {},
 ): Promise<R[]> {
-  const split = splitWhere(table, compiled.where);
+  const condition = `${SCOPE} AND (${compiled.where})`;
   const params = { ...compiled.params, ...scopeParams(v) };
   const need = compiled.offset + compiled.limit;
   const sliced = /^created_at DESC(,|$)/.test(compiled.orderBy) && STABLE_COLUMNS[table]?.has('created_at') === true;
   const full = need <= (options.fullRowsMax ?? FULL_ROWS_MAX);
-  const slices = sliced ? newestFirstSlices(Date.now()) : [{ from: null, to: null }];
+  const keyColumns = 'id, updated_at';
+  const read = (slice: Slice, want: number): Promise<Keyed[]> =>
+    currentInSlice(ch, table, full ? columns : keyColumns, condition, params, compiled.orderBy, slice, want);
   const found: Keyed[] = [];
-  for (const slice of slices) {
-    found.push(...(await currentInSlice(ch, table, full ? columns : 'id, updated_at', split, params, compiled.orderBy, slice, need - found.length)));
-    if (found.length >= need) break;
+  if (!sliced) found.push(...(await read({ from: null, to: null }, need)));
+  else {
+    // Newest first: after each slice, skip the next boundaries that the rows found per day so
+    // far say cannot complete the page (a rare filter goes to the whole rest in one read).
+    const now = Date.now();
+    let upper: number | null = null;
+    let days = 0;
+    while (found.length < need) {
+      const remaining = need - found.length;
+      const perDay = days === 0 ? Infinity : found.length / days;
+      const next: number | undefined = SLICE_DAYS.find((d) => d > days && perDay * (d - days) >= remaining * 1.5);
+      const lower = next === undefined ? null : now - next * DAY_MS;
+      found.push(...(await read({ from: lower, to: upper }, remaining)));
+      if (next === undefined) break;
+      upper = lower;
+      days = next;
+    }
   }
   const page = found.slice(compiled.offset, need);
   if (full || page.length === 0) return page as unknown as R[];
@@ -159,7 +169,7 @@ export async function listRows<R>(
 }
 
 async function currentInSlice(
-  ch: ClickHouse, table: string, columns: string, split: Split, params: Record<string, unknown>, orderBy: string, slice: Slice, want: number,
+  ch: ClickHouse, table: string, columns: string, condition: string, params: Record<string, unknown>, orderBy: string, slice: Slice, want: number,
 ): Promise<Keyed[]> {
   const bounds = (slice.from === null ? '' : ` AND created_at >= {__from:DateTime64(3, 'UTC')}`)
     + (slice.to === null ? '' : ` AND created_at < {__to:DateTime64(3, 'UTC')}`);
@@ -169,7 +179,7 @@ async function currentInSlice(
   };
   for (let ask = want + CANDIDATE_SLACK; ; ask *= 4) {
     const result = await ch.client.query({
-      query: `SELECT ${columns} FROM ${ch.table(table)} PREWHERE ${split.prewhere}${bounds} WHERE ${split.where}
+      query: `SELECT ${columns} FROM ${ch.table(table)} WHERE ${condition}${bounds}
               ORDER BY ${orderBy}, updated_at DESC LIMIT {__limit:UInt32}`,
       query_params: { ...params, ...sliceParams, __limit: ask },
       format: 'JSONEachRow',
@@ -184,7 +194,8 @@ async function currentInSlice(
 async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[]): Promise<Keyed[]> {
   if (candidates.length === 0) return [];
   const result = await ch.client.query({
-    query: `SELECT id, max(updated_at) AS updated_at FROM ${ch.table(table)} WHERE org_id = {__org:String} AND id IN {__ids:Array(String)} GROUP BY id`,
+    query: `SELECT id, max(updated_at) AS updated_at FROM ${ch.table(VERSIONS[table] ?? table)}
+            WHERE org_id = {__org:String} AND id IN {__ids:Array(String)} GROUP BY id`,
     query_params: { __org: orgId, __ids: [...new Set(candidates.map((c) => c.id))] },
     format: 'JSONEachRow',
   });
