@@ -54,8 +54,18 @@ export class BatchSpecs {
     return (this.staged ??= emptyNewSpecs());
   }
 
+  /** The datasource's answers, remembered for the batch: its items mostly repeat the same names. */
+  private readonly known = new Map<string, AttributeType | boolean | undefined>();
+
+  private lookup<T extends AttributeType | boolean | undefined>(key: string, ask: () => T): T {
+    if (this.known.has(key)) return this.known.get(key) as T;
+    const answer = ask();
+    this.known.set(key, answer);
+    return answer;
+  }
+
   attributeType(name: string): AttributeType | undefined {
-    return this.spec.attributeType(name) ?? this.staged?.attributes.get(name) ?? this.news.attributes.get(name);
+    return this.lookup(`a\u0000${name}`, () => this.spec.attributeType(name)) ?? this.staged?.attributes.get(name) ?? this.news.attributes.get(name);
   }
 
   addAttribute(name: string, type: AttributeType): void {
@@ -63,7 +73,7 @@ export class BatchSpecs {
   }
 
   hasEventType(eventType: string): boolean {
-    return this.spec.hasEventType(eventType) || (this.staged?.eventTypes.has(eventType) ?? false) || this.news.eventTypes.has(eventType);
+    return this.lookup(`e\u0000${eventType}`, () => this.spec.hasEventType(eventType)) || (this.staged?.eventTypes.has(eventType) ?? false) || this.news.eventTypes.has(eventType);
   }
 
   addEventType(eventType: string): void {
@@ -72,7 +82,7 @@ export class BatchSpecs {
 
   parameterType(eventType: string, name: string): AttributeType | undefined {
     const key = `${eventType}.${name}`;
-    return this.spec.parameterType(eventType, name) ?? this.staged?.parameters.get(key)?.type ?? this.news.parameters.get(key)?.type;
+    return this.lookup(`p\u0000${key}`, () => this.spec.parameterType(eventType, name)) ?? this.staged?.parameters.get(key)?.type ?? this.news.parameters.get(key)?.type;
   }
 
   addParameter(eventType: string, name: string, type: AttributeType): void {
