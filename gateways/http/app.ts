@@ -1,16 +1,7 @@
 // The Express application: ops endpoints, the SMS API v1 under /transactional/v1 and the
 // legacy API at the root of the host (spec 1 §1, §9), with one error mapping for all.
 import express, { type Express } from 'express';
-import type { Config } from '../../config';
 import { AppError } from '../../core/errors';
-import type { Logger } from '../../infra/logger';
-import type { LookupService } from '../../core/lookup/lookup';
-import type { SmsAcceptance } from '../../core/sms/acceptance';
-import type { Engines } from '../../roles/engines';
-import type { LookupHistory, NatsLookupStore } from '../../stores/lookup-history';
-import type { DlrHistory } from '../../stores/dlr-history';
-import type { MessageHistory } from '../../stores/message-history';
-import type { KvMessageStates } from '../../stores/message-state';
 import { ErrorFormats, errorHandler } from './errors';
 import { routeGuard, wellFormedUrl } from './guards';
 import { requestObservability } from './observability';
@@ -19,30 +10,11 @@ import { openApiDocument } from '../../schemas/openapi';
 import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
 import { routePattern } from './routes';
 import { smsApiRouter } from './sms-api';
-import { ingestErrorFormat, ingestRouter, type IngestServices } from './ingest-api';
-import { audienceRouter, type AudienceServices } from './audience-api';
+import type { HttpDeps } from './deps';
+import { ingestErrorFormat, ingestRouter } from './ingest-api';
+import { audienceRouter } from './audience-api';
 
-/** The services behind the SMS API routes, built once per process by roles/gateway-http.ts. */
-export interface SmsServices {
-  readonly acceptance: SmsAcceptance;
-  readonly lookups: LookupService;
-  readonly states: KvMessageStates;
-  readonly lookupStore: NatsLookupStore;
-  readonly messageHistory: MessageHistory;
-  readonly lookupHistory: LookupHistory;
-  readonly dlrHistory: DlrHistory;
-}
-
-export interface HttpDeps {
-  readonly config: Config;
-  readonly engines: Engines;
-  readonly services: SmsServices;
-  /** The ingestion API's services (spec 2), mounted at config.ingest.basePath when given. */
-  readonly ingest?: IngestServices;
-  /** The audience API's services (spec 3 §4.2), mounted at config.audience.basePath when given. */
-  readonly audience?: AudienceServices;
-  readonly log: Logger;
-}
+export type { HttpDeps, HttpEngines, SmsServices } from './deps';
 
 export const SMS_API_BASE = '/transactional/v1';
 

@@ -6,7 +6,7 @@
 import type { Request, RequestHandler } from 'express';
 import type { Principal, TokenKind } from '../../core/accounts/types';
 import { AppError } from '../../core/errors';
-import type { AccountDirectory } from '../../stores/account-directory';
+import type { Authenticator } from '../../core/accounts/ports';
 import { AddressCounter, rateLimitHeaderValues } from './rate-limit';
 
 declare module 'express-serve-static-core' {
@@ -31,7 +31,7 @@ function tokenOf(req: Request): string | undefined {
 }
 
 /** `failures` is the app's address counter, or a per-minute limit for a counter of this router's own. */
-export function authenticate(directory: AccountDirectory, kinds: readonly TokenKind[], failures: number | AddressCounter): RequestHandler {
+export function authenticate(directory: Authenticator, kinds: readonly TokenKind[], failures: number | AddressCounter): RequestHandler {
   const counter = typeof failures === 'number' ? new AddressCounter(failures) : failures;
   const countFailure = (req: Request): void => {
     const decision = counter.note(req.ip, true);

@@ -6,7 +6,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../core/errors';
-import type { RateLimiter } from '../../stores/rate-limiter';
+import type { RateLimits } from '../../core/accounts/ports';
 
 /** The endpoints of the SMS APIs that have a counter; a counter is `<api>-<endpoint>`. */
 export const SMS_RATE_LIMIT_ENDPOINTS = [
@@ -118,7 +118,7 @@ export interface RateScope {
  * default. Counters belong to the organization (spec 1 §8) unless `scopeOf` says otherwise
  * (the ingestion API counts per datasource, spec 2 §8).
  */
-export function rateLimit(limiter: RateLimiter, endpoint: string, defaultPerMinute: number, scopeOf: (req: Request) => RateScope = (req) => req.principal.org): RequestHandler {
+export function rateLimit(limiter: RateLimits, endpoint: string, defaultPerMinute: number, scopeOf: (req: Request) => RateScope = (req) => req.principal.org): RequestHandler {
   return async (req, res, next) => {
     try {
       const scope = scopeOf(req);

@@ -10,9 +10,9 @@ import { toLookupEntity, type Lookup } from '../../core/lookup/lookup';
 import { fromMicros } from '../../core/money';
 import { toSmsEntity, type SmsMessage } from '../../core/sms/message';
 import type { Submitter } from '../../core/sms/acceptance';
-import type { Visibility } from '../../stores/message-history';
+import type { Visibility } from '../../core/sms/history-ports';
 import { authenticate } from './auth';
-import type { HttpDeps } from './app';
+import type { HttpDeps } from './deps';
 import { rateLimit, type AddressCounter, type SmsRateLimitEndpoint } from './rate-limit';
 
 export interface SmsApiOptions {
