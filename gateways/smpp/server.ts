@@ -12,7 +12,8 @@ import { DEFAULT_SMPP_OPTIONS, UNBIND_WAIT_MS, type SmppOptions, type SmppServer
 import type { MessageReader, ReceiptFeed, SmppDirectory } from './ports';
 import { Reassembler, STATUS } from './protocol';
 import { ReceiverPool } from './receivers';
-import { CustomerSession, type HeldPart, type PartMeta, type SessionContext } from './session';
+import { querySm, submitSm } from './requests';
+import { CustomerSession, type HeldPart, type PartMeta, type SessionContext, type SessionRequests } from './session';
 
 class CustomerServer implements SessionContext {
   readonly log: Logger;
@@ -22,6 +23,7 @@ class CustomerServer implements SessionContext {
   readonly receivers: ReceiverPool;
   readonly submissions: Submissions;
   readonly reassembler: Reassembler<PartMeta, HeldPart>;
+  readonly requests: SessionRequests = { submitSm, querySm };
   stopping = false;
   readonly sessions = new Set<CustomerSession>();
   private readonly bound = new Map<string, Set<CustomerSession>>();

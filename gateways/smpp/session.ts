@@ -15,7 +15,6 @@ import {
 } from './protocol';
 import type { Receiver, ReceiverPool } from './receivers';
 import type { Submissions } from './accept';
-import { querySm, submitSm } from './requests';
 import type { SubmitFields } from './submit';
 
 export interface HeldPart {
@@ -28,6 +27,11 @@ export interface PartMeta {
   readonly dataCoding: DataCoding;
 }
 
+export interface SessionRequests {
+  submitSm(session: CustomerSession, frame: Frame): void;
+  querySm(session: CustomerSession, frame: Frame): Promise<void>;
+}
+
 export interface SessionContext extends BindChecks {
   readonly options: SmppOptions;
   readonly log: Logger;
@@ -35,6 +39,8 @@ export interface SessionContext extends BindChecks {
   readonly receivers: ReceiverPool;
   readonly submissions: Submissions;
   readonly reassembler: Reassembler<PartMeta, HeldPart>;
+  /** submit_sm and query_sm of a bound session (./requests.ts), handed in so the two modules do not import each other. */
+  readonly requests: SessionRequests;
   readonly stopping: boolean;
   addBound(session: CustomerSession): void;
   removeBound(session: CustomerSession): void;
@@ -151,10 +157,10 @@ export class CustomerSession implements Receiver {
       }
       switch (commandId) {
         case COMMAND.submit_sm:
-          submitSm(this, frame);
+          this.ctx.requests.submitSm(this, frame);
           return;
         case COMMAND.query_sm:
-          void querySm(this, frame).catch((err: unknown) => {
+          void this.ctx.requests.querySm(this, frame).catch((err: unknown) => {
             this.log.error({ err }, 'smpp: query_sm failed');
             this.respondError(commandId, sequence, STATUS.ESME_RSYSERR);
           });
