@@ -2,20 +2,10 @@
 // spec 2 like a CDP's profile API): the datasource's own record, the merged audience record
 // across datasources, and the number of its events in this datasource.
 import { audienceId, mergeAudience, type DsContactState } from '../core/ingest';
+import type { ContactReader, ContactView } from '../core/ingest/ports';
 import type { ClickHouse } from '../infra/clickhouse';
 
-export interface ContactView {
-  readonly _user_id: string;
-  readonly audienceId: string;
-  /** This datasource's attributes (cleared ones absent). */
-  readonly attributes: Readonly<Record<string, unknown>>;
-  readonly audience: { readonly datasourceIds: readonly string[]; readonly attributes: Readonly<Record<string, unknown>> };
-  readonly events: number;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
-
-export class AudienceReader {
+export class AudienceReader implements ContactReader {
   constructor(private readonly ch: ClickHouse) {}
 
   async contact(projectId: string, datasourceId: string, userId: string): Promise<ContactView | null> {

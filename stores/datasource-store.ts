@@ -11,7 +11,8 @@ import type { KV } from '@nats-io/kv';
 import { newId } from '../core/ids';
 import { NATIVE_ATTRIBUTES } from '../core/ingest/values';
 import type { AttributeSpec, AttributeType, Datasource, EventParameterSpec, EventTypeSpec } from '../core/ingest/types';
-import type { SpecView } from '../core/ingest/validate';
+import type { DatasourceCatalog, SpecRecorder } from '../core/ingest/ports';
+import type { NewSpecs, SpecView } from '../core/ingest/validate';
 import { isRevisionConflict } from '../infra/nats';
 import type { AccountDirectory } from './account-directory';
 import { AccountConflictError, AccountNotFoundError, type AccountStore } from './account-store';
@@ -25,13 +26,8 @@ export const DATASOURCE_KEYS = {
 
 const now = (): string => new Date().toISOString();
 
-export interface SpecsToRecord {
-  readonly attributes: ReadonlyMap<string, AttributeType>;
-  readonly eventTypes: ReadonlySet<string>;
-  readonly parameters: ReadonlyMap<string, { eventType: string; name: string; type: AttributeType }>;
-}
 
-export class DatasourceStore {
+export class DatasourceStore implements SpecRecorder {
   constructor(private readonly kv: KV, private readonly accounts: AccountStore) {}
 
   private async read<T>(key: string): Promise<T | null> {
@@ -104,7 +100,7 @@ export class DatasourceStore {
    * Names a non-strict datasource saw for the first time, typed by their first value. `create`
    * keeps the first writer's type when two requests introduce the same name at once.
    */
-  async recordInferred(datasourceId: string, specs: SpecsToRecord): Promise<void> {
+  async recordInferred(datasourceId: string, specs: NewSpecs): Promise<void> {
     const at = now();
     const writes: Array<Promise<unknown>> = [];
     for (const [name, type] of specs.attributes) writes.push(this.createOnce(DATASOURCE_KEYS.attribute(datasourceId, name), { name, type, source: 'inferred', createdAt: at } satisfies AttributeSpec));
@@ -123,7 +119,7 @@ export class DatasourceStore {
 }
 
 /** The datasource side of the accounts mirror: lookups without a round trip. */
-export class DatasourceDirectory {
+export class DatasourceDirectory implements DatasourceCatalog {
   constructor(private readonly directory: AccountDirectory) {}
 
   datasource(id: string): Datasource | undefined {

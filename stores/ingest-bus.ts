@@ -4,9 +4,10 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { IngestMessage } from '../core/ingest';
+import type { IngestBus } from '../core/ingest/ports';
 import { INGEST_STATE_KEYS, SUBJECTS } from '../core/bus/names';
 
-export class JetStreamIngestBus {
+export class JetStreamIngestBus implements IngestBus {
   constructor(private readonly js: JetStreamClient, private readonly state: KV) {}
 
   /** Publishes one message and returns its stream sequence once it is stored. */

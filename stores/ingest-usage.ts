@@ -1,17 +1,8 @@
 // Recent usage of a datasource for GET /stream (spec 2 §4): requests and accepted, failed,
 // duplicate and skipped items per endpoint over the last hour and the last day, from the
 // per-minute counters the ingest writer keeps (table ingest_usage).
+import type { UsageCounts, UsageReader, UsageWindow } from '../core/ingest/ports';
 import type { ClickHouse } from '../infra/clickhouse';
-
-export interface UsageCounts {
-  readonly requests: number;
-  readonly accepted: number;
-  readonly failed: number;
-  readonly duplicates: number;
-  readonly skipped: number;
-}
-
-export type UsageWindow = Record<'contacts' | 'events' | 'delete', UsageCounts>;
 
 const ENDPOINTS = ['contacts', 'events', 'delete'] as const;
 const zero: UsageCounts = { requests: 0, accepted: 0, failed: 0, duplicates: 0, skipped: 0 };
@@ -26,7 +17,7 @@ interface Row {
   skipped: string;
 }
 
-export class IngestUsage {
+export class IngestUsage implements UsageReader {
   constructor(private readonly ch: ClickHouse) {}
 
   async recent(datasourceId: string, now = Date.now()): Promise<{ lastHour: UsageWindow; lastDay: UsageWindow }> {

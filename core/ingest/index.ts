@@ -7,3 +7,4 @@ export { applyPatch, deleteContact, mergeAudience, versionOf, type AudienceRecor
 export { BatchSpecs, validateContact, validateEvent, type ContactResult, type EventResult, type NewSpecs, type SpecView } from './validate';
 export { CUSTOM_NAME, EVENT_TYPE, LIMITS, NATIVE_ATTRIBUTES } from './values';
 export { ATTRIBUTE_TYPES, type AttributeSpec, type AttributeType, type ContactPatch, type Datasource, type EventParameterSpec, type EventRecord, type EventTypeSpec, type ItemOutcome, type TypedValue } from './types';
+export type { ContactReader, ContactView, DatasourceCatalog, IngestAccounts, IngestBus, SpecRecorder, UsageCounts, UsageReader, UsageWindow } from './ports';

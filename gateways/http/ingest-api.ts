@@ -5,15 +5,12 @@
 // is a 404. Errors are `{ message }` (spec 2 §7); a 429 has an empty body.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, ERRORS } from '../../core/errors';
-import { BatchSpecs, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type IngestMessage, type ItemOutcome } from '../../core/ingest';
+import { BatchSpecs, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type ItemOutcome } from '../../core/ingest';
 import { idProblem } from '../../core/ingest/values';
+import type { RateLimits } from '../../core/accounts/ports';
 import type { Organization, Project } from '../../core/accounts/types';
+import type { ContactReader, DatasourceCatalog, IngestAccounts, IngestBus, SpecRecorder, UsageReader } from '../../core/ingest/ports';
 import { MAX_BATCH_ITEMS } from '../../schemas/ingest';
-import type { AccountDirectory } from '../../stores/account-directory';
-import type { DatasourceDirectory, SpecsToRecord } from '../../stores/datasource-store';
-import type { RateLimiter } from '../../stores/rate-limiter';
-import type { UsageWindow } from '../../stores/ingest-usage';
-import type { ContactView } from '../../stores/audience-reader';
 import { authenticate } from './auth';
 import { rateLimit } from './rate-limit';
 import type { ErrorFormatter } from './errors';
@@ -26,13 +23,13 @@ declare module 'express-serve-static-core' {
 
 /** What the ingestion routes need, built once per process (roles/gateway-http.ts). */
 export interface IngestServices {
-  readonly accounts: AccountDirectory;
-  readonly datasources: DatasourceDirectory;
-  readonly specs: { recordInferred(datasourceId: string, specs: SpecsToRecord): Promise<void> };
-  readonly bus: { publish(message: IngestMessage): Promise<number>; waitApplied(seq: number, timeoutMs: number): Promise<boolean> };
-  readonly usage: { recent(datasourceId: string): Promise<{ lastHour: UsageWindow; lastDay: UsageWindow }> };
-  readonly contacts: { contact(projectId: string, datasourceId: string, userId: string): Promise<ContactView | null> };
-  readonly rateLimiter: RateLimiter;
+  readonly accounts: IngestAccounts;
+  readonly datasources: DatasourceCatalog;
+  readonly specs: SpecRecorder;
+  readonly bus: IngestBus;
+  readonly usage: UsageReader;
+  readonly contacts: ContactReader;
+  readonly rateLimiter: RateLimits;
 }
 
 /** Bodies are read and checked (JSON, UTF-8, size) once for every API by gateways/http/guards.ts. */
