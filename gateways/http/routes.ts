@@ -62,11 +62,29 @@ const paramsIn = (pattern: string): number => pattern.split('/').filter((segment
  * methods are those of `/sms/bulk` (GET /sms/bulk is a 405, as OPTIONS and the document say).
  */
 export function routesFor(app: Express, path: string): RouteMatch[] {
+  let known = answers.get(app);
+  if (!known) {
+    known = new Map();
+    answers.set(app, known);
+  }
+  const hit = known.get(path);
+  if (hit) return hit;
   const out: RouteMatch[] = [];
   collect(stackOf(app), path, '', out);
   const fewest = Math.min(...out.map((r) => paramsIn(r.pattern)));
-  return out.filter((r) => paramsIn(r.pattern) === fewest);
+  const routes = out.filter((r) => paramsIn(r.pattern) === fewest);
+  if (known.size >= KNOWN_PATHS) known.clear();
+  known.set(path, routes);
+  return routes;
 }
+
+/**
+ * Recent answers per path. The table is fixed once the app serves (every router is mounted at
+ * start), and walking it costs more than the rest of a small request: the guard and the
+ * /metrics label ask for every request, and most requests repeat a path.
+ */
+const answers = new WeakMap<Express, Map<string, RouteMatch[]>>();
+const KNOWN_PATHS = 10_000;
 
 /** The methods `routes` take together, sorted (the Allow header); empty for no route. */
 export function allowedBy(routes: readonly RouteMatch[]): string[] {
