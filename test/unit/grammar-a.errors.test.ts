@@ -1,21 +1,12 @@
 // Spec 3 §7 + DESIGN §5: every client error of Grammar A is AppError INVALID_FILTER (400)
 // whose detail names the offending parameter (and the field / operator when there is one).
-import { AppError } from '../../core/errors';
+import { errorOf } from '../support/app-error';
 import {
   compile, MAX_CONDITIONS, MAX_DEPTH, MAX_LIST_VALUES, parseJson, parseUrl, SMS_FIELDS,
 } from '../../core/filters/grammar-a';
 
 const now = new Date('2026-11-22T12:00:00.000Z');
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError, nothing was thrown');
-}
 
 /** Parse (URL form) and compile; the error must be INVALID_FILTER naming every fragment. */
 function expectUrlError(input: URLSearchParams | Record<string, unknown>, fragments: readonly string[], maxLimit?: number): void {

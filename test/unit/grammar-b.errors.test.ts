@@ -1,19 +1,10 @@
 // Spec 3 §2.3, §2.4, §7, §8 + DESIGN §5: every client error of Grammar B is a 400
 // INVALID_FILTER whose detail names the node path and the rule; and no client text (values,
 // custom attribute or parameter names, event types, datasource ids) ever reaches SQL text.
-import { AppError } from '../../core/errors';
 import { compileFilter, ParamBinder, parseSearch, sqlContext, type SearchRequest } from '../../core/filters/grammar-b';
 import { HOSTILE_VALUES } from '../support/hostile-values';
+import { errorOf } from '../support/app-error';
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError, nothing was thrown');
-}
 
 const cond = (key: string, operator: string, values?: unknown): Record<string, unknown> => ({ type: 'attribute_condition', key, operator, ...(values === undefined ? {} : { values }) });
 const inGroup = (...children: unknown[]): Record<string, unknown> => ({ version: '0.0.1', root: { type: 'group', join: 'and', children } });

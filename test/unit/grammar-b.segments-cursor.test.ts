@@ -1,6 +1,6 @@
 // Spec 3 §2.4 rule 3 (segments: depth cap 4, cycles, missing, `_all`) and §3 (stateless,
 // signed, expiring cursors), without an engine.
-import { AppError } from '../../core/errors';
+import { errorOf } from '../support/app-error';
 import {
   ALL_SEGMENT, compileFilter, loadSegments, openCursor, ParamBinder, parseNode, signCursor, sqlContext, type SegmentSource,
 } from '../../core/filters/grammar-b';
@@ -9,15 +9,6 @@ const tables = { audience: 'audience', events: 'events' };
 const ctx = () => sqlContext(new ParamBinder(), tables, 'p1', 'UTC', new Date('2026-01-01T00:00:00Z'));
 const ref = (key: string, operator = 'in-segment'): Record<string, unknown> => ({ type: 'segment_condition', key, operator });
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError');
-}
 
 async function compiled(stored: Record<string, unknown>, root: unknown): Promise<string> {
   const source: SegmentSource = { getRoot: async (_p, slug) => stored[slug] ?? null };
