@@ -6,7 +6,8 @@
 // its events already stored, and publishes its triggers again under the same msgID, which
 // the AUTOMATION stream's duplicate window drops.
 import type { JsMsg } from '@nats-io/jetstream';
-import { decodeIngestMessage, planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
+import { decode } from '../core/bus/decode';
+import { planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten, ingestItems, ingestVisibility, ingestWriterPhase } from '../infra/metrics';
@@ -47,7 +48,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     const messages: Array<{ seq: number; message: IngestMessage }> = [];
     for (const msg of msgs) {
       try {
-        messages.push({ seq: msg.seq, message: decodeIngestMessage(msg.data) });
+        messages.push({ seq: msg.seq, message: decode('ingest', msg.data) });
       } catch (err) {
         // Never written by this product's gateway: nothing to apply, nothing to wait for.
         log.error({ err, subject: msg.subject, seq: msg.seq }, 'ingest writer: unreadable stream message terminated');

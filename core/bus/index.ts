@@ -5,4 +5,4 @@ export { BUCKETS, CONSUMERS, INGEST_STATE_KEYS, KV_KEYS, STREAMS, SUBJECTS } fro
 export { QUERIES, SIGNALS, WORKFLOW_IDS, WORKFLOW_TYPES } from './temporal';
 export { BUS_SCHEMAS, type AcceptedPayload, type BusPayloads, type CarrierIdEntry, type DlrAttemptPayload, type InboundPayload, type InboundRecord, type LookupsPayload, type MoReply, type MoRequest, type StatusPayload, type TransitionRecord } from './payloads';
 export { checkPayload, decode, isUnreadableBusMessage, UnreadableBusMessageError } from './decode';
-export { decodeIngestMessage, UnreadableIngestMessageError, type AutomationTrigger, type IngestContactsMessage, type IngestDeleteMessage, type IngestEventsMessage, type IngestMessage, type IngestRejectedMessage } from './ingest';
+export { INGEST_MESSAGE_SCHEMA, type AutomationTrigger, type IngestContactsMessage, type IngestDeleteMessage, type IngestEventsMessage, type IngestMessage, type IngestRejectedMessage } from './ingest';

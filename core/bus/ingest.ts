@@ -1,7 +1,6 @@
 // Payloads of the INGEST stream (subjects in ./names.ts SUBJECTS.ingest*) and of the
 // automation trigger stream. One stream message per accepted request, so the ingest writer
 // applies a batch in one piece and in request order. Decoded with a JSON Schema at the consumer.
-import Ajv from 'ajv';
 import type { ContactPatch, EventRecord } from '../ingest/types';
 
 export interface IngestContactsMessage {
@@ -80,7 +79,8 @@ const patch = {
 } as const;
 const header = { orgId: { type: 'string' }, projectId: { type: 'string' }, datasourceId: { type: 'string' }, receivedAt: { type: 'string' } } as const;
 
-const messageSchema = {
+/** The INGEST stream's payload schema, registered with the other bus payloads (core/bus/payloads.ts). */
+export const INGEST_MESSAGE_SCHEMA = {
   oneOf: [
     { type: 'object', required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'contacts', 'failed'], properties: { kind: { const: 'contacts' }, ...header, contacts: { type: 'array', items: patch }, failed: { type: 'integer' } } },
     {
@@ -109,20 +109,3 @@ const messageSchema = {
     { type: 'object', required: ['kind', 'projectId', 'datasourceId', 'receivedAt', 'endpoint', 'failed'], properties: { kind: { const: 'rejected' }, projectId: { type: 'string' }, datasourceId: { type: 'string' }, receivedAt: { type: 'string' }, endpoint: { enum: ['contacts', 'events'] }, failed: { type: 'integer' } } },
   ],
 } as const;
-
-const validateMessage = new Ajv({ allErrors: false }).compile(messageSchema);
-
-export class UnreadableIngestMessageError extends Error {
-  override readonly name = 'UnreadableIngestMessageError';
-}
-
-export function decodeIngestMessage(data: Uint8Array): IngestMessage {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(data).toString('utf8'));
-  } catch (err) {
-    throw new UnreadableIngestMessageError('ingest stream message is not JSON', { cause: err });
-  }
-  if (!validateMessage(parsed)) throw new UnreadableIngestMessageError(`ingest stream message does not match its schema: ${JSON.stringify(validateMessage.errors?.[0])}`);
-  return parsed as IngestMessage;
-}

@@ -4,6 +4,7 @@
 // unknown fields alone, so a newer publisher can add fields without stopping older consumers.
 import { RECEIPT_STATES, type CarrierEvent, type CarrierInbound, type CarrierSubmit } from '../carrier/types';
 import type { Balance } from '../accounts/types';
+import { INGEST_MESSAGE_SCHEMA, type IngestMessage } from './ingest';
 import type { Lookup } from '../lookup/lookup';
 import type { DeadDlr, DlrAttempt, Transition } from '../sms/dlr';
 import { DLR_STATUSES, type SmsMessage } from '../sms/message';
@@ -94,6 +95,8 @@ export interface BusPayloads {
   readonly deadDlr: DeadDlr;
   /** KV `balances`, one key per organization (read by every role that charges or refunds). */
   readonly balance: Balance;
+  /** Stream INGEST: one accepted ingestion request or deletion (core/bus/ingest.ts). */
+  readonly ingest: IngestMessage;
 }
 
 const str = { type: 'string' } as const;
@@ -158,5 +161,6 @@ export const BUS_SCHEMAS: Readonly<Record<keyof BusPayloads, object>> = {
   messageState: smsMessage,
   lookupState: lookup,
   balance: object({ currency: str, availableMicros: int }),
+  ingest: INGEST_MESSAGE_SCHEMA,
   deadDlr: object({ tokenId: str, messageId: str, seq: int, payload: dlrPayload, reason: str, failedAt: str }),
 };
