@@ -4,6 +4,8 @@
 // in-memory mirror). Balances live in their own bucket (stores/balance-ledger.ts).
 import type { KV } from '@nats-io/kv';
 import { newId } from '../core/ids';
+import { withRateGrant } from '../core/accounts/rate-grants';
+import { listRecords, readRecord } from './kv-records';
 import { hashSmppPassword, hashToken, looksLikeToken, newTokenValue, newWebhookSecret, randomAlnum } from '../core/accounts/secrets';
 import type { Organization, Price, PriceKind, Project, Token, TokenKind, Webhook } from '../core/accounts/types';
 
@@ -39,20 +41,16 @@ export interface NewToken {
 export class AccountStore {
   constructor(private readonly kv: KV) {}
 
-  private async read<T>(key: string): Promise<T | null> {
-    const entry = await this.kv.get(key);
-    return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<T>() : null;
+  private read<T>(key: string): Promise<T | null> {
+    return readRecord<T>(this.kv, key);
   }
 
   private async write(key: string, value: unknown): Promise<void> {
     await this.kv.put(key, JSON.stringify(value));
   }
 
-  private async list<T>(prefix: string): Promise<T[]> {
-    const keys: string[] = [];
-    for await (const key of await this.kv.keys(`${prefix}.>`)) keys.push(key);
-    const values = await Promise.all(keys.map((k) => this.read<T>(k)));
-    return values.filter((v): v is Awaited<T> => v !== null) as T[];
+  private list<T>(prefix: string): Promise<T[]> {
+    return listRecords<T>(this.kv, prefix);
   }
 
   async createOrg(input: { name: string; currency?: string; smppEnabled?: boolean; id?: string }): Promise<Organization> {
@@ -79,10 +77,7 @@ export class AccountStore {
 
   async setOrgRateLimit(id: string, endpoint: string, perMinute: number | null): Promise<Organization> {
     const org = await this.getOrg(id);
-    const rateLimits = { ...(org.rateLimits ?? {}) };
-    if (perMinute === null) delete rateLimits[endpoint];
-    else rateLimits[endpoint] = perMinute;
-    const updated: Organization = { ...org, rateLimits };
+    const updated: Organization = { ...org, rateLimits: withRateGrant(org.rateLimits, endpoint, perMinute) };
     await this.write(KEYS.org(id), updated);
     return updated;
   }

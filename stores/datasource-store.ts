@@ -8,6 +8,7 @@
 // Written by the admin CLI and, for names a non-strict datasource sees first, by the gateway;
 // read on hot paths through the AccountDirectory mirror (DatasourceDirectory below).
 import type { KV } from '@nats-io/kv';
+import { withRateGrant } from '../core/accounts/rate-grants';
 import { newId } from '../core/ids';
 import { NATIVE_ATTRIBUTES } from '../core/ingest/values';
 import type { AttributeSpec, AttributeType, Datasource, EventParameterSpec, EventTypeSpec } from '../core/ingest/types';
@@ -16,6 +17,7 @@ import type { NewSpecs, SpecView } from '../core/ingest/validate';
 import { isRevisionConflict } from '../infra/nats';
 import type { AccountDirectory } from './account-directory';
 import { AccountConflictError, AccountNotFoundError, type AccountStore } from './account-store';
+import { listRecords, readRecord } from './kv-records';
 
 export const DATASOURCE_KEYS = {
   datasource: (id: string) => `datasource.${id}`,
@@ -30,18 +32,6 @@ const now = (): string => new Date().toISOString();
 export class DatasourceStore implements SpecRecorder {
   constructor(private readonly kv: KV, private readonly accounts: AccountStore) {}
 
-  private async read<T>(key: string): Promise<T | null> {
-    const entry = await this.kv.get(key);
-    return entry && entry.operation === 'PUT' && entry.length > 0 ? entry.json<T>() : null;
-  }
-
-  private async listAll<T>(prefix: string): Promise<T[]> {
-    const keys: string[] = [];
-    for await (const key of await this.kv.keys(`${prefix}.>`)) keys.push(key);
-    const values = await Promise.all(keys.map((k) => this.read<T>(k)));
-    return values.filter((v): v is Awaited<T> => v !== null) as T[];
-  }
-
   async create(projectId: string, name: string, options: { strict?: boolean; id?: string } = {}): Promise<Datasource> {
     const project = await this.accounts.getProject(projectId);
     const datasource: Datasource = { id: options.id ?? newId(), orgId: project.orgId, projectId, name, strict: options.strict ?? false, createdAt: now() };
@@ -50,13 +40,13 @@ export class DatasourceStore implements SpecRecorder {
   }
 
   async get(id: string): Promise<Datasource> {
-    const datasource = await this.read<Datasource>(DATASOURCE_KEYS.datasource(id));
+    const datasource = await readRecord<Datasource>(this.kv, DATASOURCE_KEYS.datasource(id));
     if (!datasource) throw new AccountNotFoundError(`datasource ${id} not found`);
     return datasource;
   }
 
   async list(filter: { projectId?: string; orgId?: string } = {}): Promise<Datasource[]> {
-    const all = await this.listAll<Datasource>('datasource');
+    const all = await listRecords<Datasource>(this.kv, 'datasource');
     return all.filter((d) => (!filter.projectId || d.projectId === filter.projectId) && (!filter.orgId || d.orgId === filter.orgId));
   }
 
@@ -68,10 +58,7 @@ export class DatasourceStore implements SpecRecorder {
 
   async setRateLimit(id: string, endpoint: string, perMinute: number | null): Promise<Datasource> {
     const datasource = await this.get(id);
-    const rateLimits = { ...(datasource.rateLimits ?? {}) };
-    if (perMinute === null) delete rateLimits[endpoint];
-    else rateLimits[endpoint] = perMinute;
-    const updated: Datasource = { ...datasource, rateLimits };
+    const updated: Datasource = { ...datasource, rateLimits: withRateGrant(datasource.rateLimits, endpoint, perMinute) };
     await this.kv.put(DATASOURCE_KEYS.datasource(id), JSON.stringify(updated));
     return updated;
   }
