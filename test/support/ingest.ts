@@ -65,7 +65,7 @@ export async function productToken(orgId: string, projectId: string, scopes: str
   return withAccounts(async (accounts) => (await accounts.createToken({ kind: 'product', orgId, projectId, scopes })).value);
 }
 
-/** Polls `GET /stream/contacts/{userId}` until `ready` holds for the answer (the writer lags by up to ~1 s). */
+/** Calls `read` until `ready` holds for its answer or `timeoutMs` passes, and returns the last answer (the ingest writer lags by up to ~1 s). */
 export async function eventually<T>(read: () => Promise<T>, ready: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -1,11 +1,11 @@
 // Spec 3 §2.2 (operators per field type) in both forms of §4.1 / §2.1: every allowed
 // operator × field type parses to the exact AST and compiles to the exact SQL + params;
 // every disallowed pair is a 400 naming the operator, the field and the parameter.
-import { AppError } from '../../core/errors';
 import {
   compile, OPERATORS, OPERATORS_BY_TYPE, parseJson, parseUrl, SMS_FIELDS,
   type FieldType, type Operator, type Query,
 } from '../../core/filters/grammar-a';
+import { errorOf } from '../support/app-error';
 
 const now = new Date('2026-11-22T12:00:00.000Z');
 const D6 = "DateTime64(6, 'UTC')";
@@ -200,25 +200,16 @@ describe('spec 3 §2.2: operators that do not apply to the field type are 400s n
   test.each(DISALLOWED)('%s field: %s (URL)', (type, op, field) => {
     const value = valueFor(op);
     const query = parseUrl(new URLSearchParams([[`${field}_${op}`, Array.isArray(value) ? value.join('|') : String(value)]]));
-    const err = catchError(() => compile(query, SMS_FIELDS, { now }));
+    const err = errorOf(() => compile(query, SMS_FIELDS, { now }));
     expect(err.code).toBe('INVALID_FILTER');
     expect(err.message).toBe(`operator "${op}" does not apply to ${type} field "${field}" in parameter "${field}_${op}"`);
   });
 
   test.each(DISALLOWED)('%s field: %s (JSON)', (type, op, field) => {
     const query = parseJson({ filter: [{ field, operator: op, value: valueFor(op) }] });
-    const err = catchError(() => compile(query, SMS_FIELDS, { now }));
+    const err = errorOf(() => compile(query, SMS_FIELDS, { now }));
     expect(err.code).toBe('INVALID_FILTER');
     expect(err.message).toBe(`operator "${op}" does not apply to ${type} field "${field}" in parameter "_q"`);
   });
 });
 
-function catchError(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError, nothing was thrown');
-}
