@@ -13,7 +13,7 @@ import type { DeadLetters, LifecycleStates, OnceKeys, TokenDirectory, VersionedM
 import { progressRank } from '../core/sms/lifecycle-rules';
 import type { SmsMessage } from '../core/sms/message';
 import type { Funds } from '../core/sms/ports';
-import { ATTEMPT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_ID_HEADER, signWebhook } from '../core/sms/webhook-signature';
+import { webhookHeaders } from '../core/sms/webhook-signature';
 
 export interface LifecycleDeps {
   readonly states: LifecycleStates;
@@ -99,14 +99,7 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
         url: webhook.url,
         body,
         timeoutMs: deps.webhookTimeoutMs,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'sms-platform-dlr/1',
-          [TIMESTAMP_HEADER]: String(timestamp),
-          [SIGNATURE_HEADER]: signWebhook(webhook.secret, timestamp, body),
-          [WEBHOOK_ID_HEADER]: `${delivery.messageId}.${delivery.seq}`,
-          [ATTEMPT_HEADER]: String(number),
-        },
+        headers: webhookHeaders(webhook, { webhookId: `${delivery.messageId}.${delivery.seq}`, attempt: number, body, timestampSeconds: timestamp }),
       });
       if (responseStatus < 200 || responseStatus >= 300) error = `webhook answered ${responseStatus}`;
     } catch (err) {

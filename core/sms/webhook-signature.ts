@@ -4,6 +4,7 @@
 //   X-Webhook-Signature: v1=<hex digest>
 // Receivers recompute it, compare in constant time, and reject stale timestamps (replays).
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Webhook } from '../accounts/types';
 
 export const SIGNATURE_HEADER = 'X-Webhook-Signature';
 export const TIMESTAMP_HEADER = 'X-Webhook-Timestamp';
@@ -20,4 +21,16 @@ export function verifyWebhook(secret: string, timestamp: string, body: string, s
   const expected = Buffer.from(signWebhook(secret, ts, body));
   const actual = Buffer.from(signature);
   return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
+
+/** Every header of one DLR webhook attempt: the one place the signature scheme is applied. */
+export function webhookHeaders(webhook: Webhook, delivery: { readonly webhookId: string; readonly attempt: number; readonly body: string; readonly timestampSeconds: number }): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'sms-platform-dlr/1',
+    [TIMESTAMP_HEADER]: String(delivery.timestampSeconds),
+    [SIGNATURE_HEADER]: signWebhook(webhook.secret, delivery.timestampSeconds, delivery.body),
+    [WEBHOOK_ID_HEADER]: delivery.webhookId,
+    [ATTEMPT_HEADER]: String(delivery.attempt),
+  };
 }
