@@ -6,8 +6,8 @@ import type { KV } from '@nats-io/kv';
 import { newId } from '../core/ids';
 import { withRateGrant } from '../core/accounts/rate-grants';
 import { listRecords, readRecord } from './kv-records';
-import { hashSmppPassword, hashToken, looksLikeToken, newTokenValue, newWebhookSecret, randomAlnum } from '../core/accounts/secrets';
-import type { Organization, Price, PriceKind, Project, Token, TokenKind, Webhook } from '../core/accounts/types';
+import { hashSmppPassword, hashToken, isWhsecSecret, looksLikeToken, newTokenValue, newWebhookSecret, randomAlnum } from '../core/accounts/secrets';
+import type { Organization, Price, PriceKind, Project, Token, TokenKind, Webhook, WebhookSecret } from '../core/accounts/types';
 
 export class AccountNotFoundError extends Error {
   override readonly name = 'AccountNotFoundError';
@@ -28,6 +28,11 @@ export const KEYS = {
 } as const;
 
 const now = (): string => new Date().toISOString();
+
+/** A given secret with how it keys the HMAC, or a new `whsec_` one. */
+const webhookSecret = (secret: string | undefined): Required<WebhookSecret> => (secret === undefined
+  ? { secret: newWebhookSecret(), keyFormat: 'whsec' }
+  : { secret, keyFormat: isWhsecSecret(secret) ? 'whsec' : 'raw' });
 
 export interface NewToken {
   readonly kind: TokenKind;
@@ -180,11 +185,31 @@ export class AccountStore {
     return { token, value: created.value, replaced: old };
   }
 
-  async setWebhook(id: string, url: string, secret?: string): Promise<Token> {
+  /**
+   * Sets the webhook URL. A given secret replaces the stored one (a `whsec_<base64>` one is
+   * decoded into the key, any other is used as bytes); otherwise the stored one (with its
+   * rotation and header settings) is kept, or a new `whsec_` secret is generated.
+   */
+  async setWebhook(id: string, url: string, secret?: string, options: { legacyHeaders?: boolean } = {}): Promise<Token> {
     const token = await this.getToken(id);
     if (token.kind !== 'api_sms') throw new AccountConflictError('webhooks are configured on api_sms tokens');
-    const webhook: Webhook = { url, secret: secret ?? token.webhook?.secret ?? newWebhookSecret() };
+    const kept = secret === undefined ? token.webhook : null;
+    const webhook: Webhook = kept
+      ? { ...kept, url, ...(options.legacyHeaders === undefined ? {} : { legacyHeaders: options.legacyHeaders }) }
+      : { url, ...webhookSecret(secret), legacyHeaders: options.legacyHeaders ?? false };
     const updated: Token = { ...token, webhook };
+    await this.write(KEYS.token(id), updated);
+    return updated;
+  }
+
+  /** A new `whsec_` secret; the previous one keeps signing (a second signature) for `overlapSeconds`. */
+  async rotateWebhookSecret(id: string, overlapSeconds: number): Promise<Token> {
+    const token = await this.getToken(id);
+    if (!token.webhook) throw new AccountConflictError(`token ${id} has no webhook: set one first`);
+    const { previous: _expired, ...current } = token.webhook;
+    const until = new Date(Date.now() + overlapSeconds * 1000).toISOString();
+    const previous = overlapSeconds > 0 ? { previous: { secret: current.secret, keyFormat: current.keyFormat ?? 'raw', until } } : {};
+    const updated: Token = { ...token, webhook: { ...current, ...webhookSecret(undefined), ...previous } };
     await this.write(KEYS.token(id), updated);
     return updated;
   }

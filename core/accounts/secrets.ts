@@ -33,8 +33,15 @@ export function randomAlnum(length: number): string {
   return Array.from(bytes, (b) => ALNUM[b % ALNUM.length]).join('');
 }
 
+/** A Standard Webhooks secret: `whsec_` and the standard base64 of 32 random bytes. */
 export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64url')}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/** True when the text is a `whsec_<standard base64>` secret with a non-empty key. */
+export function isWhsecSecret(text: string): boolean {
+  const body = text.startsWith('whsec_') ? text.slice(6) : '';
+  return body.length > 0 && body.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(body);
 }
 
 export function hashSmppPassword(password: string): string {

@@ -24,10 +24,27 @@ export interface Project {
   readonly timezone?: string;
 }
 
-export interface Webhook {
-  readonly url: string;
-  /** HMAC-SHA256 key for webhook signatures. Stored because signing needs it. */
+/**
+ * How a stored webhook secret becomes the HMAC key (docs/webhooks.md): `whsec` = the bytes
+ * base64-decoded after the `whsec_` prefix (Standard Webhooks; every secret this release
+ * issues); `raw` (or absent: records of earlier releases) = the secret's UTF-8 bytes.
+ */
+export type WebhookKeyFormat = 'whsec' | 'raw';
+
+export interface WebhookSecret {
   readonly secret: string;
+  readonly keyFormat?: WebhookKeyFormat;
+}
+
+export interface Webhook extends WebhookSecret {
+  readonly url: string;
+  /** The secret before the last rotation: it signs too (a second signature) until `until`. */
+  readonly previous?: WebhookSecret & { readonly until: string };
+  /**
+   * Also send the X-Webhook-* signature headers of earlier releases (kept for one release).
+   * Absent on records of earlier releases, which keep them; false on webhooks set since.
+   */
+  readonly legacyHeaders?: boolean;
 }
 
 export interface SmppCredentials {
