@@ -93,6 +93,8 @@ async function waitForHealth(url: string, product: { exitCode: number | null }, 
 
 export interface RunningStack {
   readonly info: StackInfo;
+  /** The product process (benchmarks read its CPU time from /proc). */
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -155,6 +157,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
   log(`[test stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${httpUrl}\n`);
   return {
     info,
+    pid: product.pid,
     stop: async () => {
       if (product.exitCode === null) {
         const exited = new Promise<void>((resolve) => product.once('exit', () => resolve()));
