@@ -15,6 +15,7 @@ import { startHistoryWriter } from './roles/history-writer';
 import { startIngestWriter } from './roles/ingest-writer';
 import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { lifecyclePorts, startWorker } from './roles/worker';
+import { serveClickHouse } from './infra/clickhouse-remote';
 
 export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier', 'ingest-writer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -26,12 +27,17 @@ interface Stoppable {
   stop(): Promise<void>;
 }
 
+/** `--serve-clickhouse=<port>`: this process owns embedded chdb and serves it on loopback to the others (infra/clickhouse-remote.ts). */
+let serveClickHousePort: number | undefined;
+
 function parseRoles(argv: string[]): Role[] {
   const program = new Command()
     .name('sms-platform')
     .addOption(new Option('--role <roles...>', `roles to run: all, ${ROLES.join(', ')}`).default(['all']))
+    .addOption(new Option('--serve-clickhouse <port>', 'serve this process\'s embedded ClickHouse to the other processes of this machine (CLICKHOUSE_URL=chdb+http://127.0.0.1:<port>)').argParser(Number))
     .allowExcessArguments(false)
     .parse(argv);
+  serveClickHousePort = program.opts<{ serveClickhouse?: number }>().serveClickhouse;
   const requested = (program.opts<{ role: string[] }>().role).flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
   if (requested.includes('all')) return [...ROLES];
   for (const role of requested) {
@@ -112,6 +118,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     }
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
+    if (engines.clickhouse && serveClickHousePort !== undefined) running.push(await serveClickHouse(engines.clickhouse.client, serveClickHousePort, log));
     if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, await acceptanceCore(), log));
     if (roles.includes('gateway-smpp')) {

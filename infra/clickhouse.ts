@@ -6,6 +6,7 @@ import { createChdbConnection } from 'chdb/connection';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from './logger';
+import { RemoteChdbConnection, REMOTE_CHDB_SCHEME } from './clickhouse-remote';
 
 export interface ClickHouseOptions {
   readonly url: string | undefined;
@@ -32,7 +33,11 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function openClickHouse(options: ClickHouseOptions): ClickHouse {
   if (!IDENTIFIER.test(options.database)) throw new Error(`CLICKHOUSE_DATABASE must be a plain identifier, got "${options.database}"`);
   let client: ClickHouseClient;
-  if (options.url) {
+  const remoteChdb = options.url?.startsWith(`${REMOTE_CHDB_SCHEME}//`) ?? false;
+  if (remoteChdb) {
+    // The chdb of another process of this machine (infra/clickhouse-remote.ts).
+    client = createClient({ connection: new RemoteChdbConnection(options.url as string) as unknown as ClientConnection });
+  } else if (options.url) {
     client = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 30_000 });
   } else {
     mkdirSync(options.embeddedPath, { recursive: true });
@@ -43,7 +48,7 @@ export function openClickHouse(options: ClickHouseOptions): ClickHouse {
   }
   return {
     client,
-    kind: options.url ? 'server' : 'embedded',
+    kind: options.url && !remoteChdb ? 'server' : 'embedded',
     database: options.database,
     table: (name) => {
       if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
