@@ -67,6 +67,10 @@ export const BUCKETS = {
   carrierIds: 'carrier_ids',
   deadDlrs: 'dead_dlrs',
   ingestState: 'ingest_state',
+  /** Console operators (stores/operator-store.ts). */
+  consoleOperators: 'console_operators',
+  /** Console sessions, ended by the bucket's TTL (stores/operator-store.ts). */
+  consoleSessions: 'console_sessions',
 } as const;
 
 /** Keys built in the buckets above. */
