@@ -13,6 +13,7 @@ import { BalanceLedger } from '../stores/balance-ledger';
 import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
 import { checkIngestToken, registerIngestCommands } from './ingest-commands';
 import { registerAudienceCommands } from './audience-commands';
+import { registerConsoleCommands } from './console-commands';
 import { decode, KV_KEYS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES } from '../core/bus';
 import type { DeadDlr as StoredDeadDlr } from '../core/sms/dlr';
 import type { dlrDelivery } from '../workflows/dlr-delivery';
@@ -305,6 +306,7 @@ simulator.command('mo').description('make the simulator send a mobile-originated
 
 registerIngestCommands(program, action, print);
 registerAudienceCommands(program, action, print);
+registerConsoleCommands(program, action, print);
 
 const system = program.command('system').description('operations');
 system.command('probe').description('run the system probe workflow on the worker and print its answer').action(async () => {
