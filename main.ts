@@ -1,9 +1,11 @@
 // Entry point of every process: `npm start` runs all roles in one process on the embedded
 // engines; `--role=<name>` (repeatable, or comma-separated) runs some roles alone.
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
+import { serveMetrics } from './infra/metrics-server';
+import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
@@ -15,6 +17,7 @@ import { startHistoryWriter } from './roles/history-writer';
 import { startIngestWriter } from './roles/ingest-writer';
 import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { lifecyclePorts, startWorker } from './roles/worker';
+import { startPipelineMetrics } from './roles/pipeline-metrics';
 import { serveClickHouse } from './infra/clickhouse-remote';
 
 export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier', 'ingest-writer'] as const;
@@ -30,13 +33,24 @@ interface Stoppable {
 /** `--serve-clickhouse=<port>`: this process owns embedded chdb and serves it on loopback to the others (infra/clickhouse-remote.ts). */
 let serveClickHousePort: number | undefined;
 
+/** `--metrics-port=<port>`: this process serves /metrics on its own port (roles without the HTTP gateway; docs/metrics.md). */
+let metricsPort: number | undefined;
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new InvalidArgumentError('a port number (1-65535)');
+  return port;
+}
+
 function parseRoles(argv: string[]): Role[] {
   const program = new Command()
     .name('sms-platform')
     .addOption(new Option('--role <roles...>', `roles to run: all, ${ROLES.join(', ')}`).default(['all']))
     .addOption(new Option('--serve-clickhouse <port>', 'serve this process\'s embedded ClickHouse to the other processes of this machine (CLICKHOUSE_URL=chdb+http://127.0.0.1:<port>)').argParser(Number))
+    .addOption(new Option('--metrics-port <port>', 'serve /metrics on this port too (for processes without the HTTP gateway)').argParser(parsePort))
     .allowExcessArguments(false)
     .parse(argv);
+  metricsPort = program.opts<{ metricsPort?: number }>().metricsPort;
   serveClickHousePort = program.opts<{ serveClickhouse?: number }>().serveClickhouse;
   const requested = (program.opts<{ role: string[] }>().role).flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
   if (requested.includes('all')) return [...ROLES];
@@ -93,7 +107,10 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
   };
 
   try {
+    if (metricsPort !== undefined) running.push(await serveMetrics(metricsPort, config.http.host, log));
     if (roles.includes('worker')) {
+      // Before the worker installs the SDK runtime: its metrics exporter is part of the install.
+      await enableTemporalMetrics();
       const { nats, directory, balances } = engines;
       const worker = await startWorker(
         { address: engines.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
@@ -120,6 +137,8 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
     if (engines.clickhouse && serveClickHousePort !== undefined) running.push(await serveClickHouse(engines.clickhouse.client, serveClickHousePort, log));
     if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
+    // One per deployment, like the ingest writer: consumer lag, dead letters, refunds (roles/pipeline-metrics.ts).
+    if (roles.includes('ingest-writer')) running.push(await startPipelineMetrics(engines.nats, log));
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, await acceptanceCore(), log));
     if (roles.includes('gateway-smpp')) {
       const core = await acceptanceCore();

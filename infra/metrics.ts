@@ -1,8 +1,44 @@
 // Prometheus metrics (prom-client): one registry per process, with default process metrics.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+// Labels are bounded sets only (status, outcome, stream, consumer, command...): never an
+// organization, token, message, phone number or anything else a customer chooses
+// (docs/metrics.md lists every metric and which process exports it).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export const registry = new Registry();
+const SCRAPE_SOURCE_TIMEOUT_MS = 1000;
+
+/**
+ * The process's registry. Exposition in another process-local exporter (the Temporal SDK's
+ * Rust core serves its own Prometheus text on a loopback port) is appended to ours, so one
+ * scrape of /metrics covers the whole process.
+ */
+class ProcessRegistry extends Registry {
+  private readonly sources = new Set<string>();
+
+  /** Adds a Prometheus text endpoint whose samples are appended to every exposition. */
+  addSource(url: string): void {
+    this.sources.add(url);
+  }
+
+  override async metrics(): Promise<string> {
+    const own = await super.metrics();
+    if (this.sources.size === 0) return own;
+    const extra = await Promise.all([...this.sources].map(async (url) => {
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(SCRAPE_SOURCE_TIMEOUT_MS) });
+        return res.ok ? await res.text() : '';
+      } catch {
+        return ''; // the exporter is not up yet (or gone): our own metrics still answer
+      }
+    }));
+    return [own, ...extra.filter((text) => text.length > 0)].map((text) => (text.endsWith('\n') ? text : `${text}\n`)).join('');
+  }
+}
+
+export const registry = new ProcessRegistry();
 collectDefaultMetrics({ register: registry });
+
+const SIZE_BUCKETS = [1, 5, 10, 50, 100, 250, 500, 1000, 2000, 5000, 10_000];
+const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300];
 
 export const httpRequests = new Histogram({
   name: 'http_request_duration_seconds',
@@ -14,10 +50,92 @@ export const httpRequests = new Histogram({
 
 export const smsAccepted = new Counter({
   name: 'sms_accepted_total',
-  help: 'Messages accepted (HTTP and SMPP)',
+  help: 'Messages accepted by the SMPP gateway of this process, counted at submit_sm (see sms_messages_accepted_total for every source)',
   labelNames: ['source'] as const,
   registers: [registry],
 });
+
+// --- The SMS pipeline, derived from the bus by the history writer (sms.accepted, sms.status.*, sms.dlr.attempt) ---
+
+export const smsMessagesAccepted = new Counter({
+  name: 'sms_messages_accepted_total',
+  help: 'Messages accepted (one per message of sms.accepted), by source (http, legacy, smpp); counted by the history writer once their rows are stored',
+  labelNames: ['source'] as const,
+  registers: [registry],
+});
+
+export const smsStatusTransitions = new Counter({
+  name: 'sms_status_transitions_total',
+  help: 'Status transitions of messages (sms.status.*), by the status reached',
+  labelNames: ['status'] as const,
+  registers: [registry],
+});
+
+export const smsMessagesFinal = new Counter({
+  name: 'sms_messages_final_total',
+  help: 'Messages that reached a final status (delivered, failed, expired, canceled, rejected, error, unknown), by that status',
+  labelNames: ['status'] as const,
+  registers: [registry],
+});
+
+export const smsRefunds = new Counter({
+  name: 'sms_messages_refunded_total',
+  help: 'Messages refunded (an error before any carrier took it): refund markers created in KV idempotency, seen by the pipeline-metrics role',
+  registers: [registry],
+});
+
+export const dlrAttempts = new Counter({
+  name: 'sms_dlr_attempts_total',
+  help: 'DLR webhook attempts (sms.dlr.attempt), by outcome (delivered, failed, skipped) and response class (2xx, 3xx, 4xx, 5xx, none)',
+  labelNames: ['outcome', 'response'] as const,
+  registers: [registry],
+});
+
+export const dlrAttemptLatency = new Histogram({
+  name: 'sms_dlr_attempt_duration_seconds',
+  help: 'Duration of DLR webhook attempts, by outcome',
+  labelNames: ['outcome'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const dlrDeadLetters = new Gauge({
+  name: 'sms_dlr_dead_letters',
+  help: 'DLRs whose retry window closed and that wait for a re-drive (keys in KV bucket dead_dlrs)',
+  registers: [registry],
+});
+
+// --- JetStream consumers, polled by the pipeline-metrics role ---
+
+export const consumerPending = new Gauge({
+  name: 'jetstream_consumer_pending_messages',
+  help: 'Messages of the stream matching the consumer\'s filter and not yet delivered (num_pending); smpp-dlr sums every per-token consumer',
+  labelNames: ['stream', 'consumer'] as const,
+  registers: [registry],
+});
+
+export const consumerAckPending = new Gauge({
+  name: 'jetstream_consumer_ack_pending_messages',
+  help: 'Messages delivered to the consumer and not yet acknowledged (num_ack_pending)',
+  labelNames: ['stream', 'consumer'] as const,
+  registers: [registry],
+});
+
+export const consumerLag = new Gauge({
+  name: 'jetstream_consumer_lag_messages',
+  help: 'Unprocessed messages of the consumer: num_pending + num_ack_pending',
+  labelNames: ['stream', 'consumer'] as const,
+  registers: [registry],
+});
+
+export const consumerOldestAge = new Gauge({
+  name: 'jetstream_consumer_oldest_unprocessed_age_seconds',
+  help: 'Age of the oldest message the consumer has not acknowledged (0 when it has none)',
+  labelNames: ['stream', 'consumer'] as const,
+  registers: [registry],
+});
+
+// --- ClickHouse batch writers ---
 
 export const clickhouseRowsWritten = new Counter({
   name: 'clickhouse_rows_written_total',
@@ -25,6 +143,24 @@ export const clickhouseRowsWritten = new Counter({
   labelNames: ['table'] as const,
   registers: [registry],
 });
+
+export const clickhouseInsertRows = new Histogram({
+  name: 'clickhouse_insert_batch_rows',
+  help: 'Rows per ClickHouse insert of the batch writers, by table',
+  labelNames: ['table'] as const,
+  buckets: SIZE_BUCKETS,
+  registers: [registry],
+});
+
+export const clickhouseInsertLag = new Histogram({
+  name: 'clickhouse_insert_lag_seconds',
+  help: 'From a stream message\'s publication to its rows being inserted into ClickHouse, by writer (history, ingest)',
+  labelNames: ['writer'] as const,
+  buckets: LAG_BUCKETS,
+  registers: [registry],
+});
+
+// --- Ingestion ---
 
 export const ingestVisibility = new Histogram({
   name: 'ingest_visibility_seconds',
@@ -35,7 +171,7 @@ export const ingestVisibility = new Histogram({
 
 export const ingestItems = new Counter({
   name: 'ingest_items_total',
-  help: 'Ingested items applied by the ingest writer, by endpoint and outcome (accepted, failed, duplicate, skipped)',
+  help: 'Ingested items applied by the ingest writer, by endpoint and outcome (accepted, failed, duplicates, skipped)',
   labelNames: ['endpoint', 'outcome'] as const,
   registers: [registry],
 });
@@ -47,3 +183,30 @@ export const ingestWriterPhase = new Histogram({
   buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   registers: [registry],
 });
+
+// --- SMPP customer server ---
+
+export const smppSessionsBound = new Gauge({
+  name: 'smpp_sessions_bound',
+  help: 'Customer SMPP sessions bound in this process, by bind mode (transmitter, receiver, transceiver)',
+  labelNames: ['mode'] as const,
+  registers: [registry],
+});
+
+export const smppPdus = new Counter({
+  name: 'smpp_pdus_total',
+  help: 'Requests the customer SMPP server answered, by request command and the command_status of its answer',
+  labelNames: ['command', 'status'] as const,
+  registers: [registry],
+});
+
+/** The class of a webhook's HTTP answer, a bounded label ('none' when there was no answer). */
+export function responseClass(status: number | null): string {
+  if (status === null || status < 100 || status > 599) return 'none';
+  return `${Math.floor(status / 100)}xx`;
+}
+
+// Known label values start at 0, so rate() and increase() have a base from the first scrape.
+for (const source of ['http', 'legacy', 'smpp']) smsMessagesAccepted.inc({ source }, 0);
+for (const status of ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown']) smsMessagesFinal.inc({ status }, 0);
+smsRefunds.inc(0);

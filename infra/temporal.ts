@@ -1,7 +1,12 @@
-// Temporal: the client connection used by gateways and the admin CLI, and the spec of the
-// embedded dev server (SQLite file under DATA_DIR, UI on its own port, tuned for throughput).
+// Temporal: the client connection used by gateways and the admin CLI, the spec of the
+// embedded dev server (SQLite file under DATA_DIR, UI on its own port, tuned for throughput),
+// and the SDK runtime's metrics (workflow task latency, schedule-to-start...) merged into this
+// process's /metrics.
 import { Client, Connection } from '@temporalio/client';
+import type { TelemetryOptions } from '@temporalio/worker';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { registry } from './metrics';
 import type { ChildSpec } from './supervisor';
 
 export interface TemporalOptions {
@@ -83,5 +88,43 @@ export function devServerSpec(options: DevServerOptions, ready: () => Promise<bo
     env: tuning.env,
     ready,
     readyTimeoutMs: 90_000,
+  };
+}
+
+let metricsAddress: string | undefined;
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Gives the Temporal SDK runtime a Prometheus exporter on a loopback port (a free one unless
+ * `port` is set) and appends what it serves to this process's registry, so the worker's
+ * workflow-task and activity metrics come out of the same /metrics as ours. Call before the
+ * runtime is installed (before any Worker is created); later calls return the same address.
+ */
+export async function enableTemporalMetrics(port = 0): Promise<string> {
+  if (metricsAddress) return metricsAddress;
+  metricsAddress = `127.0.0.1:${port === 0 ? await freeLoopbackPort() : port}`;
+  registry.addSource(`http://${metricsAddress}/metrics`);
+  return metricsAddress;
+}
+
+/** The runtime's telemetry options (spread into Runtime.install): Prometheus once enableTemporalMetrics ran. */
+export function temporalTelemetry(): { telemetryOptions?: TelemetryOptions } {
+  if (!metricsAddress) return {};
+  return {
+    telemetryOptions: {
+      metrics: {
+        prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true },
+      },
+    },
   };
 }

@@ -14,6 +14,7 @@ import type { Nats } from '../infra/nats';
 import { CONSUMERS, decode, STREAMS, SUBJECTS, type TransitionRecord } from '../core/bus';
 import type { DlrAttempt } from '../core/sms/dlr';
 import { DlrHistory } from '../stores/dlr-history';
+import { countStored } from './history-metrics';
 import { LookupHistory } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 
@@ -28,6 +29,8 @@ export interface HistoryWriter {
 }
 
 interface Batch {
+  /** The messages of sms.accepted (also in `messages`), counted as accepted once stored. */
+  readonly accepted: SmsMessage[];
   readonly messages: SmsMessage[];
   readonly lookups: Lookup[];
   readonly transitions: TransitionRecord[];
@@ -35,11 +38,14 @@ interface Batch {
 }
 
 export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
-  const batch: Batch = { messages: [], lookups: [], transitions: [], attempts: [] };
+  const batch: Batch = { accepted: [], messages: [], lookups: [], transitions: [], attempts: [] };
   for (const msg of msgs) {
     try {
-      if (msg.subject === SUBJECTS.smsAccepted) batch.messages.push(...decode('accepted', msg.data).messages);
-      else if (msg.subject.startsWith(STATUS_PREFIX)) {
+      if (msg.subject === SUBJECTS.smsAccepted) {
+        const accepted = decode('accepted', msg.data).messages;
+        batch.messages.push(...accepted);
+        batch.accepted.push(...accepted);
+      } else if (msg.subject.startsWith(STATUS_PREFIX)) {
         const status = decode('status', msg.data);
         batch.messages.push(...status.messages);
         batch.transitions.push(...(status.transitions ?? []));
@@ -70,6 +76,7 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
       await Promise.all([messages.insert(batch.messages), lookups.insert(batch.lookups), dlrs.insertTransitions(batch.transitions), dlrs.insertAttempts(batch.attempts)]);
       clickhouseRowsWritten.inc({ table: 'sms_messages' }, batch.messages.length);
       clickhouseRowsWritten.inc({ table: 'lookups' }, batch.lookups.length);
+      countStored(batch, msgs);
       return true;
     } catch (err) {
       log.error({ err, streamMessages: msgs.length }, 'history writer: insert failed');

@@ -10,11 +10,12 @@ import { decode } from '../core/bus/decode';
 import { planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
-import { clickhouseRowsWritten, ingestItems, ingestVisibility, ingestWriterPhase } from '../infra/metrics';
+import { clickhouseInsertRows, clickhouseRowsWritten, ingestItems, ingestVisibility, ingestWriterPhase } from '../infra/metrics';
 import { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
 import { AudienceWriter } from '../stores/audience-writer';
+import { observeLag } from './history-metrics';
 
 export const INGEST_CONSUMER = 'ingest-writer';
 const BATCH_MESSAGES = 500;
@@ -69,7 +70,10 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     phase('write');
     clickhouseRowsWritten.inc({ table: 'audience' }, written.contacts);
     clickhouseRowsWritten.inc({ table: 'events' }, written.events);
+    if (written.contacts > 0) clickhouseInsertRows.observe({ table: 'audience' }, written.contacts);
+    if (written.events > 0) clickhouseInsertRows.observe({ table: 'events' }, written.events);
     const now = Date.now();
+    observeLag('ingest', msgs, now);
     for (const { message } of messages) ingestVisibility.observe(Math.max(0, now - Date.parse(message.receivedAt)) / 1000);
     for (const u of plan.usage) {
       for (const outcome of ['accepted', 'failed', 'duplicates', 'skipped'] as const) if (u[outcome] > 0) ingestItems.inc({ endpoint: u.endpoint, outcome }, u[outcome]);

@@ -4,6 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from 
 import type { LifecycleDeps } from '../activities/lifecycle';
 import { JetStreamBus } from '../infra/event-bus';
 import type { Logger } from '../infra/logger';
+import { temporalTelemetry } from '../infra/temporal';
 import type { Nats } from '../infra/nats';
 import { FetchWebhookSender } from '../infra/webhook-sender';
 import type { AccountDirectory } from '../stores/account-directory';
@@ -50,6 +51,7 @@ function installRuntimeLogger(log: Logger): void {
   runtimeInstalled = true;
   const level: LogLevel = log.isLevelEnabled('debug') ? 'DEBUG' : 'WARN';
   Runtime.install({
+    ...temporalTelemetry(),
     logger: new DefaultLogger(level, (entry) => {
       const fields = { temporal: entry.meta ?? {} };
       if (entry.level === 'ERROR') log.error(fields, entry.message);

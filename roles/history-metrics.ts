@@ -1,0 +1,45 @@
+// The SMS pipeline's counters, derived from the bus by the history writer rather than counted on
+// the acceptance path: messages accepted (sms.accepted), transitions and final statuses
+// (sms.status.*), DLR webhook attempts and their latency (sms.dlr.attempt), and how large and
+// how late its ClickHouse inserts are. Counted once a run of stream messages is stored, so a
+// failed insert (delivered again) is not counted twice.
+import type { JsMsg } from '@nats-io/jetstream';
+import type { TransitionRecord } from '../core/bus';
+import type { DlrAttempt } from '../core/sms/dlr';
+import { FINAL_STATUSES, type SmsMessage } from '../core/sms/message';
+import {
+  clickhouseInsertLag, clickhouseInsertRows, dlrAttemptLatency, dlrAttempts, responseClass, smsMessagesAccepted, smsMessagesFinal, smsStatusTransitions,
+} from '../infra/metrics';
+
+const NANOS_PER_SECOND = 1e9;
+const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
+
+export interface StoredBatch {
+  readonly accepted: readonly SmsMessage[];
+  readonly messages: readonly SmsMessage[];
+  readonly lookups: readonly unknown[];
+  readonly transitions: readonly TransitionRecord[];
+  readonly attempts: readonly DlrAttempt[];
+}
+
+/** Counts what a stored run of stream messages says about the pipeline. */
+export function countStored(batch: StoredBatch, msgs: readonly JsMsg[], now = Date.now()): void {
+  for (const m of batch.accepted) smsMessagesAccepted.inc({ source: m.source });
+  for (const t of batch.transitions) {
+    smsStatusTransitions.inc({ status: t.status });
+    if (FINAL.has(t.status)) smsMessagesFinal.inc({ status: t.status });
+  }
+  for (const a of batch.attempts) {
+    dlrAttempts.inc({ outcome: a.outcome, response: responseClass(a.responseStatus) });
+    if (a.outcome !== 'skipped') dlrAttemptLatency.observe({ outcome: a.outcome }, a.latencyMs / 1000);
+  }
+  const sizes: Array<[string, number]> = [['sms_messages', batch.messages.length], ['lookups', batch.lookups.length], ['sms_transitions', batch.transitions.length], ['dlr_attempts', batch.attempts.length]];
+  for (const [table, rows] of sizes) if (rows > 0) clickhouseInsertRows.observe({ table }, rows);
+  observeLag('history', msgs, now);
+}
+
+/** From each stream message's publication (its JetStream timestamp) to now, when its rows are stored. */
+export function observeLag(writer: 'history' | 'ingest', msgs: readonly JsMsg[], now = Date.now()): void {
+  const nowSeconds = now / 1000;
+  for (const msg of msgs) clickhouseInsertLag.observe({ writer }, Math.max(0, nowSeconds - msg.info.timestampNanos / NANOS_PER_SECOND));
+}
