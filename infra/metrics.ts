@@ -200,6 +200,9 @@ export const smppPdus = new Counter({
   registers: [registry],
 });
 
+/** submit_sm answered ESME_ROK, the one hot series: its child is resolved once, not per submit. */
+export const smppSubmitOk = smppPdus.labels({ command: 'submit_sm', status: 'ESME_ROK' });
+
 /** The class of a webhook's HTTP answer, a bounded label ('none' when there was no answer). */
 export function responseClass(status: number | null): string {
   if (status === null || status < 100 || status > 599) return 'none';

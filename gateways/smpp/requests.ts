@@ -1,6 +1,7 @@
 // The requests a bound session makes of the server: submit_sm (a whole message through the
 // acceptance core, or a part held until its message is complete; spec 1 §4, §8) and query_sm.
 // The session's bookkeeping (window, held parts, throughput) lives on the CustomerSession.
+import { smppPdus } from '../../infra/metrics';
 import type { SubmitOutcome } from './batcher';
 import { bindingProblem } from './bind';
 import { assembleText, COMMAND, concatKey, readQuerySm, readSubmitSm, STATUS, statusName, type Frame } from './protocol';
@@ -64,6 +65,7 @@ export async function querySm(session: CustomerSession, frame: Frame): Promise<v
       return session.respondError(COMMAND.query_sm, sequence, STATUS.ESME_RQUERYFAIL);
     }
     const answer = queryAnswer(message);
+    smppPdus.inc({ command: 'query_sm', status: 'ESME_ROK' });
     session.conn.send('query_sm_resp', { sequence_number: sequence, message_id: message.id, final_date: answer.finalDate ?? '', message_state: answer.messageState, error_code: answer.errorCode });
     return undefined;
   } finally {

@@ -7,6 +7,7 @@
 // CustomerSession (./session.ts), receipts are routed by the ReceiverPool (./receivers.ts).
 import { createServer, type Server, type Session } from 'smpp';
 import type { Logger } from '../../infra/logger';
+import { smppSessionsBound } from '../../infra/metrics';
 import { Submissions } from './accept';
 import { DEFAULT_SMPP_OPTIONS, UNBIND_WAIT_MS, type SmppOptions, type SmppServer, type SmppServerDeps } from './options';
 import type { MessageReader, ReceiptFeed, SmppDirectory } from './ports';
@@ -50,6 +51,7 @@ class CustomerServer implements SessionContext {
     const systemId = session.binding?.systemId;
     if (systemId === undefined) return;
     const set = this.bound.get(systemId) ?? new Set<CustomerSession>();
+    if (!set.has(session)) smppSessionsBound.inc({ mode: session.binding?.mode ?? 'unknown' });
     set.add(session);
     this.bound.set(systemId, set);
   }
@@ -57,7 +59,7 @@ class CustomerServer implements SessionContext {
   removeBound(session: CustomerSession): void {
     const systemId = session.binding?.systemId;
     if (systemId === undefined) return;
-    this.bound.get(systemId)?.delete(session);
+    if (this.bound.get(systemId)?.delete(session)) smppSessionsBound.dec({ mode: session.binding?.mode ?? 'unknown' });
     if (this.bound.get(systemId)?.size === 0) this.bound.delete(systemId);
   }
 

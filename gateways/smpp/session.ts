@@ -4,13 +4,14 @@
 // reassembly, the acceptance path) is reached through the SessionContext.
 import type { Session } from 'smpp';
 import type { Logger } from '../../infra/logger';
+import { smppPdus, smppSubmitOk } from '../../infra/metrics';
 import type { SubmitOutcome } from './batcher';
 import { bindingProblem, decideBind, sessionLimit, type BindChecks } from './bind';
 import { TokenBucket } from './limits';
 import { UNBIND_WAIT_MS, type Binding, type BindMode, type SmppOptions } from './options';
 import type { MessageReader } from './ports';
 import {
-  COMMAND, CorruptPduError, isResponse, readBind, responseTo, SmppConnection, STATUS, statusName, UNSUPPORTED_REQUESTS, withMessageId,
+  COMMAND, commandName, CorruptPduError, isResponse, readBind, responseTo, SmppConnection, STATUS, statusName, UNSUPPORTED_REQUESTS, withMessageId,
   type DataCoding, type Frame, type Reassembler,
 } from './protocol';
 import type { Receiver, ReceiverPool } from './receivers';
@@ -126,6 +127,8 @@ export class CustomerSession implements Receiver {
   answerSubmit(sequence: number, outcome: SubmitOutcome, held: boolean): void {
     if (held) this.held--;
     else this.inFlight--;
+    if (outcome.ok) smppSubmitOk.inc();
+    else smppPdus.inc({ command: 'submit_sm', status: statusName(outcome.status) });
     if (this.conn.isClosed) return;
     if (outcome.ok) this.conn.sendBytes(withMessageId(responseTo(COMMAND.submit_sm), sequence, outcome.message.id));
     else this.conn.sendHeader(responseTo(COMMAND.submit_sm), outcome.status, sequence);
@@ -139,6 +142,7 @@ export class CustomerSession implements Receiver {
   }
 
   respondError(commandId: number, sequence: number, status: number): void {
+    smppPdus.inc({ command: commandName(commandId), status: statusName(status) });
     this.conn.sendHeader(responseTo(commandId), status, sequence);
   }
 
@@ -166,6 +170,7 @@ export class CustomerSession implements Receiver {
           });
           return;
         case COMMAND.enquire_link:
+          smppPdus.inc({ command: 'enquire_link', status: 'ESME_ROK' });
           this.conn.sendHeader(responseTo(COMMAND.enquire_link), STATUS.ESME_ROK, sequence);
           return;
         case COMMAND.unbind:
@@ -173,7 +178,10 @@ export class CustomerSession implements Receiver {
           return;
         default:
           if (UNSUPPORTED_REQUESTS.has(commandId)) this.respondError(commandId, sequence, STATUS.ESME_RINVCMDID);
-          else this.conn.sendHeader(COMMAND.generic_nack, STATUS.ESME_RINVCMDID, sequence);
+          else {
+            smppPdus.inc({ command: 'unknown', status: 'ESME_RINVCMDID' });
+            this.conn.sendHeader(COMMAND.generic_nack, STATUS.ESME_RINVCMDID, sequence);
+          }
       }
     } catch (err) {
       if (!(err instanceof CorruptPduError)) throw err;
@@ -202,6 +210,7 @@ export class CustomerSession implements Receiver {
       const binding = decision.binding;
       this.binding = binding;
       this.ctx.addBound(this);
+      smppPdus.inc({ command: `bind_${mode}`, status: 'ESME_ROK' });
       this.conn.send(`bind_${mode}_resp`, {
         sequence_number: sequence,
         system_id: this.ctx.options.serverSystemId,
@@ -221,6 +230,7 @@ export class CustomerSession implements Receiver {
     this.detach();
     const deadline = performance.now() + UNBIND_WAIT_MS;
     while (this.inFlight > 0 && !this.conn.isClosed && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    smppPdus.inc({ command: 'unbind', status: 'ESME_ROK' });
     this.conn.sendHeader(responseTo(COMMAND.unbind), STATUS.ESME_ROK, sequence);
     this.conn.end();
   }

@@ -25,6 +25,11 @@ export const COMMAND = {
 
 export const RESPONSE_BIT = 0x80000000;
 
+const COMMAND_NAMES: ReadonlyMap<number, string> = new Map(Object.entries(COMMAND).map(([name, id]) => [id, name]));
+
+/** A command's name (a bounded metrics label), or `unknown`. */
+export const commandName = (commandId: number): string => COMMAND_NAMES.get(commandId) ?? 'unknown';
+
 /** generic_nack counts as a response: it answers a request. */
 export const isResponse = (commandId: number): boolean => (commandId & RESPONSE_BIT) !== 0;
 

@@ -3,7 +3,7 @@
 // ids, the command-status table, strict body readers, data_coding, concatenation (UDH and
 // SAR), reassembly of parts, framing of a server-side connection, and the reading of PDUs the
 // `smpp` package decoded (the connector's client sessions).
-export { COMMAND, HEADER_LENGTH, headerOnly, isResponse, readHeader, RESPONSE_BIT, responseTo, UNSUPPORTED_REQUESTS, withMessageId, type Header } from './header';
+export { COMMAND, commandName, HEADER_LENGTH, headerOnly, isResponse, readHeader, RESPONSE_BIT, responseTo, UNSUPPORTED_REQUESTS, withMessageId, type Header } from './header';
 export { STATUS, statusName, type StatusName } from './status';
 export { BodyReader, CorruptPduError, readBind, readQuerySm, readSubmitSm, TLV, tlvInt, type BindRequest, type QuerySm, type SubmitSm } from './pdu';
 export { assembleText, DATA_CODINGS, decodeBody, decodeLenient, isDataCoding, type AssembledPart, type DataCoding } from './data-coding';
