@@ -112,18 +112,16 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       // Before the worker installs the SDK runtime: its metrics exporter is part of the install.
       await enableTemporalMetrics();
       const { nats, directory, balances } = engines;
+      const ports = lifecyclePorts(nats, directory, balances, config.lifecycle.webhook.attemptTimeoutMs, log);
       const worker = await startWorker(
         { address: engines.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
-        {
-          identity: `worker-${process.pid}`,
-          lifecycle: lifecyclePorts(nats, directory, balances, config.lifecycle.webhook.attemptTimeoutMs, log),
-        },
+        { identity: `worker-${process.pid}`, lifecycle: ports },
         log,
       );
       running.push(worker);
       const bridge = await startLifecycleBridge({
         nats, client: worker.client, eagerStart: true, taskQueue: config.temporal.taskQueue, directory, optOuts: (await acceptanceCore()).optOuts,
-        validityMs: config.lifecycle.validitySeconds * 1000, webhook: config.lifecycle.webhook, log,
+        validityMs: config.lifecycle.validitySeconds * 1000, webhook: config.lifecycle.webhook, batchMax: config.lifecycle.batchMaxMessages, owners: ports.owners, log,
       });
       running.push(bridge);
     }

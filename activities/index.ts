@@ -1,5 +1,6 @@
 // All activities, built over their dependencies; wired by roles/worker.ts.
 import { createLifecycleActivities, type LifecycleDeps } from './lifecycle';
+import { createBatchLifecycleActivities } from './lifecycle-batch';
 import { createProbeActivities } from './probe';
 
 export interface ActivityDeps {
@@ -8,5 +9,5 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createProbeActivities(deps.identity), ...createLifecycleActivities(deps.lifecycle) };
+  return { ...createProbeActivities(deps.identity), ...createLifecycleActivities(deps.lifecycle), ...createBatchLifecycleActivities(deps.lifecycle) };
 }

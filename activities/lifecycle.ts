@@ -3,17 +3,14 @@
 // compare-and-set, the records for ClickHouse and the SMPP gateway); DLRs go to the token's
 // webhook, signed, each attempt recorded.
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { KV_KEYS, SUBJECTS } from '../core/bus/names';
 import type { EventBus } from '../core/bus/ports';
 import type { StatusPayload } from '../core/bus/payloads';
 import type { CarrierSubmit } from '../core/carrier/types';
-import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
-import type { DeadLetters, LifecycleStates, OnceKeys, TokenDirectory, VersionedMessage, WebhookSender } from '../core/sms/lifecycle-ports';
-import { progressRank } from '../core/sms/lifecycle-rules';
-import type { SmsMessage } from '../core/sms/message';
+import type { DlrDelivery, Transition } from '../core/sms/dlr';
+import type { DeadLetters, LifecycleOwners, LifecycleStates, OnceKeys, TokenDirectory, WebhookSender } from '../core/sms/lifecycle-ports';
 import type { Funds } from '../core/sms/ports';
-import { webhookHeaders } from '../core/sms/webhook-signature';
+import { createLifecycleIo } from './lifecycle-io';
 
 export interface LifecycleDeps {
   readonly states: LifecycleStates;
@@ -23,6 +20,8 @@ export interface LifecycleDeps {
   /** Makes a retried refund a no-op. */
   readonly once: OnceKeys;
   readonly tokens: TokenDirectory;
+  /** Which batch lifecycle holds each message. */
+  readonly owners: LifecycleOwners;
   readonly funds: Pick<Funds, 'credit'>;
   readonly webhookTimeoutMs: number;
   readonly log: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
@@ -46,68 +45,13 @@ export interface LifecycleActivities {
 }
 
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
-  const readState = async (id: string): Promise<VersionedMessage> => {
-    const state = await deps.states.read(id);
-    if (!state) throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
-    return state;
-  };
+  const { readState, writeState, attemptOnce } = createLifecycleIo(deps);
 
-  /**
-   * The message's KV state after `transitions`, written by compare-and-set and never backwards: a
-   * late write from an abandoned attempt of an earlier settle (its local activity timed out while
-   * NATS was unreachable, and the retry went ahead) must not overwrite a later status.
-   */
-  const writeState = async (transitions: readonly Transition[]): Promise<SmsMessage> => {
-    const id = transitions[0]?.messageId ?? '';
-    for (;;) {
-      const { message: stored, revision } = await readState(id);
-      let updated = stored;
-      for (const t of transitions) {
-        updated = {
-          ...updated,
-          status: t.status,
-          statusCode: t.code,
-          sentAt: t.status === 'sent' ? t.eventAt : updated.sentAt,
-          deliveredAt: t.status === 'delivered' ? t.eventAt : updated.deliveredAt,
-          updatedAt: t.eventAt,
-        };
-      }
-      if (progressRank(stored.status) > progressRank(updated.status)) return updated;
-      if (await deps.states.replace(updated, revision)) return updated;
-    }
-  };
-
+  /** One attempt, recorded on the bus; throws when it failed. */
   const attempt = async (delivery: DlrDelivery, number: number): Promise<void> => {
-    const token = deps.tokens.token(delivery.tokenId);
-    const webhook = token && !token.revokedAt ? token.webhook : null;
-    const orgId = token?.orgId ?? '';
-    const record = async (fields: Pick<DlrAttempt, 'outcome' | 'responseStatus' | 'latencyMs' | 'error' | 'url'>): Promise<void> => {
-      const row: DlrAttempt = { messageId: delivery.messageId, orgId, tokenId: delivery.tokenId, seq: delivery.seq, status: delivery.payload.status, attempt: number, at: new Date().toISOString(), ...fields };
-      await deps.bus.publish(SUBJECTS.dlrAttempt, { attempts: [row] }, `attempt-${delivery.messageId}-${delivery.seq}-${number}`);
-    };
-    if (!webhook) {
-      await record({ outcome: 'skipped', responseStatus: null, latencyMs: 0, error: token ? 'no webhook configured' : 'token revoked or unknown', url: null });
-      return;
-    }
-    const body = JSON.stringify(delivery.payload);
-    const timestamp = Math.floor(Date.now() / 1000);
-    const started = performance.now();
-    let responseStatus: number | null = null;
-    let error: string | null = null;
-    try {
-      responseStatus = await deps.webhooks.post({
-        url: webhook.url,
-        body,
-        timeoutMs: deps.webhookTimeoutMs,
-        headers: webhookHeaders(webhook, { webhookId: `${delivery.messageId}.${delivery.seq}`, attempt: number, body, timestampSeconds: timestamp }),
-      });
-      if (responseStatus < 200 || responseStatus >= 300) error = `webhook answered ${responseStatus}`;
-    } catch (err) {
-      error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${deps.webhookTimeoutMs} ms` : err.message) : String(err);
-    }
-    const latencyMs = Math.round(performance.now() - started);
-    await record({ outcome: error ? 'failed' : 'delivered', responseStatus, latencyMs, error, url: webhook.url });
-    if (error) throw new Error(`DLR ${delivery.messageId}#${delivery.seq} to ${webhook.url}: ${error}`);
+    const row = await attemptOnce(delivery, number);
+    await deps.bus.publish(SUBJECTS.dlrAttempt, { attempts: [row] }, `attempt-${delivery.messageId}-${delivery.seq}-${number}`);
+    if (row.outcome === 'failed') throw new Error(`DLR ${delivery.messageId}#${delivery.seq} to ${row.url ?? '?'}: ${row.error ?? 'failed'}`);
   };
 
   return {

@@ -50,6 +50,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'WEBHOOK_RETRY_INITIAL_MS', type: 'integer', default: 1000, description: 'First retry interval of a failed DLR; doubles on each retry.' },
   { name: 'WEBHOOK_RETRY_MAX_MS', type: 'integer', default: 60000, description: 'Cap of the DLR retry interval.' },
   { name: 'WEBHOOK_RETRY_HOURS', type: 'integer', default: 25, description: 'How long a DLR is retried before it is dead-lettered (at least 24 h).' },
+  { name: 'LIFECYCLE_BATCH_MAX_MESSAGES', type: 'integer', default: 500, description: 'Most messages one batch lifecycle workflow holds (docs/lifecycle.md); 1 = one workflow per message.' },
 ];
 
 const schema = {
@@ -76,6 +77,7 @@ export interface Config {
   readonly carrier: { readonly routes: readonly CarrierRoute[]; readonly simulatorLatencyMs: number };
   readonly lifecycle: {
     readonly validitySeconds: number;
+    readonly batchMaxMessages: number;
     readonly webhook: { readonly attemptTimeoutMs: number; readonly initialIntervalMs: number; readonly maximumIntervalMs: number; readonly retryHours: number };
   };
 }
@@ -175,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     carrier: { routes: parseRoutes(opt('CARRIER_ROUTES'), num('SIMULATOR_PORT')), simulatorLatencyMs: num('SIMULATOR_LATENCY_MS') },
     lifecycle: {
       validitySeconds: num('MESSAGE_VALIDITY_SECONDS'),
+      batchMaxMessages: num('LIFECYCLE_BATCH_MAX_MESSAGES'),
       webhook: { attemptTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), initialIntervalMs: num('WEBHOOK_RETRY_INITIAL_MS'), maximumIntervalMs: num('WEBHOOK_RETRY_MAX_MS'), retryHours: num('WEBHOOK_RETRY_HOURS') },
     },
   });

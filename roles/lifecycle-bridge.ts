@@ -1,15 +1,23 @@
 // Bridges from JetStream to Temporal, run next to the worker:
-//  - starter:  `sms.accepted` → one smsLifecycle workflow per message (id `sms-<id>`, so a
-//              repeated start is harmless); the stream message is acknowledged only once every
-//              workflow it carries exists, so no accepted message is left without one;
-//  - events:   `carrier.events` → `carrierEvent` signals, in stream order per message;
+//  - starter:  `sms.accepted` → one smsBatchLifecycle workflow per batch of the messages fetched
+//              together (at most `batchMax` each; id `smsb-<first message id>`), or, with
+//              `batchMax` 1, one smsLifecycle workflow per message (id `sms-<id>`). A repeated start
+//              is harmless (same id: the existing workflow; another grouping after a crash: the
+//              batch claims each message before its hand-off, so a message already held by
+//              another batch is left out). The stream message is acknowledged only once every
+//              workflow it feeds exists, so no accepted message is left without one;
+//  - events:   `carrier.events` → signals, in stream order per message: the events of all the
+//              messages of one batch in one `batchEvents` signal (the batch is found through
+//              its claim, KV_KEYS.lifecycleOwner), `carrierEvent` for a per-message lifecycle;
 //  - inbound:  `carrier.inbound` → opt-out on STOP, and an inbound/stop DLR to the webhook of
 //              the token that owns the number (spec 1 §6).
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
+import { BATCH_MEMO_MESSAGES, CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
 import type { CarrierEvent } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
+import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
+import type { SmsMessage } from '../core/sms/message';
 import { isStopKeyword } from '../core/sms/opt-out';
 import type { NumberDirectory, OptOutRecorder } from '../core/sms/ports';
 import { newId } from '../core/ids';
@@ -19,6 +27,8 @@ import type { Nats } from '../infra/nats';
 import type { WebhookSchedule } from '../workflows/presets';
 import { carrierEventSignal, type smsLifecycle } from '../workflows/sms-lifecycle';
 import type { dlrDelivery } from '../workflows/dlr-delivery';
+import type { BatchMember } from '../workflows/batch-track';
+import { batchEventsSignal, type smsBatchLifecycle } from '../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../workflows/types';
 
 export interface BridgeDeps {
@@ -31,6 +41,10 @@ export interface BridgeDeps {
   readonly optOuts: OptOutRecorder;
   readonly validityMs: number;
   readonly webhook: WebhookSchedule;
+  /** Most messages in one batch lifecycle; 1: one lifecycle workflow per message (the former design). */
+  readonly batchMax: number;
+  /** Which batch holds each message (the claims the batches make). */
+  readonly owners: LifecycleOwners;
   readonly log: Logger;
 }
 
@@ -43,29 +57,50 @@ async function bridge(nats: Nats, log: Logger, stream: string, name: string, sub
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
   const { nats, client, log } = deps;
 
+  const startPerMessage = (m: SmsMessage): Promise<unknown> => {
+    const input: LifecycleInput & { webhook: WebhookSchedule } = {
+      messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
+      chargedMicros: m.priceUserMicros, validityMs: deps.validityMs, webhooks: m.source !== 'legacy', webhook: deps.webhook,
+    };
+    return client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, {
+      taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.lifecycle(m.id), args: [input],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
+    });
+  };
+  const startBatch = (messages: readonly SmsMessage[]): Promise<unknown> => {
+    const members: BatchMember[] = messages.map((m) => ({
+      id: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros, webhooks: m.source !== 'legacy',
+    }));
+    return client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, {
+      taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.batch(messages[0]?.id ?? ''), args: [{ members, validityMs: deps.validityMs, webhook: deps.webhook }],
+      memo: { [BATCH_MEMO_MESSAGES]: members.map((m) => m.id).join(' ') },
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
+    });
+  };
+
   const starter = await bridge(nats, log, STREAMS.sms.name, CONSUMERS.lifecycleStarter, SUBJECTS.smsAccepted, 400, 50, async (msgs) => {
-    await Promise.all(msgs.map(async (msg) => {
+    const readable: Array<{ msg: JsMsg; messages: readonly SmsMessage[] }> = [];
+    for (const msg of msgs) {
       try {
-        const { messages } = decode('accepted', msg.data);
-        await Promise.all(messages.map((m) => {
-          const input: LifecycleInput & { webhook: WebhookSchedule } = {
-            messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
-            chargedMicros: m.priceUserMicros, validityMs: deps.validityMs, webhooks: m.source !== 'legacy', webhook: deps.webhook,
-          };
-          return client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, {
-            taskQueue: deps.taskQueue,
-            workflowId: WORKFLOW_IDS.lifecycle(m.id),
-            args: [input],
-            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-            requestEagerStart: deps.eagerStart,
-          });
-        }));
-        msg.ack();
+        readable.push({ msg, messages: decode('accepted', msg.data).messages });
       } catch (err) {
-        log.error({ err, seq: msg.seq }, 'starter: could not start lifecycle workflows; will retry');
+        log.error({ err, seq: msg.seq }, 'starter: unreadable accepted message; will retry');
         msg.nak(1000);
       }
-    }));
+    }
+    try {
+      const all = readable.flatMap((r) => r.messages);
+      if (deps.batchMax <= 1) await Promise.all(all.map(startPerMessage));
+      else {
+        const batches: SmsMessage[][] = [];
+        for (let i = 0; i < all.length; i += deps.batchMax) batches.push(all.slice(i, i + deps.batchMax));
+        await Promise.all(batches.map(startBatch));
+      }
+      for (const r of readable) r.msg.ack();
+    } catch (err) {
+      log.error({ err, streamMessages: readable.length }, 'starter: could not start lifecycle workflows; will retry');
+      for (const r of readable) r.msg.nak(1000);
+    }
   });
 
   const events = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleEvents, SUBJECTS.carrierEvents, 2000, 500, async (msgs) => {
@@ -82,17 +117,35 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
       }
       byMessage.set(event.messageId, [...(byMessage.get(event.messageId) ?? []), { msg, event }]);
     }
+    // Each message's events go to the workflow that holds it: the batch that claimed it, else its own.
+    const byWorkflow = new Map<string, { batch: boolean; entries: Array<{ msg: JsMsg; event: CarrierEvent }> }>();
     await Promise.all([...byMessage.entries()].map(async ([id, entries]) => {
-      const list = entries.map((e) => e.msg);
+      let owner: Awaited<ReturnType<LifecycleOwners['find']>>;
       try {
-        await client.workflow.getHandle(WORKFLOW_IDS.lifecycle(id)).signal(carrierEventSignal, entries.map((e) => e.event));
+        owner = await deps.owners.find(id);
+      } catch (err) {
+        log.warn({ err, messageId: id }, 'could not look up the lifecycle of a message; will retry');
+        for (const e of entries) e.msg.nak(1000);
+        return;
+      }
+      const workflowId = owner ? owner.workflowId : WORKFLOW_IDS.lifecycle(id);
+      const group = byWorkflow.get(workflowId) ?? { batch: owner !== null, entries: [] };
+      byWorkflow.set(workflowId, group);
+      group.entries.push(...entries);
+    }));
+    await Promise.all([...byWorkflow.entries()].map(async ([workflowId, { batch, entries }]) => {
+      const list = entries.map((e) => e.msg);
+      const events = entries.map((e) => e.event);
+      try {
+        const handle = client.workflow.getHandle(workflowId);
+        await (batch ? handle.signal(batchEventsSignal, events) : handle.signal(carrierEventSignal, events));
         for (const msg of list) msg.ack();
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) {
-          log.warn({ messageId: id }, 'carrier event for a message without a running lifecycle (finished or unknown); dropped');
+          log.warn({ workflowId }, 'carrier events for a lifecycle no longer running (finished or unknown); dropped');
           for (const msg of list) msg.ack();
         } else {
-          log.warn({ err, messageId: id }, 'signal failed; will retry');
+          log.warn({ err, workflowId }, 'signal failed; will retry');
           for (const msg of list) msg.nak(1000);
         }
       }

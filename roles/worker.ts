@@ -9,7 +9,7 @@ import type { Nats } from '../infra/nats';
 import { FetchWebhookSender } from '../infra/webhook-sender';
 import type { AccountDirectory } from '../stores/account-directory';
 import type { BalanceLedger } from '../stores/balance-ledger';
-import { KvDeadLetters, KvLifecycleStates, KvOnceKeys } from '../stores/lifecycle-records';
+import { KvDeadLetters, KvLifecycleOwners, KvLifecycleStates, KvOnceKeys } from '../stores/lifecycle-records';
 import { createActivities, type ActivityDeps } from '../activities';
 
 export interface WorkerRole {
@@ -37,6 +37,7 @@ export function lifecyclePorts(nats: Nats, tokens: AccountDirectory, funds: Bala
     deadLetters: new KvDeadLetters(nats.kv.deadDlrs),
     once: new KvOnceKeys(nats.kv.idempotency),
     tokens,
+    owners: new KvLifecycleOwners(nats.kv.idempotency),
     funds,
     webhookTimeoutMs,
     log,

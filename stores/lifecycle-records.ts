@@ -1,10 +1,11 @@
 // The lifecycle's records in NATS KV: message states written by compare-and-set (bucket
-// `messages`), dead-lettered DLRs (`dead_dlrs`) and once-only keys (`idempotency`).
+// `messages`), dead-lettered DLRs (`dead_dlrs`), once-only keys and the batch lifecycle that
+// owns each message (`idempotency`).
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
 import { KV_KEYS } from '../core/bus/names';
 import type { DeadDlr } from '../core/sms/dlr';
-import type { DeadLetters, LifecycleStates, OnceKeys, VersionedMessage } from '../core/sms/lifecycle-ports';
+import type { DeadLetters, LifecycleOwner, LifecycleOwners, LifecycleStates, OnceKeys, VersionedMessage } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
 import { isRevisionConflict } from '../infra/nats';
 
@@ -46,5 +47,50 @@ export class KvOnceKeys implements OnceKeys {
     } catch {
       return false;
     }
+  }
+}
+
+/** Owners remembered per process: a message's owner never changes once claimed. */
+const OWNER_CACHE_SIZE = 200_000;
+
+/**
+ * Message → batch lifecycle, in KV (`lifecycle.<message id>` = `<workflow id> <run id>`), with a
+ * bounded in-process memory: the lifecycle bridge asks once per carrier event, and the claim
+ * made by the batch in the same process answers without a round trip.
+ */
+export class KvLifecycleOwners implements LifecycleOwners {
+  private readonly known = new Map<string, LifecycleOwner>();
+
+  constructor(private readonly kv: KV) {}
+
+  private remember(messageId: string, owner: LifecycleOwner): LifecycleOwner {
+    if (this.known.size >= OWNER_CACHE_SIZE) {
+      const oldest = this.known.keys().next();
+      if (!oldest.done) this.known.delete(oldest.value);
+    }
+    this.known.set(messageId, owner);
+    return owner;
+  }
+
+  async claim(messageId: string, owner: LifecycleOwner): Promise<LifecycleOwner> {
+    try {
+      await this.kv.create(KV_KEYS.lifecycleOwner(messageId), `${owner.workflowId} ${owner.runId}`);
+      return this.remember(messageId, owner);
+    } catch (err) {
+      const existing = await this.read(messageId);
+      if (!existing) throw err;
+      return existing;
+    }
+  }
+
+  async find(messageId: string): Promise<LifecycleOwner | null> {
+    return this.known.get(messageId) ?? (await this.read(messageId));
+  }
+
+  private async read(messageId: string): Promise<LifecycleOwner | null> {
+    const entry = await this.kv.get(KV_KEYS.lifecycleOwner(messageId));
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
+    const [workflowId = '', runId = ''] = entry.string().split(' ');
+    return this.remember(messageId, { workflowId, runId });
   }
 }

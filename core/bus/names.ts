@@ -81,6 +81,8 @@ export const KV_KEYS = {
   lookupState: (lookupId: string) => `lookup.${lookupId}`,
   /** `idempotency`: makes a retried refund a no-op. */
   refund: (messageId: string) => `refund.${messageId}`,
+  /** `idempotency`: the batch lifecycle that owns a message (a LifecycleOwner), claimed once before its hand-off. */
+  lifecycleOwner: (messageId: string) => `lifecycle.${messageId}`,
   /** `dead_dlrs`: a DLR whose retry window closed (a DeadDlr). */
   deadDlr: (tokenId: string, messageId: string, seq: number) => `${tokenId}.${messageId}.${seq}`,
   /** `dead_dlrs`: every dead DLR of a token, or all of them. */

@@ -2,7 +2,10 @@
 // signal and query names, workflow ids. Pure data, safe inside the workflow bundle.
 
 export const WORKFLOW_TYPES = {
+  /** One workflow per message: kept registered so in-flight and recorded histories replay. */
   smsLifecycle: 'smsLifecycle',
+  /** One workflow per batch of accepted messages, a state machine per message (docs/lifecycle.md). */
+  smsBatchLifecycle: 'smsBatchLifecycle',
   dlrDelivery: 'dlrDelivery',
   systemProbe: 'systemProbe',
 } as const;
@@ -10,19 +13,38 @@ export const WORKFLOW_TYPES = {
 export const SIGNALS = {
   /** CarrierEvent | CarrierEvent[] to a message's lifecycle. */
   carrierEvent: 'carrierEvent',
+  /** CarrierEvent[] of any of a batch's messages (events of other messages are ignored). */
+  batchEvents: 'batchEvents',
 } as const;
 
 export const QUERIES = {
   /** A lifecycle's current status and pending DLRs. */
   status: 'status',
+  /** A batch lifecycle's messages: status, code, pending DLRs each. */
+  batchStatus: 'batchStatus',
 } as const;
 
 export const WORKFLOW_IDS = {
   /** A message's lifecycle: one per message, so a repeated start is harmless. */
   lifecycle: (messageId: string) => `sms-${messageId}`,
+  /**
+   * A batch lifecycle, named after the first message the starter put in it. Which batch holds a
+   * message is recorded in KV (KV_KEYS.lifecycleOwner) by the batch itself before it hands the
+   * message to the carrier; a message with no such record has a per-message lifecycle.
+   */
+  batch: (firstMessageId: string) => `smsb-${firstMessageId}`,
   /** The DLR of one inbound message. */
   inbound: (inboundId: string) => `inbound-${inboundId}`,
   /** A re-driven dead DLR (a fresh schedule each time). */
   redrive: (messageId: string, seq: number, at: number) => `redrive-${messageId}-${seq}-${at}`,
   systemProbe: (at: number) => `system-probe-${at}`,
 } as const;
+
+/** Memo key of a batch lifecycle: the ids of the messages it was started with, space-separated (Temporal UI). */
+export const BATCH_MEMO_MESSAGES = 'messages';
+
+/** The Temporal UI page of a workflow run. */
+export function temporalUiLink(uiBase: string, namespace: string, workflowId: string, runId?: string): string {
+  const base = `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
+}

@@ -41,3 +41,21 @@ export interface OnceKeys {
 export interface TokenDirectory {
   token(id: string): Token | undefined;
 }
+
+/** The batch lifecycle (workflow id and its first run's id) that holds a message. */
+export interface LifecycleOwner {
+  readonly workflowId: string;
+  readonly runId: string;
+}
+
+/**
+ * Which batch lifecycle owns each message. A batch claims its messages before handing them to
+ * the carrier; the first claim wins, so a message fetched again into another batch (the
+ * starter crashed before its ack) is handed over once.
+ */
+export interface LifecycleOwners {
+  /** Claims `messageId` for `owner`; answers the owner that holds it (`owner`, or an earlier one). */
+  claim(messageId: string, owner: LifecycleOwner): Promise<LifecycleOwner>;
+  /** The owner of a message, or null when it has none (a per-message lifecycle, or unknown). */
+  find(messageId: string): Promise<LifecycleOwner | null>;
+}

@@ -5,16 +5,33 @@ import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { LifecycleActivities } from '../../activities/lifecycle';
+import type { BatchLifecycleActivities } from '../../activities/lifecycle-batch';
 import type { ProbeActivities } from '../../activities/probe';
 import { WORKFLOW_IDS } from '../../core/bus/temporal';
 import type { CarrierEvent } from '../../core/carrier/types';
 import type { DlrDelivery, Transition } from '../../core/sms/dlr';
 import type { WebhookSchedule } from '../../workflows/presets';
 import { carrierEventSignal, smsLifecycle } from '../../workflows/sms-lifecycle';
+import type { BatchMember } from '../../workflows/batch-track';
+import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../../workflows/types';
 import { stack } from '../support/stack';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
+
+/** Retries an assertion until it holds (or the last failure after `timeoutMs`). */
+async function eventually(check: () => unknown, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
 
 /** What the mocked activities saw, and how the webhook behaves. */
 class Recorder {
@@ -25,8 +42,13 @@ class Recorder {
   readonly dead: string[] = [];
   /** Webhook attempts that fail before one succeeds. */
   failures = 0;
+  /** Messages whose webhook always fails. */
+  readonly failing = new Set<string>();
+  /** Messages another batch already holds (dispatchBatch leaves them out). */
+  readonly heldElsewhere = new Set<string>();
 
   private attempt(delivery: DlrDelivery): void {
+    if (this.failing.has(delivery.messageId)) throw new Error('webhook answered 503');
     if (this.failures > 0) {
       this.failures -= 1;
       throw new Error('webhook answered 503');
@@ -34,8 +56,26 @@ class Recorder {
     this.delivered.push(delivery);
   }
 
-  activities(): LifecycleActivities & ProbeActivities {
+  activities(): LifecycleActivities & BatchLifecycleActivities & ProbeActivities {
     return {
+      dispatchBatch: async (_owner, ids) => {
+        const owned = ids.filter((id) => !this.heldElsewhere.has(id));
+        this.dispatched.push(...owned);
+        return owned;
+      },
+      settleBatch: async (_key, items) => {
+        const delivered = items.map((item) => {
+          this.transitions.push(...item.transitions);
+          if (item.refund) this.refunds.push({ messageId: item.transitions[0]?.messageId ?? '', micros: item.refund.micros });
+          let count = 0;
+          for (const d of item.deliverNow) {
+            try { this.attempt(d); } catch { break; }
+            count += 1;
+          }
+          return count;
+        });
+        return { delivered, unattempted: [] };
+      },
       dispatch: async (messageId) => { this.dispatched.push(messageId); },
       settle: async (_tokenId, transitions, deliverNow) => {
         this.transitions.push(...transitions);
@@ -132,5 +172,109 @@ describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
     expect(await handle.result()).toEqual({ status: 'failed', code: 5 });
     expect(statusesOf(args.messageId)).toEqual(['sent', 'failed']);
     expect(recorder.delivered.filter((d) => d.messageId === args.messageId)).toEqual([]);
+  }, 30_000);
+});
+
+describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workflow per batch)', () => {
+  let env: TestWorkflowEnvironment;
+  let recorder: Recorder;
+  let worker: Worker;
+  let running: Promise<void>;
+  const taskQueue = `mocked-batch-${randomUUID()}`;
+
+  beforeAll(async () => {
+    const info = stack();
+    env = await TestWorkflowEnvironment.createFromExistingServer({ address: info.temporalAddress, namespace: info.namespace });
+    recorder = new Recorder();
+    worker = await Worker.create({ connection: env.nativeConnection, namespace: info.namespace, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: recorder.activities() });
+    running = worker.run();
+  }, 60_000);
+
+  afterAll(async () => {
+    worker.shutdown();
+    await running;
+    await env.teardown();
+  });
+
+  const member = (overrides: Partial<BatchMember> = {}): BatchMember => ({ id: randomUUID(), orgId: 'org-1', tokenId: 'token-1', clientId: null, segments: 1, chargedMicros: 75_000, webhooks: true, ...overrides });
+  const start = (members: BatchMember[], overrides: Partial<BatchInput> = {}) =>
+    env.client.workflow.start(smsBatchLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.batch(members[0]?.id ?? ''), args: [{ members, validityMs: 60_000, webhook: SCHEDULE, ...overrides }] });
+  const event = (messageId: string, e: Partial<CarrierEvent> & Pick<CarrierEvent, 'kind'>): CarrierEvent =>
+    ({ messageId, segment: 0, segments: 1, carrier: 'sim', carrierMessageId: 'c-1', at: new Date().toISOString(), ...e }) as CarrierEvent;
+  const statusesOf = (messageId: string): string[] => recorder.transitions.filter((t) => t.messageId === messageId).map((t) => t.status);
+  const dlrsOf = (messageId: string): string[] => recorder.delivered.filter((d) => d.messageId === messageId).map((d) => `${d.seq}:${d.payload.status}`);
+
+  test('§3: one workflow holds many messages; events of several messages in one signal; one DLR per transition each, in order', async () => {
+    const [a, b, c] = [member(), member({ clientId: 'mine' }), member()] as [BatchMember, BatchMember, BatchMember];
+    const handle = await start([a, b, c]);
+    await handle.signal(batchEventsSignal, [event(a.id, { kind: 'submitted' }), event(b.id, { kind: 'submitted' }), event(a.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(c.id, { kind: 'submit_failed', commandStatus: null, reason: 'no route' })]);
+    await handle.signal(batchEventsSignal, [event(a.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(b.id, { kind: 'receipt', state: 'UNDELIV', err: 5 })]);
+    expect(await handle.result()).toEqual({ messages: 3, statuses: { delivered: 1, failed: 1, error: 1 } });
+    expect(recorder.dispatched).toEqual(expect.arrayContaining([a.id, b.id, c.id]));
+    expect(dlrsOf(a.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
+    expect(dlrsOf(b.id)).toEqual(['1:sent', '2:failed']);
+    expect(recorder.delivered.find((d) => d.messageId === b.id)?.payload).toMatchObject({ id: b.id, clientId: 'mine', status: 'sent', code: 0 });
+    expect(statusesOf(c.id)).toEqual(['error']);
+    // DESIGN §4: only the message that never reached a carrier is refunded, once.
+    expect(recorder.refunds.filter((r) => [a.id, b.id, c.id].includes(r.messageId))).toEqual([{ messageId: c.id, micros: 75_000 }]);
+  }, 30_000);
+
+  test('a failing webhook retries only that message, in order; the others finish undisturbed; the window closes into a dead letter', async () => {
+    const [ok, bad] = [member(), member()] as [BatchMember, BatchMember];
+    recorder.failing.add(bad.id);
+    const handle = await start([ok, bad], { webhook: { ...SCHEDULE, retryHours: 2 / 3600 } });
+    await handle.signal(batchEventsSignal, [ok, bad].flatMap((m) => [event(m.id, { kind: 'submitted' }), event(m.id, { kind: 'receipt', state: 'DELIVRD', err: 0 })]));
+    await eventually(() => expect(dlrsOf(ok.id)).toEqual(['1:sent', '2:delivered']));
+    const status = await handle.query(batchStatusQuery);
+    expect(status.find((s) => s.id === bad.id)).toMatchObject({ status: 'delivered', pendingDlrs: 2 });
+    expect(await handle.result()).toEqual({ messages: 2, statuses: { delivered: 2 } });
+    // The first DLR dies when its window closes; the next one is attempted only after it.
+    expect(recorder.dead.filter((d) => d.startsWith(bad.id))).toEqual([`${bad.id}#1`, `${bad.id}#2`]);
+    recorder.failing.delete(bad.id);
+  }, 30_000);
+
+  test('spec 1 §6: a webhook down then up: the held-back DLRs of that message arrive in order', async () => {
+    const m = member();
+    recorder.failing.add(m.id);
+    const handle = await start([m]);
+    await handle.signal(batchEventsSignal, [event(m.id, { kind: 'submitted' })]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await handle.signal(batchEventsSignal, [event(m.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(m.id, { kind: 'receipt', state: 'DELIVRD', err: 0 })]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    recorder.failing.delete(m.id);
+    expect(await handle.result()).toEqual({ messages: 1, statuses: { delivered: 1 } });
+    expect(dlrsOf(m.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
+  }, 30_000);
+
+  test('DESIGN §4: one validity timer: open messages expire (code 1), finished ones are untouched', async () => {
+    const [quick, silent] = [member(), member()] as [BatchMember, BatchMember];
+    const handle = await start([quick, silent], { validityMs: 1500 });
+    await handle.signal(batchEventsSignal, [event(quick.id, { kind: 'submitted' }), event(quick.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(silent.id, { kind: 'submitted' })]);
+    expect(await handle.result()).toEqual({ messages: 2, statuses: { delivered: 1, expired: 1 } });
+    expect(statusesOf(silent.id)).toEqual(['sent', 'expired']);
+    expect(recorder.transitions.find((t) => t.messageId === silent.id && t.status === 'expired')?.code).toBe(1);
+    expect(statusesOf(quick.id)).toEqual(['sent', 'delivered']);
+  }, 30_000);
+
+  test('a message another batch already holds is left out (a start repeated after a crash hands it over once)', async () => {
+    const [mine, theirs] = [member(), member()] as [BatchMember, BatchMember];
+    recorder.heldElsewhere.add(theirs.id);
+    const handle = await start([mine, theirs]);
+    await handle.signal(batchEventsSignal, [event(mine.id, { kind: 'submitted' }), event(mine.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(theirs.id, { kind: 'submitted' })]);
+    expect(await handle.result()).toEqual({ messages: 1, statuses: { delivered: 1 } });
+    expect(recorder.dispatched).not.toContain(theirs.id);
+    expect(statusesOf(theirs.id)).toEqual([]);
+  }, 30_000);
+
+  test('continues as new before its history grows large, carrying each open message, its sequence and its waiting DLRs', async () => {
+    const [a, b] = [member(), member({ webhooks: false })] as [BatchMember, BatchMember];
+    const handle = await start([a, b], { historyLimit: 5 });
+    await handle.signal(batchEventsSignal, [event(a.id, { kind: 'submitted' }), event(b.id, { kind: 'submitted' })]);
+    await eventually(async () => expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId));
+    await handle.signal(batchEventsSignal, [event(a.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(a.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(b.id, { kind: 'receipt', state: 'UNDELIV', err: 5 })]);
+    expect(await env.client.workflow.getHandle(handle.workflowId).result()).toEqual({ messages: 2, statuses: { delivered: 1, failed: 1 } });
+    expect(dlrsOf(a.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
+    expect(statusesOf(b.id)).toEqual(['sent', 'failed']);
+    expect(dlrsOf(b.id)).toEqual([]);
   }, 30_000);
 });

@@ -6,7 +6,7 @@ import { createLifecycleActivities, type LifecycleDeps } from '../../activities/
 import { KV_KEYS, SUBJECTS } from '../../core/bus/names';
 import type { Token } from '../../core/accounts/types';
 import type { DeadDlr, DlrDelivery, Transition } from '../../core/sms/dlr';
-import type { VersionedMessage, WebhookRequest } from '../../core/sms/lifecycle-ports';
+import type { LifecycleOwner, VersionedMessage, WebhookRequest } from '../../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../../core/sms/message';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { ATTEMPT_HEADER } from '../../core/sms/webhook-signature';
@@ -30,6 +30,7 @@ class World {
   readonly dead: DeadDlr[] = [];
   readonly claimed = new Set<string>();
   readonly credits: Array<[string, number]> = [];
+  readonly owners = new Map<string, LifecycleOwner>();
 
   deps(): LifecycleDeps {
     return {
@@ -51,6 +52,10 @@ class World {
       deadLetters: { put: async (dead) => { this.dead.push(dead); } },
       once: { claim: async (key) => { if (this.claimed.has(key)) return false; this.claimed.add(key); return true; } },
       tokens: { token: (id) => (id === token.id ? token : undefined) },
+      owners: {
+        claim: async (id, owner) => { if (!this.owners.has(id)) this.owners.set(id, owner); return this.owners.get(id) ?? owner; },
+        find: async (id) => this.owners.get(id) ?? null,
+      },
       funds: { credit: async (org, micros) => { this.credits.push([org, micros]); } },
       webhookTimeoutMs: 1000,
       log: { info: () => undefined, warn: () => undefined },

@@ -1,0 +1,78 @@
+// The I/O the lifecycle activities share: a message's KV state written forward only, and one
+// signed webhook attempt of a DLR (its record returned, not yet published).
+import { ApplicationFailure } from '@temporalio/common';
+import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
+import type { VersionedMessage } from '../core/sms/lifecycle-ports';
+import { progressRank } from '../core/sms/lifecycle-rules';
+import type { SmsMessage } from '../core/sms/message';
+import { webhookHeaders } from '../core/sms/webhook-signature';
+import type { LifecycleDeps } from './lifecycle';
+
+export interface LifecycleIo {
+  readState(id: string): Promise<VersionedMessage>;
+  /**
+   * The message's KV state after `transitions`, written by compare-and-set and never backwards: a
+   * late write from an abandoned attempt of an earlier settle (its local activity timed out while
+   * NATS was unreachable, and the retry went ahead) must not overwrite a later status.
+   */
+  writeState(transitions: readonly Transition[]): Promise<SmsMessage>;
+  /** One webhook attempt; its record says how it went (outcome `failed` with the error). */
+  attemptOnce(delivery: DlrDelivery, number: number): Promise<DlrAttempt>;
+}
+
+export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
+  const readState = async (id: string): Promise<VersionedMessage> => {
+    const state = await deps.states.read(id);
+    if (!state) throw ApplicationFailure.nonRetryable(`message ${id} has no state in KV (expired?)`, 'MessageStateMissing');
+    return state;
+  };
+
+  const writeState = async (transitions: readonly Transition[]): Promise<SmsMessage> => {
+    const id = transitions[0]?.messageId ?? '';
+    for (;;) {
+      const { message: stored, revision } = await readState(id);
+      let updated = stored;
+      for (const t of transitions) {
+        updated = {
+          ...updated,
+          status: t.status,
+          statusCode: t.code,
+          sentAt: t.status === 'sent' ? t.eventAt : updated.sentAt,
+          deliveredAt: t.status === 'delivered' ? t.eventAt : updated.deliveredAt,
+          updatedAt: t.eventAt,
+        };
+      }
+      if (progressRank(stored.status) > progressRank(updated.status)) return updated;
+      if (await deps.states.replace(updated, revision)) return updated;
+    }
+  };
+
+  const attemptOnce = async (delivery: DlrDelivery, number: number): Promise<DlrAttempt> => {
+    const token = deps.tokens.token(delivery.tokenId);
+    const webhook = token && !token.revokedAt ? token.webhook : null;
+    const base = { messageId: delivery.messageId, orgId: token?.orgId ?? '', tokenId: delivery.tokenId, seq: delivery.seq, status: delivery.payload.status, attempt: number };
+    if (!webhook) {
+      return { ...base, outcome: 'skipped', responseStatus: null, latencyMs: 0, error: token ? 'no webhook configured' : 'token revoked or unknown', url: null, at: new Date().toISOString() };
+    }
+    const body = JSON.stringify(delivery.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const started = performance.now();
+    let responseStatus: number | null = null;
+    let error: string | null = null;
+    try {
+      responseStatus = await deps.webhooks.post({
+        url: webhook.url,
+        body,
+        timeoutMs: deps.webhookTimeoutMs,
+        headers: webhookHeaders(webhook, { webhookId: `${delivery.messageId}.${delivery.seq}`, attempt: number, body, timestampSeconds: timestamp }),
+      });
+      if (responseStatus < 200 || responseStatus >= 300) error = `webhook answered ${responseStatus}`;
+    } catch (err) {
+      error = err instanceof Error ? (err.name === 'TimeoutError' ? `no answer within ${deps.webhookTimeoutMs} ms` : err.message) : String(err);
+    }
+    const latencyMs = Math.round(performance.now() - started);
+    return { ...base, outcome: error ? 'failed' : 'delivered', responseStatus, latencyMs, error, url: webhook.url, at: new Date().toISOString() };
+  };
+
+  return { readState, writeState, attemptOnce };
+}
