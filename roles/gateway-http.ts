@@ -21,6 +21,7 @@ import { AudienceSearch } from '../stores/audience-search';
 import { SegmentStore } from '../stores/segment-store';
 import type { AcceptanceCore } from './acceptance';
 import type { Engines } from './engines';
+import { buildConsoleServices } from './console-services';
 
 export interface HttpRole {
   readonly server: Server;
@@ -65,7 +66,8 @@ export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsSer
 }
 
 export async function startHttpGateway(config: Config, engines: Engines, core: AcceptanceCore, log: Logger): Promise<HttpRole> {
-  const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience: await buildAudienceServices(engines), log });
+  const audience = await buildAudienceServices(engines);
+  const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience, console: await buildConsoleServices(config, engines, audience), log });
   // Header/request timeouts and full responses for the HTTP parser's own refusals.
   const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {

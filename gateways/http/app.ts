@@ -13,6 +13,7 @@ import { smsApiRouter } from './sms-api';
 import type { HttpDeps } from './deps';
 import { ingestErrorFormat, ingestRouter } from './ingest-api';
 import { audienceRouter } from './audience-api';
+import { CONSOLE_BASE, consoleRouter } from './console/router';
 
 export type { HttpDeps, HttpEngines, SmsServices } from './deps';
 
@@ -30,6 +31,8 @@ export function createHttpApp(deps: HttpDeps): Express {
   // registers a formatter for its prefix, e.g. errorFormats.register('/ingest/v1', ingestErrorFormat).
   const errorFormats = new ErrorFormats();
   app.use(requestObservability(deps.log, (method, path) => routePattern(app, method, path)));
+  // The console takes HTML forms and answers every path under its base itself: before the API guards.
+  if (deps.console) app.use(CONSOLE_BASE, consoleRouter(deps, deps.console));
   // Generic guards for every router below, including ones mounted later (gateways/http/guards.ts).
   app.use(rateLimitHeadersOnEveryResponse(addresses));
   app.use(wellFormedUrl());

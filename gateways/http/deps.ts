@@ -10,6 +10,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import type { Logger } from '../../infra/logger';
 import type { AudienceServices } from './audience-api';
 import type { IngestServices } from './ingest-api';
+import type { ConsoleServices } from './console/services';
 
 /** The services behind the SMS API routes. */
 export interface SmsServices {
@@ -39,5 +40,7 @@ export interface HttpDeps {
   readonly ingest?: IngestServices;
   /** The audience API's services (spec 3 §4.2), mounted at config.audience.basePath when given. */
   readonly audience?: AudienceServices;
+  /** The web console's services (docs/console.md), mounted at /console when given. */
+  readonly console?: ConsoleServices;
   readonly log: Logger;
 }

@@ -1,0 +1,127 @@
+// The settings of an api_sms token: its DLR webhook (URL, secret rotation with an overlap,
+// the headers of earlier releases, "send test DLR"), SMPP credentials and two-way numbers.
+import type { Token } from '../../../../core/accounts/types';
+import { receiverSecret } from '../../../../core/sms/webhook-signature';
+import { ConsoleError, field, ownToken, send, signed, type ConsoleRoutes, type Signed } from '../handler';
+import { csrfField, html, notice, postButton, type Html } from '../html';
+import { sendTestDlr } from '../webhook-test';
+
+function webhookSection(ctx: Signed, token: Token): Html {
+  const hook = token.webhook;
+  const at = `${ctx.base}/tokens/${token.id}/webhook`;
+  const state = hook
+    ? html`<p>Signing: Standard Webhooks (<code>webhook-signature: v1,…</code>)${hook.legacyHeaders !== false ? ' and the X-Webhook-* headers of earlier releases' : ''}.
+${hook.previous ? html` The previous secret also signs until ${hook.previous.until}.` : ''}</p>
+<p>${postButton(ctx, `${at}/test`, 'Send test DLR')} ${postButton(ctx, `${at}/rotate`, 'Rotate secret (24 h overlap)', { overlapHours: '24' })} ${postButton(ctx, `${at}/clear`, 'Remove webhook', {}, 'Remove the webhook? DLRs will not be sent.')}</p>`
+    : html`<p class="empty">No webhook: DLRs are not sent.</p>`;
+  return html`<section class="card" id="webhook"><h2>DLR webhook</h2>
+<form method="post" action="${at}">${csrfField(ctx)}<label>URL <input type="url" name="url" value="${hook?.url ?? ''}" required maxlength="2000" placeholder="https://example.com/dlr"></label>
+<label class="check"><input type="checkbox" name="legacyHeaders" value="1"${hook && hook.legacyHeaders !== false ? html` checked` : ''}> also send the X-Webhook-* headers of earlier releases</label>
+<button type="submit">Save webhook</button></form>${state}</section>`;
+}
+
+function smppSection(ctx: Signed, token: Token): Html {
+  const at = `${ctx.base}/tokens/${token.id}/smpp`;
+  const body = !ctx.org.smppEnabled ? html`<p class="empty">SMPP is not enabled on this organization.</p>`
+    : token.smpp ? html`<p>system_id <code>${token.smpp.systemId}</code></p><p>${postButton(ctx, at, 'Reset password')} ${postButton(ctx, `${at}/revoke`, 'Revoke credentials', {}, 'Revoke the SMPP credentials?')}</p>`
+      : html`<p>${postButton(ctx, at, 'Issue SMPP credentials')}</p>`;
+  return html`<section class="card" id="smpp"><h2>SMPP credentials</h2>${body}</section>`;
+}
+
+function numbersSection(ctx: Signed, token: Token): Html {
+  const at = `${ctx.base}/tokens/${token.id}/numbers`;
+  return html`<section class="card" id="numbers"><h2>Two-way numbers</h2>
+<ul>${token.numbers.map((n) => html`<li><code>${n}</code> ${postButton(ctx, `${at}/remove`, 'Remove', { number: n })}</li>`)}</ul>${token.numbers.length === 0 ? html`<p class="empty">(none)</p>` : ''}
+<form method="post" action="${at}" class="inline">${csrfField(ctx)}<input name="number" required maxlength="20" pattern="\\+?[0-9A-Za-z]{3,16}" placeholder="+4915112345678"> <button type="submit">Add number</button></form></section>`;
+}
+
+export function tokenSettings(ctx: Signed, token: Token): Html {
+  return html`${webhookSection(ctx, token)}${smppSection(ctx, token)}${numbersSection(ctx, token)}`;
+}
+
+function webhookUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConsoleError(400, 'Refused', 'the webhook URL is not a URL');
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || text.length > 2000) throw new ConsoleError(400, 'Refused', 'the webhook URL must be an http(s) URL of at most 2000 characters');
+  return url.toString();
+}
+
+export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
+  const { router, services } = routes;
+  const apiToken = async (ctx: Signed, id: string): Promise<Token> => {
+    const token = await ownToken(routes, ctx, id);
+    if (token.kind !== 'api_sms' || token.revokedAt) throw new ConsoleError(409, 'Conflict', 'webhooks, SMPP credentials and numbers belong to active api_sms tokens');
+    return token;
+  };
+  const back = (ctx: Signed, token: Token, anchor: string): string => `${ctx.base}/tokens/${token.id}#${anchor}`;
+  const secretPage = (ctx: Signed, token: Token, what: string): Html => html`${notice('secret', html`<p>${what}. Configure your receiver's Standard Webhooks library with this secret (shown here once):</p>
+<p><code id="webhook-secret" class="secret">${token.webhook ? receiverSecret(token.webhook) : ''}</code></p>`)}<p><a href="${back(ctx, token, 'webhook')}">Back to ${token.name}</a></p>`;
+
+  router.post('/tokens/:id/webhook', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    const updated = await services.accounts.setWebhook(token.id, webhookUrl(field(req, 'url')), undefined, { legacyHeaders: field(req, 'legacyHeaders') === '1' });
+    req.log?.info({ token: token.id }, 'console: webhook set');
+    if (token.webhook) res.redirect(303, back(ctx, token, 'webhook'));
+    else send(res, ctx, 'Webhook set', secretPage(ctx, updated, `DLRs of ${token.name} now go to ${updated.webhook?.url ?? ''}`));
+  }));
+
+  router.post('/tokens/:id/webhook/rotate', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    const hours = Number(field(req, 'overlapHours') || '24');
+    if (!Number.isFinite(hours) || hours < 0 || hours > 720) throw new ConsoleError(400, 'Refused', 'the overlap is 0 to 720 hours');
+    const updated = await services.accounts.rotateWebhookSecret(token.id, Math.round(hours * 3600));
+    req.log?.info({ token: token.id }, 'console: webhook secret rotated');
+    send(res, ctx, 'Webhook secret rotated', secretPage(ctx, updated, `New signing secret; the previous one signs too until ${updated.webhook?.previous?.until ?? 'now'}`));
+  }));
+
+  router.post('/tokens/:id/webhook/clear', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    await services.accounts.clearWebhook(token.id);
+    res.redirect(303, back(ctx, token, 'webhook'));
+  }));
+
+  router.post('/tokens/:id/webhook/test', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    if (!token.webhook) throw new ConsoleError(409, 'Conflict', 'set a webhook URL first');
+    const answer = await sendTestDlr(token.webhook, services.webhookTimeoutMs);
+    const result = answer.status !== null
+      ? html`<p id="test-result">The receiver answered <strong class="${answer.error ? 'bad' : 'good'}">${answer.status}</strong> in <strong>${answer.latencyMs} ms</strong>.</p>`
+      : html`<p id="test-result">No answer: <strong class="bad">${answer.error ?? ''}</strong> (after ${answer.latencyMs} ms).</p>`;
+    send(res, ctx, 'Test DLR sent', html`${notice(answer.error ? 'error' : 'ok', html`${result}<p class="meta">to ${token.webhook.url}, webhook-id <code>${answer.webhookId}</code></p>
+${answer.body ? html`<pre>${answer.body}</pre>` : ''}`)}<p><a href="${back(ctx, token, 'webhook')}">Back to ${token.name}</a></p>`);
+  }));
+
+  router.post('/tokens/:id/smpp', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    const issued = await services.accounts.issueSmppCredentials(token.id);
+    req.log?.info({ token: token.id }, 'console: SMPP credentials issued');
+    send(res, ctx, 'SMPP credentials', html`${notice('secret', html`<p>system_id <code>${issued.systemId}</code></p><p>password <code id="smpp-password" class="secret">${issued.password}</code> (shown once)</p>`)}
+<p><a href="${back(ctx, token, 'smpp')}">Back to ${token.name}</a></p>`, 201);
+  }));
+
+  router.post('/tokens/:id/smpp/revoke', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    await services.accounts.revokeSmppCredentials(token.id);
+    res.redirect(303, back(ctx, token, 'smpp'));
+  }));
+
+  router.post('/tokens/:id/numbers', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    const number = field(req, 'number');
+    if (!/^\+?[0-9A-Za-z]{3,16}$/.test(number)) throw new ConsoleError(400, 'Refused', 'a number is an MSISDN (digits, optional +) or an alphanumeric sender of 3 to 16 characters');
+    await services.accounts.addNumber(token.id, number);
+    res.redirect(303, back(ctx, token, 'numbers'));
+  }));
+
+  router.post('/tokens/:id/numbers/remove', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    const number = field(req, 'number');
+    if (!token.numbers.includes(number)) throw new ConsoleError(404, 'Not found', 'that number is not attached to this token');
+    await services.accounts.removeNumber(token.id, number);
+    res.redirect(303, back(ctx, token, 'numbers'));
+  }));
+}

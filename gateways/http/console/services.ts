@@ -1,0 +1,42 @@
+// What the console works with beyond the SMS API's services (HttpDeps.services): the same
+// stores the admin CLI uses, built once per process by roles/console-services.ts.
+import type { BalanceReader } from '../../../core/accounts/ports';
+import type { ConsoleSession, Operator } from '../../../core/console/operators';
+import type { SearchRequest } from '../../../core/filters/grammar-b';
+import type { Datasource } from '../../../core/ingest/types';
+import type { DeadDlr } from '../../../core/sms/dlr';
+import type { AccountStore } from '../../../stores/account-store';
+import type { DatasourceDirectory } from '../../../stores/datasource-store';
+import type { SearchResult, SearchScope } from '../../../stores/audience-search';
+
+export interface ConsoleOperators {
+  verify(email: string, password: string): Promise<Operator | null>;
+  startSession(operator: Operator): Promise<{ cookie: string; session: ConsoleSession }>;
+  session(cookie: string): Promise<ConsoleSession | null>;
+  endSession(cookie: string): Promise<void>;
+}
+
+export interface StoredDeadDlr extends DeadDlr {
+  readonly key: string;
+}
+
+export interface ConsoleDeadLetters {
+  /** Dead letters of these tokens. */
+  list(tokenIds: readonly string[]): Promise<StoredDeadDlr[]>;
+  /** Delivers one again on a fresh retry schedule and removes it from the dead letters. */
+  redrive(dead: StoredDeadDlr): Promise<void>;
+}
+
+export interface ConsoleServices {
+  readonly operators: ConsoleOperators;
+  readonly accounts: AccountStore;
+  readonly balances: BalanceReader;
+  readonly datasources: { list(filter: { orgId: string }): Promise<Datasource[]> };
+  readonly specs: Pick<DatasourceDirectory, 'attributes' | 'eventTypes'>;
+  readonly audience?: { search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> };
+  readonly deadLetters: ConsoleDeadLetters;
+  /** The Temporal UI page of a workflow, when the UI is known (the embedded dev server's). */
+  readonly workflowUrl?: (workflowId: string) => string;
+  /** Timeout of the "send test DLR" request. */
+  readonly webhookTimeoutMs: number;
+}
