@@ -4,6 +4,7 @@
 // each of its transitions must reach the webhook at least once. Prints lost (must be 0) and
 // duplicated DLRs; writes bench/results/reliability.json.
 // Usage: npm run reliability [-- --messages 5000]
+//        npm run reliability -- --topology cluster   (the scale-out topology's faults: bench/reliability-cluster.ts)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +16,9 @@ import { freePort } from '../test/support/global-setup';
 import { startBenchEngines } from './support/engines';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
+import { runCluster } from './reliability-cluster';
 
-const { values } = parseArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' } } });
+const { values } = parseArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
 const TOTAL = Number(values.messages);
 const ROOT = join(__dirname, '..');
 const say = (line: string): void => { process.stderr.write(`[reliability ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
@@ -138,4 +140,7 @@ async function main(): Promise<void> {
   process.exit(lost === 0 && missingTransitions === 0 ? 0 : 1);
 }
 
-main().catch((err: unknown) => { process.stderr.write(`reliability run failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });
+const run = values.topology === 'cluster'
+  ? () => runCluster({ messages: Number(values.messages), timeoutSeconds: Number(values.timeout) }).then((ok) => process.exit(ok ? 0 : 1))
+  : main;
+run().catch((err: unknown) => { process.stderr.write(`reliability run failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });

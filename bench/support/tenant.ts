@@ -7,8 +7,9 @@ import { AccountStore } from '../../stores/account-store';
 import { BalanceLedger } from '../../stores/balance-ledger';
 import { DatasourceStore } from '../../stores/datasource-store';
 
-export async function createTenantAt(natsUrl: string, httpUrl: string, webhookUrl?: string): Promise<{ orgId: string; tokenId: string; token: string }> {
-  const nats = await connectNats({ servers: natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'bench' }, createLogger('warn'));
+export async function createTenantAt(natsUrl: string, httpUrl: string, webhookUrl?: string, replicas = 1): Promise<{ orgId: string; tokenId: string; token: string }> {
+  // replicas: as the product's NATS_REPLICAS (connecting updates the streams to it).
+  const nats = await connectNats({ servers: natsUrl, replicas, messageStateTtlHours: 168, name: 'bench' }, createLogger('warn'));
   try {
     const accounts = new AccountStore(nats.kv.accounts);
     const org = await accounts.createOrg({ name: 'Bench Org', currency: 'EUR' });

@@ -11,6 +11,7 @@ import { createLogger } from '../../infra/logger';
 import { Supervisor, portOpen, sleep } from '../../infra/supervisor';
 import { connectTemporal, devServerSpec, temporalRtt } from '../../infra/temporal';
 import type { StackInfo } from './stack';
+import { startClusterStack } from './cluster-stack';
 
 const ROOT = join(__dirname, '..', '..');
 const TOOLS_BIN = join(ROOT, '.tools', 'bin');
@@ -172,7 +173,8 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
 }
 
 export default async function globalSetup(): Promise<void> {
-  const stack = await startStack();
+  // TEST_TOPOLOGY=cluster (npm run test:cluster): the scale-out topology instead (cluster-stack.ts).
+  const stack = process.env['TEST_TOPOLOGY'] === 'cluster' ? await startClusterStack() : await startStack();
   const file = join(stack.info.dataDir, 'stack.json');
   writeFileSync(file, JSON.stringify(stack.info, null, 2));
   process.env['STACK_FILE'] = file;

@@ -1,0 +1,42 @@
+// TEST_TOPOLOGY=cluster: the integration suites run against the scale-out topology
+// (scripts/topology: 3 clustered nats-servers, the Temporal server on PostgreSQL, each role its
+// own process) instead of the one-process stack. The product processes are (re)started with the
+// test settings of the embedded stack; the topology is brought down afterwards unless it was
+// up before the run (then it is left as found, with the product on the test settings).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HTTP_URLS, NATS_URL, productEnv, productProcesses, STATE, TEMPORAL_ADDRESS, TOPOLOGY } from '../../scripts/topology/plan';
+import { pidOf, stop } from '../../scripts/topology/processes';
+import { down, startProduct, up } from '../../scripts/topology/topology';
+import type { RunningStack } from './global-setup';
+import type { StackInfo } from './stack';
+
+/** The settings startStack gives the embedded product, so that the same assertions hold. */
+export const CLUSTER_TEST_ENV: Readonly<Record<string, string>> = {
+  LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BULK_PER_MINUTE: '100000', SIMULATOR_LATENCY_MS: '30',
+  MESSAGE_VALIDITY_SECONDS: '15', WEBHOOK_RETRY_INITIAL_MS: '1000', WEBHOOK_RETRY_MAX_MS: '4000', WEBHOOK_TIMEOUT_MS: '2000',
+};
+
+export async function startClusterStack(log: (line: string) => void = (l) => process.stderr.write(l)): Promise<RunningStack> {
+  const started = Date.now();
+  const wasUp = pidOf('nats-1') !== undefined;
+  process.env['TOPOLOGY_ENV'] = JSON.stringify(CLUSTER_TEST_ENV);
+  log(`\n[test stack] the scale-out topology (scripts/topology); state in ${STATE}\n`);
+  await up();
+  for (const p of [...productProcesses()].reverse()) await stop(p.name);
+  await startProduct();
+  const info: StackInfo = {
+    httpUrl: HTTP_URLS[0] as string, natsUrl: NATS_URL, temporalAddress: TEMPORAL_ADDRESS, namespace: TOPOLOGY.namespace, taskQueue: 'sms',
+    dataDir: mkdtempSync(join(tmpdir(), 'sms-platform-cluster-test-')), productDataDir: join(STATE, 'product', 'gateway-http-1'),
+    productEnv: { ...productEnv(CLUSTER_TEST_ENV) },
+  };
+  log(`[test stack] topology ready in ${((Date.now() - started) / 1000).toFixed(1)} s; suites use ${info.httpUrl}\n`);
+  return {
+    info,
+    pid: pidOf('gateway-http-1'),
+    stop: async () => {
+      if (!wasUp) await down();
+    },
+  };
+}
