@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './infra/logger';
 import { serveMetrics } from './infra/metrics-server';
 import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
+import { OperatorStore } from './stores/operator-store';
 import { startEngines, type Engines } from './roles/engines';
 import { startHttpGateway } from './roles/gateway-http';
 import { startSmppGateway } from './roles/gateway-smpp';
@@ -153,7 +154,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     const base = config.demoSeed
       ? await ensureDemo({ accounts: engines.accounts, balances: engines.balances, kv: engines.nats.kv.accounts, dataDir: config.dataDir })
       : undefined;
-    const seeded = base ? { ...base, demo: await ensureDemoIngest({ accounts: engines.accounts, kv: engines.nats.kv.accounts, dataDir: config.dataDir }, base.demo) } : undefined;
+    const seeded = base ? { ...base, demo: await ensureDemoIngest({ accounts: engines.accounts, kv: engines.nats.kv.accounts, dataDir: config.dataDir, operators: await OperatorStore.open(engines.nats.nc, config.nats.replicas) }, base.demo) } : undefined;
     log.info({ roles, ms: Math.round(performance.now() - started) }, 'ready');
     const lines = [
       '',
