@@ -9,6 +9,7 @@ import { toMicros } from '../core/money';
 import type { AccountStore } from '../stores/account-store';
 import type { BalanceLedger } from '../stores/balance-ledger';
 import { DatasourceStore } from '../stores/datasource-store';
+import type { OperatorStore } from '../stores/operator-store';
 
 const MARKER_KEY = 'meta.demo';
 
@@ -34,6 +35,8 @@ export interface DemoCredentials {
   readonly ingest?: { readonly project: string; readonly datasource: string; readonly token: string };
   /** A product token with every scope (ingest, audience search, aggregations); added like `ingest`. */
   readonly audience?: { readonly token: string };
+  /** The demo organization's console operator (docs/console.md); added like `ingest`. */
+  readonly console?: { readonly email: string; readonly password: string };
 }
 
 export async function ensureDemo(deps: { accounts: AccountStore; balances: BalanceLedger; kv: KV; dataDir: string }): Promise<{ demo: DemoCredentials; created: boolean } | undefined> {
@@ -76,13 +79,15 @@ export async function ensureDemo(deps: { accounts: AccountStore; balances: Balan
 
 const INGEST_MARKER_KEY = 'meta.demo.ingest';
 const AUDIENCE_MARKER_KEY = 'meta.demo.audience';
+const CONSOLE_MARKER_KEY = 'meta.demo.console';
+export const DEMO_OPERATOR_EMAIL = 'demo@example.com';
 
 /**
  * Adds what a demo created before ingestion and the audience filter existed lacks: the demo
  * datasource with its datasource token, and a product token with every scope. A KV marker per
  * addition makes two processes starting together add each once.
  */
-export async function ensureDemoIngest(deps: { accounts: AccountStore; kv: KV; dataDir: string }, demo: DemoCredentials): Promise<DemoCredentials> {
+export async function ensureDemoIngest(deps: { accounts: AccountStore; kv: KV; dataDir: string; operators?: OperatorStore }, demo: DemoCredentials): Promise<DemoCredentials> {
   let updated = demo;
   if (!updated.ingest && (await claim(deps.kv, INGEST_MARKER_KEY))) {
     const datasource = await new DatasourceStore(deps.kv, deps.accounts).create(demo.project, 'Demo datasource');
@@ -94,6 +99,11 @@ export async function ensureDemoIngest(deps: { accounts: AccountStore; kv: KV; d
     const token = await deps.accounts.createToken({ kind: 'product', orgId: demo.organization, projectId: demo.project, scopes: [...PRODUCT_SCOPES], name: 'demo product token (every scope)' });
     updated = { ...updated, audience: { token: token.value } };
     await deps.kv.put(AUDIENCE_MARKER_KEY, JSON.stringify(token.token.id));
+  }
+  if (deps.operators && !updated.console && (await claim(deps.kv, CONSOLE_MARKER_KEY))) {
+    const created = await deps.operators.create(demo.organization, DEMO_OPERATOR_EMAIL);
+    updated = { ...updated, console: { email: created.operator.email, password: created.password } };
+    await deps.kv.put(CONSOLE_MARKER_KEY, JSON.stringify(created.operator.id));
   }
   if (updated !== demo) writeFileSync(join(deps.dataDir, 'demo.json'), `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o600 });
   return updated;
@@ -139,6 +149,7 @@ export function demoBanner(demo: DemoCredentials, httpPort: number, file: string
     `  curl -s ${base}/organization/account -H 'Authorization: Bearer ${demo.token}'`,
     ...ingest,
     ...audience,
+    ...(demo.console ? ['', `Web console: http://localhost:${httpPort}/console  (email ${demo.console.email}, password ${demo.console.password})`] : []),
     '',
   ].join('\n');
 }
