@@ -10,6 +10,8 @@ import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { ENV_VARS } from '../../config';
+import { productProcesses, TOPOLOGY } from '../../scripts/topology/plan';
+import { DYNAMIC_CONFIG } from '../../scripts/topology/temporal-config';
 
 const ROOT = join(__dirname, '..', '..');
 const COMPOSE_FILE = join(ROOT, 'compose', 'docker-compose.yml');
@@ -305,6 +307,41 @@ describe('compose/docker-compose.yml', () => {
       'gateway-http: NATS_URL is not set (the product would spawn an embedded engine)',
       'gateway-http: CLICKHOUSE_URL is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
     ]);
+  });
+});
+
+describe('compose/docker-compose.yml describes the topology of scripts/topology (npm run topology)', () => {
+  const replicasOf = (s: Service): number => {
+    const deploy = s.raw['deploy'];
+    return isRecord(deploy) && typeof deploy['replicas'] === 'number' ? deploy['replicas'] : 1;
+  };
+  const count = (roles: string[]): Record<string, number> => roles.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r]: (acc[r] ?? 0) + 1 }), {});
+
+  test('the same processes per role (replicas counted): 2 × gateway-http, 2 × worker, one of each other role', () => {
+    const { products } = loadCompose();
+    const compose = count(products.flatMap((s) => Array.from({ length: replicasOf(s) }, () => roleOf(s) as string)));
+    const topology = count(productProcesses().flatMap((p) => [...p.roles]));
+    expect(compose).toEqual(topology);
+    expect(topology).toMatchObject({ 'gateway-http': 2, worker: 2 });
+  });
+
+  test('the same Temporal server version, history shards, dynamic config and namespace retention', () => {
+    const { services } = loadCompose();
+    const temporal = services.find((s) => s.name === 'temporal') as Service;
+    expect(temporal.raw['image']).toBe(`temporalio/server:${TOPOLOGY.temporalVersion.replace(/^v/, '')}`);
+    expect(temporal.env['NUM_HISTORY_SHARDS']).toBe(String(TOPOLOGY.historyShards));
+    expect(TOPOLOGY.historyShards).toBeGreaterThanOrEqual(8);
+    const mount = ((temporal.raw['volumes'] as unknown[]) ?? []).map(String).find((v) => v.includes('dynamicconfig')) ?? '';
+    const file = join(ROOT, 'compose', mount.split(':')[0] as string, (temporal.env['DYNAMIC_CONFIG_FILE_PATH'] ?? '').split('/').pop() as string);
+    expect(file).toBe(DYNAMIC_CONFIG);
+    const namespaceJob = services.find((s) => s.name === 'temporal-create-namespace') as Service;
+    expect(namespaceJob.env['NAMESPACE_RETENTION']).toBe(TOPOLOGY.namespaceRetention);
+    expect(namespaceJob.env['DEFAULT_NAMESPACE']).toBe(TOPOLOGY.namespace);
+  });
+
+  test('the same JetStream replication', () => {
+    const { products } = loadCompose();
+    expect(new Set(products.map((s) => s.env['NATS_REPLICAS']))).toEqual(new Set([String(TOPOLOGY.natsReplicas)]));
   });
 });
 
