@@ -5,6 +5,7 @@ import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, Rete
 import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS, STREAMS } from '../core/bus/names';
 import type { Logger } from './logger';
+import { PipelinedJetStream } from './pipelined-jetstream';
 
 /** The names live in the bus contract; re-exported for the adapters that already read them here. */
 export { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
@@ -38,6 +39,8 @@ export interface Nats {
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
   readonly kv: BucketSet;
+  /** Publishes and KV reads of the hot paths, without a request object per call (infra/pipelined-jetstream.ts). */
+  readonly pipeline: PipelinedJetStream;
   close(): Promise<void>;
 }
 
@@ -90,13 +93,16 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     deadDlrs: await kvm.create(BUCKETS.deadDlrs, { replicas: options.replicas, history: 1 }),
     ingestState: await kvm.create(BUCKETS.ingestState, { replicas: options.replicas, history: 1 }),
   };
+  const pipeline = new PipelinedJetStream(nc);
   return {
     nc,
     js: jetstream(nc),
     jsm,
     kv,
+    pipeline,
     close: async () => {
       if (!nc.isClosed()) await nc.drain();
+      pipeline.close();
     },
   };
 }

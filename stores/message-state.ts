@@ -1,27 +1,46 @@
 // The current state of recent messages and lookups in the `messages` KV bucket (read-your-
 // writes for GET by id at KV speed; DESIGN §3a), clientId claims in `idempotency`, the
 // accepted-message queue on JetStream, and opt-outs (a watched mirror of `optouts`).
+// The acceptance path's writes and reads go through the process's pipelined JetStream client
+// (infra/pipelined-jetstream.ts); accepted messages of concurrent requests share one stream
+// message (docs/acceptance.md).
 import { createHash } from 'node:crypto';
-import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
 import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
-import { KV_KEYS, SUBJECTS } from '../core/bus/names';
+import { BUCKETS, KV_KEYS, SUBJECTS } from '../core/bus/names';
+import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { KvMirror } from './kv-mirror';
 
+/** The stream behind a KV bucket, and a key's subject in it. */
+const MESSAGES_STREAM = `KV_${BUCKETS.messages}`;
+const messageSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageState(id)}`;
+const MESSAGE_ID = /^[0-9a-f-]{36}$/;
+
+/** Each accepted message is serialized once: for its KV state and again inside the queued batch. */
+const serialized = new WeakMap<SmsMessage, string>();
+function json(message: SmsMessage): string {
+  let text = serialized.get(message);
+  if (text === undefined) {
+    text = JSON.stringify(message);
+    serialized.set(message, text);
+  }
+  return text;
+}
+
 export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage> {
-  constructor(private readonly kv: KV) {}
+  constructor(private readonly jetstream: PipelinedJetStream) {}
 
   async putAll(messages: readonly SmsMessage[]): Promise<void> {
-    await Promise.all(messages.map((m) => this.kv.put(KV_KEYS.messageState(m.id), JSON.stringify(m))));
+    await Promise.all(messages.map((m) => this.jetstream.publish(messageSubject(m.id), json(m))));
   }
 
   async get(id: string): Promise<SmsMessage | null> {
-    if (!/^[0-9a-f-]{36}$/.test(id)) return null;
-    const entry = await this.kv.get(KV_KEYS.messageState(id));
-    return entry && entry.operation === 'PUT' && entry.length > 0 ? decode('messageState', entry.value) : null;
+    if (!MESSAGE_ID.test(id)) return null;
+    const value = await this.jetstream.lastValue(MESSAGES_STREAM, messageSubject(id));
+    return value ? decode('messageState', value) : null;
   }
 }
 
@@ -49,14 +68,59 @@ export class KvClientIds implements ClientIds {
   }
 }
 
-export class JetStreamAcceptedQueue implements AcceptedQueue {
-  constructor(private readonly js: JetStreamClient) {}
+interface QueuedBatch {
+  readonly parts: string[];
+  readonly firstId: string;
+  bytes: number;
+  sent: boolean;
+  readonly waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
+}
 
-  async enqueue(messages: readonly SmsMessage[]): Promise<void> {
+/** Bounds of one coalesced stream message (the server's max_payload is 1 MiB by default). */
+const MAX_BATCH_MESSAGES = 500;
+const MAX_BATCH_BYTES = 512 * 1024;
+
+/**
+ * The accepted-message queue: the messages of every request that enqueues within one turn of
+ * the event loop go out as one `sms.accepted` stream message, and each request's promise
+ * settles with that publish (its ack: stored). Consumers read a batch of any size.
+ */
+export class JetStreamAcceptedQueue implements AcceptedQueue {
+  private open: QueuedBatch | undefined;
+
+  constructor(private readonly jetstream: PipelinedJetStream) {}
+
+  enqueue(messages: readonly SmsMessage[]): Promise<void> {
     const first = messages[0];
-    if (!first) return;
-    // msgID makes a retried publish of the same batch a no-op within the duplicate window.
-    await this.js.publish(SUBJECTS.smsAccepted, JSON.stringify({ messages }), { msgID: `accepted-${first.id}` });
+    if (!first) return Promise.resolve();
+    const parts = messages.map(json);
+    const bytes = parts.reduce((n, p) => n + p.length + 1, 0);
+    let batch = this.open;
+    if (batch && (batch.parts.length + parts.length > MAX_BATCH_MESSAGES || batch.bytes + bytes > MAX_BATCH_BYTES)) {
+      this.send(batch);
+      batch = undefined;
+    }
+    if (!batch) {
+      const created: QueuedBatch = { parts: [], firstId: first.id, bytes: 0, sent: false, waiters: [] };
+      this.open = created;
+      setImmediate(() => this.send(created));
+      batch = created;
+    }
+    batch.parts.push(...parts);
+    batch.bytes += bytes;
+    const target = batch;
+    return new Promise<void>((resolve, reject) => { target.waiters.push({ resolve, reject }); });
+  }
+
+  private send(batch: QueuedBatch): void {
+    if (this.open === batch) this.open = undefined;
+    if (batch.sent) return;
+    batch.sent = true;
+    // msgID (the batch's first message) makes a retried publish of the same batch a no-op within the duplicate window.
+    this.jetstream.publish(SUBJECTS.smsAccepted, `{"messages":[${batch.parts.join(',')}]}`, `accepted-${batch.firstId}`).then(
+      () => { for (const w of batch.waiters) w.resolve(); },
+      (err: unknown) => { for (const w of batch.waiters) w.reject(err); },
+    );
   }
 }
 

@@ -1,0 +1,129 @@
+// JetStream publishes and KV reads on the acceptance path without a request object per call:
+// each goes out with a reply subject under one inbox subscription of this client, and its
+// answer settles a waiter found by the reply subject's suffix. The client library's own
+// `js.publish` / `kv.put` / `kv.get` build a request, a mux entry, a timer and an Error per
+// call — about three times the CPU of this path (docs/acceptance.md). The semantics are the
+// same: a publish resolves only once the stream has stored the message (its PubAck), and
+// rejects on an API error, on "no responders" (no stream listens) and after `timeoutMs`.
+import { createInbox, Empty, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+
+export class JetStreamPublishError extends Error {
+  override readonly name = 'JetStreamPublishError';
+
+  constructor(message: string, readonly code?: number, readonly errCode?: number) {
+    super(message);
+  }
+}
+
+export interface PubAck {
+  readonly stream: string;
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+interface Waiter {
+  readonly resolve: (msg: Msg) => void;
+  readonly reject: (err: Error) => void;
+  readonly deadline: number;
+}
+
+interface AckBody {
+  stream?: string;
+  seq?: number;
+  duplicate?: boolean;
+  error?: { code?: number; err_code?: number; description?: string };
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+
+function toPubAck(msg: Msg): PubAck {
+  if (msg.data.length === 0) throw new JetStreamPublishError(`publish failed with status ${msg.headers?.code ?? 0}`, msg.headers?.code);
+  let body: AckBody;
+  try {
+    body = JSON.parse(utf8.decode(msg.data)) as AckBody;
+  } catch {
+    throw new JetStreamPublishError('unreadable publish acknowledgement');
+  }
+  if (body.error) throw new JetStreamPublishError(body.error.description ?? 'publish refused', body.error.code, body.error.err_code);
+  if (!body.stream) throw new JetStreamPublishError('invalid publish acknowledgement');
+  return { stream: body.stream, seq: body.seq ?? 0, duplicate: body.duplicate === true };
+}
+const utf8 = new TextDecoder();
+
+export class PipelinedJetStream {
+  private readonly prefix: string;
+  private readonly sub: Subscription;
+  private readonly waiting = new Map<number, Waiter>();
+  private next = 0;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly nc: NatsConnection, private readonly timeoutMs = DEFAULT_TIMEOUT_MS) {
+    this.prefix = `${createInbox()}.`;
+    this.sub = nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => { if (!err) this.settle(msg); } });
+    // One timer for every waiter instead of one per publish.
+    this.sweeper = setInterval(() => this.expire(), Math.min(1000, timeoutMs)).unref();
+  }
+
+  /** Publishes `data` on `subject` and resolves with the stream's ack. `msgId` sets Nats-Msg-Id (deduplication). */
+  async publish(subject: string, data: Uint8Array | string, msgId?: string): Promise<PubAck> {
+    let headers: MsgHdrs | undefined;
+    if (msgId !== undefined) {
+      headers = natsHeaders();
+      headers.set('Nats-Msg-Id', msgId);
+    }
+    return toPubAck(await this.request(subject, data, headers));
+  }
+
+  /**
+   * The last value stored under `subject` in `stream` (a KV key: stream `KV_<bucket>`, subject
+   * `$KV.<bucket>.<key>`) by a direct get, or null when there is none or it is a delete marker.
+   */
+  async lastValue(stream: string, subject: string): Promise<Uint8Array | null> {
+    const msg = await this.request(`$JS.API.DIRECT.GET.${stream}.${subject}`, Empty);
+    const code = msg.headers?.code ?? 0;
+    if (code === 404) return null;
+    if (code !== 0) throw new JetStreamPublishError(`direct get failed with status ${code} ${msg.headers?.description ?? ''}`.trim(), code);
+    // A KV delete or purge marker has no body (and a KV-Operation header).
+    return msg.data.length === 0 ? null : msg.data;
+  }
+
+  private request(subject: string, data: Uint8Array | string, headers?: MsgHdrs): Promise<Msg> {
+    return new Promise<Msg>((resolve, reject) => {
+      const id = ++this.next;
+      this.waiting.set(id, { resolve, reject, deadline: Date.now() + this.timeoutMs });
+      try {
+        this.nc.publish(subject, data, headers ? { reply: `${this.prefix}${id}`, headers } : { reply: `${this.prefix}${id}` });
+      } catch (err) {
+        this.waiting.delete(id);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+  }
+
+  /** Stops listening; publishes still waiting are rejected. */
+  close(): void {
+    clearInterval(this.sweeper);
+    this.sub.unsubscribe();
+    for (const waiter of this.waiting.values()) waiter.reject(new JetStreamPublishError('the publisher was closed before the ack arrived'));
+    this.waiting.clear();
+  }
+
+  private settle(msg: Msg): void {
+    const id = Number(msg.subject.slice(this.prefix.length));
+    const waiter = this.waiting.get(id);
+    if (!waiter) return;
+    this.waiting.delete(id);
+    // 503: nobody answers on the subject (no stream stores it, JetStream unavailable).
+    if (msg.headers?.code === 503) waiter.reject(new JetStreamPublishError('no responders: no stream stores this subject, or JetStream is unavailable', 503));
+    else waiter.resolve(msg);
+  }
+
+  private expire(): void {
+    const now = Date.now();
+    for (const [id, waiter] of this.waiting) {
+      if (waiter.deadline > now) continue;
+      this.waiting.delete(id);
+      waiter.reject(new JetStreamPublishError(`no publish acknowledgement within ${this.timeoutMs} ms`));
+    }
+  }
+}
