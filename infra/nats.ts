@@ -82,16 +82,20 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
   }
   const kvm = new Kvm(nc);
   const stateTtlMs = options.messageStateTtlHours * 3600 * 1000;
+  // On a cluster, a KV "direct get" may be answered by a follower that has not applied the
+  // last write yet (a stale read just after a put, seen with R3 on the 3-node topology); reads
+  // then go through the stream leader instead, for read-your-writes (DESIGN §3a).
+  const consistentReads = options.replicas > 1 || Boolean(nc.info?.cluster) ? { allow_direct: false } : {};
   const kv: BucketSet = {
-    accounts: await kvm.create(BUCKETS.accounts, { replicas: options.replicas, history: 1 }),
-    balances: await kvm.create(BUCKETS.balances, { replicas: options.replicas, history: 1 }),
-    messages: await kvm.create(BUCKETS.messages, { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
-    idempotency: await kvm.create(BUCKETS.idempotency, { replicas: options.replicas, history: 1, ttl: stateTtlMs }),
-    ratelimits: await kvm.create(BUCKETS.ratelimits, { replicas: options.replicas, history: 1, ttl: 3 * 60 * 1000 }),
-    optouts: await kvm.create(BUCKETS.optouts, { replicas: options.replicas, history: 1 }),
-    carrierIds: await kvm.create(BUCKETS.carrierIds, { replicas: options.replicas, history: 1, ttl: 7 * DAY_MS }),
-    deadDlrs: await kvm.create(BUCKETS.deadDlrs, { replicas: options.replicas, history: 1 }),
-    ingestState: await kvm.create(BUCKETS.ingestState, { replicas: options.replicas, history: 1 }),
+    accounts: await kvm.create(BUCKETS.accounts, { replicas: options.replicas, ...consistentReads, history: 1 }),
+    balances: await kvm.create(BUCKETS.balances, { replicas: options.replicas, ...consistentReads, history: 1 }),
+    messages: await kvm.create(BUCKETS.messages, { replicas: options.replicas, ...consistentReads, history: 1, ttl: stateTtlMs }),
+    idempotency: await kvm.create(BUCKETS.idempotency, { replicas: options.replicas, ...consistentReads, history: 1, ttl: stateTtlMs }),
+    ratelimits: await kvm.create(BUCKETS.ratelimits, { replicas: options.replicas, ...consistentReads, history: 1, ttl: 3 * 60 * 1000 }),
+    optouts: await kvm.create(BUCKETS.optouts, { replicas: options.replicas, ...consistentReads, history: 1 }),
+    carrierIds: await kvm.create(BUCKETS.carrierIds, { replicas: options.replicas, ...consistentReads, history: 1, ttl: 7 * DAY_MS }),
+    deadDlrs: await kvm.create(BUCKETS.deadDlrs, { replicas: options.replicas, ...consistentReads, history: 1 }),
+    ingestState: await kvm.create(BUCKETS.ingestState, { replicas: options.replicas, ...consistentReads, history: 1 }),
   };
   const pipeline = new PipelinedJetStream(nc);
   return {
