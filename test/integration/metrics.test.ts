@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AckPolicy } from '@nats-io/jetstream';
-import { STREAMS } from '../../core/bus/names';
+import { KV_KEYS, STREAMS } from '../../core/bus/names';
+import type { DeadDlr } from '../../core/sms/dlr';
 import { newId } from '../../core/ids';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
@@ -126,6 +127,31 @@ describe('docs/metrics.md: JetStream consumer lag and the oldest unprocessed mes
       await nats.jsm.consumers.delete(STREAMS.sms.name, durable);
     }
   }, 60_000);
+});
+
+describe('docs/metrics.md: dead letters', () => {
+  let nats: Nats;
+  beforeAll(async () => {
+    nats = await connectNats({ servers: stack().natsUrl, replicas: 1, messageStateTtlHours: 1, name: 'metrics-test-dead' }, log);
+  });
+  afterAll(() => nats.close());
+
+  test('a DLR put in KV dead_dlrs is counted by sms_dlr_dead_letters within a dead-letter poll (15 s)', async () => {
+    const before = sumOf(await scrape(), 'sms_dlr_dead_letters');
+    const tokenId = newId();
+    const messageId = newId();
+    const dead: DeadDlr = {
+      tokenId, messageId, seq: 1, payload: { id: messageId, status: 'delivered', code: 0, eventAt: new Date().toISOString() },
+      reason: 'metrics test: retry window closed', failedAt: new Date().toISOString(),
+    };
+    const key = KV_KEYS.deadDlr(tokenId, messageId, 1);
+    await nats.kv.deadDlrs.put(key, JSON.stringify(dead));
+    try {
+      await eventually((exp) => expect(sumOf(exp, 'sms_dlr_dead_letters')).toBeGreaterThanOrEqual(before + 1), 25_000);
+    } finally {
+      await nats.kv.deadDlrs.delete(key);
+    }
+  }, 40_000);
 });
 
 describe('docs/metrics.md: one scrape covers the process', () => {
