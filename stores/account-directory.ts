@@ -8,7 +8,13 @@ import type { Organization, Price, PriceKind, Principal, Project, Token } from '
 import { KEYS } from './account-store';
 import { KvMirror } from './kv-mirror';
 
+/** Token values whose hash is remembered (a client sends the same token with every request). */
+const MAX_REMEMBERED_HASHES = 10_000;
+
 export class AccountDirectory implements Authenticator, PriceList {
+  /** token value → its SHA-256: the hash is the lookup key; the token itself is re-read every time. */
+  private readonly hashes = new Map<string, string>();
+
   private constructor(private readonly mirror: KvMirror) {}
 
   static async open(kv: KV): Promise<AccountDirectory> {
@@ -25,12 +31,19 @@ export class AccountDirectory implements Authenticator, PriceList {
 
   /** The principal behind a token value, or undefined when unknown, revoked or orphaned. */
   authenticate(value: string): Principal | undefined {
-    const hash = hashToken(value);
+    const remembered = this.hashes.get(value);
+    const hash = remembered ?? hashToken(value);
     const id = this.get<string>(KEYS.tokenHash(hash));
     const token = id === undefined ? undefined : this.get<Token>(KEYS.token(id));
     if (!token || token.revokedAt || !sameHash(token.hash, hash)) return undefined;
     const org = this.get<Organization>(KEYS.org(token.orgId));
-    return org ? { token, org } : undefined;
+    if (!org) return undefined;
+    // Only tokens that exist are remembered, so unknown values sent by anyone cannot fill the map.
+    if (remembered === undefined) {
+      if (this.hashes.size >= MAX_REMEMBERED_HASHES) this.hashes.clear();
+      this.hashes.set(value, hash);
+    }
+    return { token, org };
   }
 
   token(id: string): Token | undefined {

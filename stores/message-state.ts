@@ -135,8 +135,8 @@ export class MirroredOptOuts implements OptOuts, OptOutRecorder {
     return KV_KEYS.optOut(projectId, number);
   }
 
-  isOptedOut(projectId: string, number: string): Promise<boolean> {
-    return Promise.resolve(this.mirror.has(MirroredOptOuts.key(projectId, number)));
+  isOptedOut(projectId: string, number: string): boolean {
+    return this.mirror.has(MirroredOptOuts.key(projectId, number));
   }
 
   async optOut(projectId: string, number: string, at: string): Promise<void> {

@@ -88,19 +88,33 @@ export class SmsAcceptance {
   }
 
   private async submit(submitter: Submitter, items: readonly unknown[], receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<{ entities: SmsMessage[]; errors: ItemError[] }> {
-    const now = (this.deps.now ?? (() => new Date()))().toISOString();
-    const results = await Promise.all(items.map((item, index) => this.prepare(submitter, item, index, now, receipts?.[index])));
-    this.rejectRepeatedClientIds(results);
+    const now = (this.deps.now ? this.deps.now() : new Date()).toISOString();
+    const results: ItemResult[] = new Array<ItemResult>(items.length);
+    // Items whose opt-out answer is not at hand wait for it; the others are prepared in one pass.
+    const waiting: Array<Promise<void>> = [];
+    let withClientId = false;
+    for (let index = 0; index < items.length; index++) {
+      const result = this.prepare(submitter, items[index], index, now, receipts?.[index]);
+      if (result instanceof Promise) waiting.push(result.then((r) => { results[index] = r; }));
+      else results[index] = result;
+    }
+    if (waiting.length > 0) await Promise.all(waiting);
+    for (const r of results) if (r.ok && r.prepared.message.clientId) withClientId = true;
+    if (withClientId) this.rejectRepeatedClientIds(results);
 
-    const prepared = results.flatMap((r) => (r.ok ? [r.prepared] : []));
+    const prepared: Prepared[] = [];
+    for (const r of results) if (r.ok) prepared.push(r.prepared);
     const scope = submitter.projectId ?? `org-${submitter.orgId}`;
-    const claims = await Promise.all(prepared.map(async (p) => (p.message.clientId ? this.deps.clientIds.claim(scope, p.message.clientId, p.message.id) : null)));
-    const fresh = prepared.filter((_, i) => claims[i] === null);
+    let fresh = prepared;
     const replays = new Map<number, SmsMessage>();
-    await Promise.all(prepared.map(async (p, i) => {
-      const existing = claims[i];
-      if (existing) replays.set(p.index, await this.original(existing, p.message.clientId ?? ''));
-    }));
+    if (withClientId) {
+      const claims = await Promise.all(prepared.map(async (p) => (p.message.clientId ? this.deps.clientIds.claim(scope, p.message.clientId, p.message.id) : null)));
+      fresh = prepared.filter((_, i) => claims[i] === null);
+      await Promise.all(prepared.map(async (p, i) => {
+        const existing = claims[i];
+        if (existing) replays.set(p.index, await this.original(existing, p.message.clientId ?? ''));
+      }));
+    }
 
     const releaseClaims = (): Promise<unknown> => Promise.all(fresh.filter((p) => p.message.clientId).map((p) => this.deps.clientIds.release(scope, p.message.clientId as string)));
     const total = fresh.reduce((sum, p) => sum + p.message.priceUserMicros, 0);
@@ -118,9 +132,17 @@ export class SmsAcceptance {
       throw new AppError('INTERNAL', 'the messages could not be queued; nothing was charged, retry with backoff', { cause: err });
     }
 
-    const byIndex = new Map(fresh.map((p) => [p.index, p.message]));
     const entities: SmsMessage[] = [];
     const errors: ItemError[] = [];
+    if (replays.size === 0) {
+      // Every prepared item is fresh: entities in input order are the prepared messages.
+      for (const r of results) {
+        if (r.ok) entities.push(r.prepared.message);
+        else errors.push(r.error);
+      }
+      return { entities, errors };
+    }
+    const byIndex = new Map(fresh.map((p) => [p.index, p.message]));
     results.forEach((r, index) => {
       if (!r.ok) errors.push(r.error);
       else {
@@ -131,7 +153,8 @@ export class SmsAcceptance {
     return { entities, errors };
   }
 
-  private async prepare(submitter: Submitter, item: unknown, index: number, now: string, receipt?: ReceiptRequest): Promise<ItemResult> {
+  /** An item's outcome; a promise only when its opt-out answer is not at hand. */
+  private prepare(submitter: Submitter, item: unknown, index: number, now: string, receipt?: ReceiptRequest): ItemResult | Promise<ItemResult> {
     const rawClientId = item && typeof item === 'object' && typeof (item as { clientId?: unknown }).clientId === 'string' ? (item as { clientId: string }).clientId : null;
     const reject = (fields: FieldErrors, shape?: string): ItemResult => ({ ok: false, error: { index, clientId: rawClientId, fields, ...(shape ? { shape } : {}) } });
     const checked = checkSmsItem(item);
@@ -151,9 +174,9 @@ export class SmsAcceptance {
 
     const price = this.deps.prices.price(submitter.orgId, 'sms', phone.country);
     if (!price) return reject({ to: [`no price for destination country ${phone.country}; this country cannot be reached from this account`] });
-    if (submitter.projectId && (await this.deps.optOuts.isOptedOut(submitter.projectId, phone.normalized))) {
-      return reject({ to: ['the recipient has opted out (STOP) of messages from this project'] });
-    }
+    const optedOut = submitter.projectId ? this.deps.optOuts.isOptedOut(submitter.projectId, phone.normalized) : false;
+    const optOutRefusal = (): ItemResult => reject({ to: ['the recipient has opted out (STOP) of messages from this project'] });
+    if (optedOut === true) return optOutRefusal();
     const message: SmsMessage = {
       id: newId(),
       orgId: submitter.orgId,
@@ -186,7 +209,8 @@ export class SmsAcceptance {
       updatedAt: now,
       ...(receipt ? { receiptRequest: receipt } : {}),
     };
-    return { ok: true, prepared: { index, message } };
+    const ok: ItemResult = { ok: true, prepared: { index, message } };
+    return optedOut === false ? ok : optedOut.then((out) => (out ? optOutRefusal() : ok));
   }
 
   /** A clientId used twice in one request: the later items are rejected, pointing at the first. */

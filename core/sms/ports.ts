@@ -30,7 +30,8 @@ export interface AcceptedQueue {
 }
 
 export interface OptOuts {
-  isOptedOut(projectId: string, number: string): Promise<boolean>;
+  /** A boolean when the answer is at hand (an in-memory mirror), a promise otherwise. */
+  isOptedOut(projectId: string, number: string): boolean | Promise<boolean>;
 }
 
 /** Records a STOP (the lifecycle bridge, on an inbound opt-out keyword). */

@@ -30,11 +30,11 @@ export function createHttpApp(deps: HttpDeps): Express {
   // Error bodies per API: spec 1 §7 by default; an API with its own (ingestion: spec 2 §7)
   // registers a formatter for its prefix, e.g. errorFormats.register('/ingest/v1', ingestErrorFormat).
   const errorFormats = new ErrorFormats();
-  app.use(requestObservability(deps.log, (method, path) => routePattern(app, method, path)));
+  app.use(requestObservability(app, deps.log, (method, path) => routePattern(app, method, path)));
   // The console takes HTML forms and answers every path under its base itself: before the API guards.
   if (deps.console) app.use(CONSOLE_BASE, consoleRouter(deps, deps.console));
   // Generic guards for every router below, including ones mounted later (gateways/http/guards.ts).
-  app.use(rateLimitHeadersOnEveryResponse(addresses));
+  app.use(rateLimitHeadersOnEveryResponse(app, addresses));
   app.use(wellFormedUrl());
   app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
   app.use(opsRouter(deps.engines.probes));

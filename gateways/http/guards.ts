@@ -5,11 +5,16 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type Express, type RequestHandler } from 'express';
 import { AppError } from '../../core/errors';
-import { allowedBy, routesFor } from './routes';
+import { pathAnswer } from './routes';
 
 /** A percent-escape that decodes to invalid UTF-8, or a `%` not followed by two hex digits, is a 400. */
 export function wellFormedUrl(): RequestHandler {
   return (req, _res, next) => {
+    // Without a `%` there is no escape to decode (the common case costs one scan).
+    if (!req.originalUrl.includes('%')) {
+      next();
+      return;
+    }
     try {
       // The whole raw target: decodeURIComponent throws URIError on any broken escape and on
       // escapes that are not UTF-8 (overlongs, lone surrogates, CESU-8), where URLSearchParams
@@ -27,6 +32,9 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** RFC 8259: JSON travels as application/json or a structured-syntax `+json` type, in UTF-8. */
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/i;
 
+/** Content-Type values most clients send, accepted without parsing. */
+const COMMON_JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8', 'application/json; charset=UTF-8', 'application/json;charset=utf-8', 'application/json;charset=UTF-8']);
+
 function declaresBody(headers: Record<string, string | string[] | undefined>): boolean {
   if (headers['transfer-encoding'] !== undefined) return true;
   const length = Number(headers['content-length'] ?? 0);
@@ -35,6 +43,7 @@ function declaresBody(headers: Record<string, string | string[] | undefined>): b
 
 /** Why a body's Content-Type is refused, or undefined when it is JSON in UTF-8. */
 export function contentTypeProblem(header: string | undefined): string | undefined {
+  if (header !== undefined && COMMON_JSON_TYPES.has(header)) return undefined;
   if (!header) return 'the body has no Content-Type: send it as application/json';
   const [type = '', ...params] = header.split(';').map((p) => p.trim());
   if (!JSON_MEDIA_TYPE.test(type)) return `Content-Type ${JSON.stringify(type.slice(0, 100))} is not supported: send the body as application/json`;
@@ -72,25 +81,24 @@ export function routeGuard(app: Express, options: RouteGuardOptions): RequestHan
   });
   return (req, res, next) => {
     const path = req.path;
-    const routes = routesFor(app, path);
-    const allowed = allowedBy(routes);
-    if (allowed.length === 0) {
+    const answer = pathAnswer(app, path);
+    if (answer.allowed.length === 0) {
       next();
       return;
     }
-    const explicit = routes.some((r) => r.methods.includes(req.method) || r.methods.includes('*'));
-    if (req.method === 'OPTIONS' && !explicit) {
+    const method = req.method;
+    if (method === 'OPTIONS' && !answer.anyMethod && !answer.explicit.has(method)) {
       // The same Allow as a 405 (Express's automatic answer leaves OPTIONS itself out).
-      res.setHeader('Allow', allowed.join(', '));
+      res.setHeader('Allow', answer.allowHeader);
       res.status(204).end();
       return;
     }
-    if (!allowed.includes('*') && !allowed.includes(req.method)) {
-      res.setHeader('Allow', allowed.join(', '));
-      next(new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path.slice(0, 200)}; allowed: ${allowed.join(', ')}`));
+    if (!answer.anyMethod && !answer.allowed.includes(method)) {
+      res.setHeader('Allow', answer.allowHeader);
+      next(new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path.slice(0, 200)}; allowed: ${answer.allowHeader}`));
       return;
     }
-    if (!BODY_METHODS.has(req.method)) {
+    if (!BODY_METHODS.has(method)) {
       next();
       return;
     }

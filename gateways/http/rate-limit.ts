@@ -3,7 +3,7 @@
 // endpoint counter covers (failed authentication, unknown routes, 405, 415, malformed
 // requests, ops endpoints, the HTTP parser's own refusals) carry the headers of a
 // per-client-address counter of failed requests instead (docs/decisions.md).
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../core/errors';
 import type { RateLimits } from '../../core/accounts/ports';
@@ -81,28 +81,48 @@ export function rateLimitHeaderValues(d: WindowDecision): Record<string, string>
 }
 
 function setRateLimitHeaders(res: Response | ServerResponse, d: WindowDecision): void {
-  for (const [name, value] of Object.entries(rateLimitHeaderValues(d))) res.setHeader(name, value);
+  res.setHeader('X-RateLimit-Limit', String(d.limit));
+  res.setHeader('X-RateLimit-Remaining', String(d.remaining));
+  res.setHeader('X-RateLimit-Reset', String(d.reset));
 }
+
+/** Marks a response for the address counter's headers (set by the middleware, read when its head is written). */
+const COUNTED = Symbol('rate-limit headers on this response');
+
+type CountedResponse = ServerResponse & { [COUNTED]?: AddressCounter; req: { ip?: string } };
+
+function hasRateLimitHeader(headers: unknown): boolean {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return false;
+  for (const k in headers) if (k.toLowerCase() === 'x-ratelimit-limit') return true;
+  return false;
+}
+
+const hooked = new WeakSet<object>();
 
 /**
  * spec 1 §8 "on every response": whatever answers (a router, the 404 fallback, Express's
  * automatic OPTIONS, the error handler), a response that no endpoint counter has marked gets the
  * address counter's headers when its head is written. A failed response (≥ 400) counts.
+ * Node writes the head through writeHead, also implicitly from end(); the app's response
+ * prototype carries the hook once (no closure per request): the middleware only marks the
+ * responses it covers (those of the routers mounted after it).
  */
-export function rateLimitHeadersOnEveryResponse(counter: AddressCounter): RequestHandler {
-  return (req, res, next) => {
-    const writeHead = res.writeHead;
-    // Node writes the head through writeHead, also implicitly from end(); hooking it covers
-    // every path that produces a response, including ones written by libraries.
-    res.writeHead = function writeHeadWithRateLimit(this: ServerResponse, statusCode: number, ...rest: unknown[]) {
-      if (!res.hasHeader('X-RateLimit-Limit')) {
-        const headers = rest.find((r): r is OutgoingHttpHeaders => typeof r === 'object' && r !== null && !Array.isArray(r));
-        if (!headers || !Object.keys(headers).some((k) => k.toLowerCase() === 'x-ratelimit-limit')) {
-          setRateLimitHeaders(res, counter.note(req.ip, statusCode >= 400));
-        }
+export function rateLimitHeadersOnEveryResponse(app: Express, counter: AddressCounter): RequestHandler {
+  const proto = app.response as unknown as ServerResponse;
+  if (!hooked.has(proto)) {
+    hooked.add(proto);
+    const writeHead = proto.writeHead;
+    proto.writeHead = function writeHeadWithRateLimit(this: CountedResponse, statusCode: number, a?: unknown, b?: unknown) {
+      const marked = this[COUNTED];
+      if (marked && !this.hasHeader('X-RateLimit-Limit') && !hasRateLimitHeader(a) && !hasRateLimitHeader(b)) {
+        setRateLimitHeaders(this, marked.note(this.req.ip, statusCode >= 400));
       }
-      return (writeHead as (...args: unknown[]) => ServerResponse).call(this, statusCode, ...rest);
-    } as typeof res.writeHead;
+      // eslint-disable-next-line prefer-rest-params
+      return (writeHead as (...args: unknown[]) => ServerResponse).apply(this, arguments as unknown as unknown[]);
+    } as typeof proto.writeHead;
+  }
+  return (_req, res, next) => {
+    (res as unknown as CountedResponse)[COUNTED] = counter;
     next();
   };
 }

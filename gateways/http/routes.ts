@@ -56,12 +56,36 @@ function stackOf(app: Express): readonly LayerLike[] {
 
 const paramsIn = (pattern: string): number => pattern.split('/').filter((segment) => segment.startsWith(':') || segment.startsWith('*')).length;
 
+/** What the table says about one path, computed once per path (gateways/http/guards.ts, /metrics). */
+export interface PathAnswer {
+  /** The most specific routes matching the path. */
+  readonly routes: readonly RouteMatch[];
+  /** The methods they take together, sorted, OPTIONS included; empty for no route. */
+  readonly allowed: readonly string[];
+  /** `allowed` as an Allow header value. */
+  readonly allowHeader: string;
+  /** Every method is taken (`router.all`). */
+  readonly anyMethod: boolean;
+  /** Upper-case methods some route declares itself (OPTIONS only when a route does). */
+  readonly explicit: ReadonlySet<string>;
+  /** Per upper-case method, the pattern of the first route that serves it (filled as asked). */
+  readonly patterns: Map<string, string | undefined>;
+}
+
+function answerFor(out: RouteMatch[]): PathAnswer {
+  const fewest = Math.min(...out.map((r) => paramsIn(r.pattern)));
+  const routes = out.filter((r) => paramsIn(r.pattern) === fewest);
+  const allowed = allowedBy(routes);
+  const explicit = new Set(routes.flatMap((r) => r.methods));
+  return { routes, allowed, allowHeader: allowed.join(', '), anyMethod: explicit.has('*'), explicit, patterns: new Map() };
+}
+
 /**
  * The routes whose pattern matches `path` (a raw, undecoded path without query), the most
  * specific only: `/sms/bulk` is the bulk resource, not a message id for `/sms/:id`, so its
  * methods are those of `/sms/bulk` (GET /sms/bulk is a 405, as OPTIONS and the document say).
  */
-export function routesFor(app: Express, path: string): RouteMatch[] {
+export function pathAnswer(app: Express, path: string): PathAnswer {
   let known = answers.get(app);
   if (!known) {
     known = new Map();
@@ -71,11 +95,14 @@ export function routesFor(app: Express, path: string): RouteMatch[] {
   if (hit) return hit;
   const out: RouteMatch[] = [];
   collect(stackOf(app), path, '', out);
-  const fewest = Math.min(...out.map((r) => paramsIn(r.pattern)));
-  const routes = out.filter((r) => paramsIn(r.pattern) === fewest);
+  const answer = answerFor(out);
   if (known.size >= KNOWN_PATHS) known.clear();
-  known.set(path, routes);
-  return routes;
+  known.set(path, answer);
+  return answer;
+}
+
+export function routesFor(app: Express, path: string): readonly RouteMatch[] {
+  return pathAnswer(app, path).routes;
 }
 
 /**
@@ -83,7 +110,8 @@ export function routesFor(app: Express, path: string): RouteMatch[] {
  * start), and walking it costs more than the rest of a small request: the guard and the
  * /metrics label ask for every request, and most requests repeat a path.
  */
-const answers = new WeakMap<Express, Map<string, RouteMatch[]>>();
+const STANDARD_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const answers = new WeakMap<Express, Map<string, PathAnswer>>();
 const KNOWN_PATHS = 10_000;
 
 /** The methods `routes` take together, sorted (the Allow header); empty for no route. */
@@ -95,6 +123,11 @@ export function allowedBy(routes: readonly RouteMatch[]): string[] {
 
 /** The pattern of the first route that serves `method` on `path`, or undefined. */
 export function routePattern(app: Express, method: string, path: string): string | undefined {
+  const answer = pathAnswer(app, path);
+  if (answer.patterns.has(method)) return answer.patterns.get(method);
   const wanted = method.toUpperCase();
-  return routesFor(app, path).find((r) => r.methods.includes('*') || r.methods.includes(wanted))?.pattern;
+  const pattern = answer.routes.find((r) => r.methods.includes('*') || r.methods.includes(wanted))?.pattern;
+  // Methods are few (clients can send any token, so only the standard ones are remembered).
+  if (STANDARD_METHODS.has(method)) answer.patterns.set(method, pattern);
+  return pattern;
 }
