@@ -12,7 +12,8 @@ module.exports = {
     },
     {
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // test/browser: the console in headless Chromium, over the same stack.
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/browser/**/*.test.ts'],
       transform,
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/support/global-setup.ts',

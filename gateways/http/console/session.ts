@@ -50,10 +50,15 @@ export function loadSession(sessions: SessionSource): RequestHandler {
   };
 }
 
-/** A browser's cross-site POST names another origin; a missing Origin (older clients) is let through to the token check. */
+/**
+ * A browser's cross-site POST says so (Sec-Fetch-Site) or names another Origin; a request with
+ * neither (older clients, `Origin: null`) is left to the token check.
+ */
 function sameOrigin(req: Request): boolean {
+  const site = req.header('sec-fetch-site');
+  if (site !== undefined) return site === 'same-origin';
   const origin = req.header('origin');
-  if (!origin || origin === 'null') return origin === undefined;
+  if (!origin || origin === 'null') return true;
   try {
     return new URL(origin).host === req.header('host');
   } catch {

@@ -1,5 +1,5 @@
 // The message log (the history readers GET /sms uses, with a Grammar A filter box taking the
-// URL form `status_eq=delivered&to_starts=+49` or the JSON form `{"filter":[...]}`, and paging),
+// URL form `status_eq=delivered&country_eq=DE` or the JSON form `{"filter":[...]}`, and paging),
 // and one message's page: its status, its DLR timeline with every webhook attempt, its workflow.
 import { WORKFLOW_IDS } from '../../../../core/bus/temporal';
 import { AppError } from '../../../../core/errors';
@@ -56,7 +56,7 @@ export function messageRoutes(routes: ConsoleRoutes): void {
     const pageLink = (to: number, label: string): Html => html`<a href="${ctx.base}/messages?${new URLSearchParams({ filter, start: String(to) }).toString()}">${label}</a>`;
     const paging = html`<p class="paging">${start > 0 ? pageLink(Math.max(0, start - PAGE_SIZE), '← newer') : ''} rows ${start + 1}–${start + rows.length} ${rows.length === PAGE_SIZE ? pageLink(start + PAGE_SIZE, 'older →') : ''}</p>`;
     send(res, ctx, 'Messages', html`<form method="get" action="${ctx.base}/messages" class="card filter">
-<label>Filter (Grammar A: <code>status_eq=delivered&amp;to_starts=+49</code> or <code>{"filter":[{"field":"status","operator":"eq","value":"delivered"}]}</code>)
+<label>Filter (Grammar A: <code>status_eq=delivered&amp;country_eq=DE</code> — a URL query, so <code>%2B</code> for + — or <code>{"filter":[{"field":"status","operator":"eq","value":"delivered"}]}</code>)
 <input name="filter" value="${filter}" id="filter" spellcheck="false"></label><button type="submit">Filter</button></form>
 ${problem ? notice('error', problem) : ''}
 ${table(['Id', 'Created', 'From', 'To', 'Status', 'Code', 'Country', 'Price'], rows.map((m) => messageRow(ctx, m)))}${paging}`, problem ? 400 : 200);
