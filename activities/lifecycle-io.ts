@@ -3,10 +3,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
 import type { VersionedMessage } from '../core/sms/lifecycle-ports';
-import { progressRank } from '../core/sms/lifecycle-rules';
+import { isFinal, progressRank } from '../core/sms/lifecycle-rules';
 import type { SmsMessage } from '../core/sms/message';
 import { webhookHeaders } from '../core/sms/webhook-signature';
 import type { LifecycleDeps } from './lifecycle';
+
+/** Message states remembered per process (a message needs them for a few seconds). */
+const WRITTEN_CACHE_SIZE = 100_000;
 
 export interface LifecycleIo {
   readState(id: string): Promise<VersionedMessage>;
@@ -27,10 +30,24 @@ export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
     return state;
   };
 
+  // The state this process last wrote per message: the next settle of the message usually runs
+  // here too and skips the read; a stale entry fails its compare-and-set and is read again.
+  const written = new Map<string, VersionedMessage>();
+  const remember = (state: VersionedMessage): void => {
+    if (written.size >= WRITTEN_CACHE_SIZE) {
+      const oldest = written.keys().next();
+      if (!oldest.done) written.delete(oldest.value);
+    }
+    written.set(state.message.id, state);
+  };
+
   const writeState = async (transitions: readonly Transition[]): Promise<SmsMessage> => {
     const id = transitions[0]?.messageId ?? '';
+    let known = written.get(id);
+    written.delete(id);
     for (;;) {
-      const { message: stored, revision } = await readState(id);
+      const { message: stored, revision } = known ?? (await readState(id));
+      known = undefined;
       let updated = stored;
       for (const t of transitions) {
         updated = {
@@ -43,7 +60,11 @@ export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
         };
       }
       if (progressRank(stored.status) > progressRank(updated.status)) return updated;
-      if (await deps.states.replace(updated, revision)) return updated;
+      const next = await deps.states.replace(updated, revision);
+      if (next !== null) {
+        if (!isFinal(updated.status)) remember({ message: updated, revision: next });
+        return updated;
+      }
     }
   };
 

@@ -1,38 +1,55 @@
-// End-to-end lifecycle benchmark (issue: message lifecycle): N messages via POST /sms/bulk
-// through the simulator (latency 0) to a webhook on loopback; messages/s and DLRs/s sustained,
-// p50/p99 from the 201 to the `delivered` DLR. In the same run, the embedded Temporal dev
-// server's ceiling for a trivial workflow of the same shape (benchCeiling: the same number of
-// workflow tasks, local activities, timers and signals), and our ratio to it.
-// Usage: npm run bench:lifecycle [-- --messages 10000] [--only lifecycle|ceiling] [--rate 15]
+// End-to-end lifecycle benchmark (issue 13): N messages via POST /sms/bulk through the
+// simulator (latency 0) to a webhook on loopback, for each lifecycle design side by side in one
+// run — `batch` (one workflow per batch of accepted messages, LIFECYCLE_BATCH_MAX_MESSAGES) and
+// `per-message` (one workflow per message, the former design) — each on a fresh stack. Reports
+// messages/s and DLRs/s sustained, p50/p99 from the 201 to the `delivered` DLR, Temporal history
+// events per message (every execution in the namespace), Temporal CPU per message: the dev
+// server process, and the SDK threads of the product process (core + workflow threads), beside
+// the product's whole CPU. Optionally the dev server's ceiling for a trivial per-message workflow.
+// Usage: npm run bench:lifecycle [-- --messages 10000] [--per-message-messages 2000]
+//        [--modes batch,per-message] [--rate 100] [--batch-max 500] [--ceiling]
 // (--rate: offered messages/s, for latency below saturation; without it the whole batch is sent at once)
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectTemporal } from '../infra/temporal';
 import { startStack, type RunningStack } from '../test/support/global-setup';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './support/ceiling';
+import { historyEvents, isTemporalSdkThread, processCpuSeconds, temporalServerPid, threadCpuSeconds } from './support/temporal-cost';
 import { createTenantAt } from './support/tenant';
 
-const { values } = parseArgs({ options: { messages: { type: 'string', default: '10000' }, timeout: { type: 'string', default: '1200' }, only: { type: 'string' }, rate: { type: 'string' } } });
-const N = Number(values.messages);
+const { values } = parseArgs({
+  options: {
+    messages: { type: 'string', default: '10000' }, 'per-message-messages': { type: 'string' }, timeout: { type: 'string', default: '1200' },
+    modes: { type: 'string', default: 'batch,per-message' }, rate: { type: 'string' }, 'batch-max': { type: 'string', default: '500' }, ceiling: { type: 'boolean', default: false },
+  },
+});
+const MODES = String(values.modes).split(',').map((m) => m.trim()).filter((m): m is Mode => m === 'batch' || m === 'per-message');
+type Mode = 'batch' | 'per-message';
 /** Offered load in messages/s (bulks of up to 100 sent on a schedule); unset: as fast as accepted. */
 const RATE = values.rate ? Number(values.rate) : null;
 const BULK = RATE ? Math.max(1, Math.min(100, Math.round(RATE))) : 100;
 const say = (line: string): void => { process.stderr.write(`[bench:lifecycle] ${line}\n`); };
 const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0; };
+const round = (x: number, digits = 1): number => Number(x.toFixed(digits));
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
-type Temporal = Awaited<ReturnType<typeof connectTemporal>>;
 
-async function runLifecycle(stack: RunningStack, receiver: Receiver, temporal: Temporal): Promise<Record<string, number>> {
+interface CpuMark { readonly server: number; readonly product: number; readonly threads: Map<string, number> }
+
+function cpuMark(serverPid: number | undefined, productPid: number | undefined): CpuMark {
+  return { server: serverPid ? processCpuSeconds(serverPid) : 0, product: productPid ? processCpuSeconds(productPid) : 0, threads: productPid ? threadCpuSeconds(productPid) : new Map() };
+}
+
+async function sendAndWait(stack: RunningStack, receiver: Receiver, n: number): Promise<{ acceptedAt: Map<string, number>; done: Map<string, number>; started: number; acceptSeconds: number }> {
   const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl, receiver.url);
   const acceptedAt = new Map<string, number>();
   const started = Date.now();
-  say(`sending ${N} messages in bulks of ${BULK}${RATE ? ` at ${RATE} messages/s` : ''}`);
+  say(`sending ${n} messages in bulks of ${BULK}${RATE ? ` at ${RATE} messages/s` : ''}`);
   let next = 0;
-  const bulks = Math.ceil(N / BULK);
+  const bulks = Math.ceil(n / BULK);
   await Promise.all(Array.from({ length: 4 }, async () => {
     for (;;) {
       const b = next++;
@@ -41,70 +58,100 @@ async function runLifecycle(stack: RunningStack, receiver: Receiver, temporal: T
         const due = started + ((b * BULK) / RATE) * 1000;
         if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
       }
-      const items = Array.from({ length: Math.min(BULK, N - b * BULK) }, (_, i) => ({ from: 'Bench', to: `+4915113${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `lifecycle bench ${b}/${i}` }));
+      const items = Array.from({ length: Math.min(BULK, n - b * BULK) }, (_, i) => ({ from: 'Bench', to: `+4915113${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `lifecycle bench ${b}/${i}` }));
       const res = await fetch(`${stack.info.httpUrl}/transactional/v1/sms/bulk`, { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: JSON.stringify(items) });
       const at = Date.now();
       const body = (await res.json()) as { entities: Array<{ id: string }> };
       for (const e of body.entities) acceptedAt.set(e.id, at);
     }
   }));
-  const sentSeconds = (Date.now() - started) / 1000;
-  say(`${acceptedAt.size} accepted in ${sentSeconds.toFixed(1)} s; waiting for delivered DLRs`);
+  const acceptSeconds = (Date.now() - started) / 1000;
+  say(`${acceptedAt.size} accepted in ${acceptSeconds.toFixed(1)} s; waiting for the delivered DLRs`);
   const deadline = Date.now() + Number(values.timeout) * 1000;
   const delivered = (): Map<string, number> => new Map(receiver.received.filter((r) => r.body['status'] === 'delivered' && r.answered === 200).map((r) => [String(r.body['id']), r.at]));
   let done = delivered();
   while (done.size < acceptedAt.size && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     done = delivered();
     say(`${done.size}/${acceptedAt.size} delivered DLRs`);
   }
-  const last = Math.max(...done.values());
-  const seconds = (last - started) / 1000;
-  const latencies = [...done.entries()].map(([id, at]) => at - (acceptedAt.get(id) ?? at));
-  const dlrs = receiver.received.filter((r) => r.answered === 200).length;
-  // History shape from a sample of messages: events and signals per message (the ceiling copies it).
-  const sample = [...done.keys()].slice(0, 20);
-  const histories = await Promise.all(sample.map(async (id) => (await temporal.client.workflow.getHandle(`sms-${id}`).fetchHistory()).events ?? []));
-  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  const historyEventsPerMessage = mean(histories.map((h) => h.length));
-  const signalsPerMessage = mean(histories.map((h) => h.filter((e) => e.workflowExecutionSignaledEventAttributes).length));
-  const ours = { offeredRate: RATE ?? 0, messages: done.size, seconds, messagesPerSecond: done.size / seconds, dlrsPerSecond: dlrs / seconds, p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99), historyEventsPerMessage, signalsPerMessage };
-  say(`lifecycle: ${ours.messagesPerSecond.toFixed(0)} messages/s, ${ours.dlrsPerSecond.toFixed(0)} DLRs/s, p50 ${ours.p50Ms} ms, p99 ${ours.p99Ms} ms, ${historyEventsPerMessage.toFixed(1)} events and ${signalsPerMessage.toFixed(1)} signals per message`);
-  return ours;
+  return { acceptedAt, done, started, acceptSeconds };
 }
 
-async function runCeiling(address: string, signals: number): Promise<CeilingResult> {
-  say(`ceiling: ${N} benchCeiling workflows with ${signals} signal(s) each, worker in this process`);
-  const ceiling = await measureCeiling(address, await bundleCeilingWorkflow(), N, signals, say);
-  say(`ceiling: ${ceiling.workflowsPerSecond.toFixed(0)} workflows/s (${ceiling.historyEvents} history events each)`);
-  return ceiling;
-}
-
-async function main(): Promise<void> {
+async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> {
   const receiver = await startWebhookReceiver();
-  const stack = await startStack({ LOG_LEVEL: 'error', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800', RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000' });
+  const stack = await startStack({
+    LOG_LEVEL: 'error', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800', RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000',
+    LIFECYCLE_BATCH_MAX_MESSAGES: mode === 'batch' ? String(values['batch-max']) : '1',
+  });
   const temporal = await connectTemporal({ address: stack.info.temporalAddress, namespace: 'default' });
+  const serverPid = temporalServerPid(stack.info.temporalAddress.split(':').at(-1) ?? '');
   try {
-    const lifecycle = values.only === 'ceiling' ? null : await runLifecycle(stack, receiver, temporal);
-    const ceiling = values.only === 'lifecycle' ? null : await runCeiling(stack.info.temporalAddress, Math.max(1, Math.round(lifecycle?.['signalsPerMessage'] ?? 1)));
-    const ratio = lifecycle && ceiling ? (lifecycle['messagesPerSecond'] ?? 0) / ceiling.workflowsPerSecond : null;
-    const results = {
-      machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
-      conditions: 'embedded stack, every role in one process, simulator latency 0, webhook receiver on loopback in the bench process; one run',
-      at: new Date().toISOString(),
-      lifecycle,
-      ceiling,
-      ratio,
+    say(`${mode}: stack up (Temporal dev server pid ${serverPid ?? '?'}, product pid ${stack.pid ?? '?'}); load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    const before = cpuMark(serverPid, stack.pid);
+    const { acceptedAt, done, started, acceptSeconds } = await sendAndWait(stack, receiver, n);
+    const after = cpuMark(serverPid, stack.pid);
+    const last = Math.max(...done.values());
+    const seconds = (last - started) / 1000;
+    const latencies = [...done.entries()].map(([id, at]) => at - (acceptedAt.get(id) ?? at));
+    const dlrs = receiver.received.filter((r) => r.answered === 200).length;
+    await new Promise((resolve) => setTimeout(resolve, 2000)); // visibility catches up
+    const histories = await historyEvents(temporal.client);
+    const events = Object.values(histories).reduce((sum, h) => sum + h.events, 0);
+    const threads = [...after.threads.entries()].map(([name, cpu]) => [name, cpu - (before.threads.get(name) ?? 0)] as const).filter(([, cpu]) => cpu > 0.05).sort((a, b) => b[1] - a[1]);
+    const sdkSeconds = threads.filter(([name]) => isTemporalSdkThread(name)).reduce((sum, [, cpu]) => sum + cpu, 0);
+    const perMessageMs = (cpuSeconds: number): number => round((cpuSeconds * 1000) / Math.max(1, done.size), 2);
+    const result = {
+      mode, offeredRate: RATE ?? 0, messages: done.size, accepted: acceptedAt.size, seconds: round(seconds), messagesPerSecond: round(done.size / seconds), acceptedPerSecond: round(acceptedAt.size / acceptSeconds), dlrsPerSecond: round(dlrs / seconds),
+      p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99),
+      historyEventsPerMessage: round(events / Math.max(1, done.size), 2), executions: histories,
+      temporalServerCpuMsPerMessage: perMessageMs(after.server - before.server), temporalSdkCpuMsPerMessage: perMessageMs(sdkSeconds),
+      temporalCpuMsPerMessage: perMessageMs(after.server - before.server + sdkSeconds), productCpuMsPerMessage: perMessageMs(after.product - before.product),
+      productThreadsCpuSeconds: Object.fromEntries(threads.slice(0, 12).map(([name, cpu]) => [name, round(cpu, 2)])),
+      loadAverageAfter: loadavg().map((l) => round(l, 2)),
     };
-    const file = `lifecycle${values.only ? `-${values.only}` : ''}${RATE ? `-rate${RATE}` : ''}.json`;
-    mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
-    process.stdout.write(`\n${JSON.stringify({ lifecycle, ceiling, ratio })}\nwritten to bench/results/${file}\n`);
+    say(`${mode}: ${result.messagesPerSecond} messages/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.historyEventsPerMessage} history events/message, Temporal CPU ${result.temporalCpuMsPerMessage} ms/message (server ${result.temporalServerCpuMsPerMessage}, SDK ${result.temporalSdkCpuMsPerMessage}); product ${result.productCpuMsPerMessage} ms/message`);
+    return result;
   } finally {
     await temporal.close();
     await stack.stop();
     await receiver.close();
   }
+}
+
+async function runCeiling(signals: number, n: number): Promise<CeilingResult> {
+  const stack = await startStack({ LOG_LEVEL: 'error' });
+  try {
+    say(`ceiling: ${n} benchCeiling workflows with ${signals} signal(s) each, worker in this process`);
+    const ceiling = await measureCeiling(stack.info.temporalAddress, await bundleCeilingWorkflow(), n, signals, say);
+    say(`ceiling: ${ceiling.workflowsPerSecond.toFixed(0)} workflows/s (${ceiling.historyEvents} history events each)`);
+    return ceiling;
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const n = Number(values.messages);
+  const loadBefore = loadavg().map((l) => round(l, 2));
+  const runs: Array<Record<string, unknown>> = [];
+  for (const mode of MODES) runs.push(await runMode(mode, mode === 'per-message' ? Number(values['per-message-messages'] ?? Math.min(n, 2000)) : n));
+  const ceiling = values.ceiling ? await runCeiling(1, Math.min(n, 2000)) : null;
+  const byMode = Object.fromEntries(runs.map((r) => [String(r['mode']), r]));
+  const speedup = byMode['batch'] && byMode['per-message'] ? round(Number(byMode['batch']['messagesPerSecond']) / Number(byMode['per-message']['messagesPerSecond']), 2) : null;
+  const results = {
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, loadAverageBefore: loadBefore },
+    conditions: `embedded stack (every role in one process), a fresh stack per mode, simulator latency 0, webhook receiver on loopback in the bench process, bulks of ${BULK}${RATE ? ` at ${RATE} messages/s` : ' sent as fast as accepted'}, LIFECYCLE_BATCH_MAX_MESSAGES ${String(values['batch-max'])}; one run`,
+    at: new Date().toISOString(),
+    runs,
+    batchVsPerMessage: speedup,
+    ceiling,
+  };
+  const file = `lifecycle${MODES.length === 1 ? `-${MODES[0]}` : ''}${RATE ? `-rate${RATE}` : ''}.json`;
+  mkdirSync(join(__dirname, 'results'), { recursive: true });
+  writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
+  for (const r of runs) process.stdout.write(`${String(r['mode']).padEnd(12)} ${String(r['messagesPerSecond']).padStart(7)} msg/s  p50 ${String(r['p50Ms']).padStart(6)} ms  p99 ${String(r['p99Ms']).padStart(6)} ms  ${String(r['historyEventsPerMessage']).padStart(6)} events/msg  Temporal CPU ${String(r['temporalCpuMsPerMessage']).padStart(6)} ms/msg (server ${String(r['temporalServerCpuMsPerMessage'])}, SDK ${String(r['temporalSdkCpuMsPerMessage'])})  product ${String(r['productCpuMsPerMessage'])} ms/msg\n`);
+  process.stdout.write(`${speedup ? `batch / per-message: ×${speedup}\n` : ''}written to bench/results/${file}\n`);
 }
 
 main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });

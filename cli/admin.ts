@@ -13,13 +13,12 @@ import { BalanceLedger } from '../stores/balance-ledger';
 import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
 import { checkIngestToken, registerIngestCommands } from './ingest-commands';
 import { registerAudienceCommands } from './audience-commands';
+import { registerMessageCommands } from './message-commands';
 import { registerConsoleCommands } from './console-commands';
 import { decode, KV_KEYS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES } from '../core/bus';
 import type { DeadDlr as StoredDeadDlr } from '../core/sms/dlr';
 import type { dlrDelivery } from '../workflows/dlr-delivery';
 import type { systemProbe } from '../workflows/system-probe';
-import { writeFileSync } from 'node:fs';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 
 const config = loadConfig();
 const log = createLogger('warn', { component: 'admin' });
@@ -280,20 +279,6 @@ dlr.command('redrive').description('deliver dead-lettered DLRs again, on a fresh
     print(`${dead.length} DLR(s) re-driven`, { redriven: dead.map((d) => ({ messageId: d.messageId, seq: d.seq })) });
   }));
 
-const message = program.command('message').description('messages');
-message.command('history').description("export a message's workflow history (JSON), e.g. as a replay fixture").requiredOption('--id <message id>').option('--out <file>')
-  .action(async (o: { id: string; out?: string }) => {
-    const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
-    try {
-      const history = await temporal.client.workflow.getHandle(WORKFLOW_IDS.lifecycle(o.id)).fetchHistory();
-      const text = JSON.stringify(JSON.parse(historyToJSON(history)), null, 2);
-      if (o.out) writeFileSync(o.out, `${text}\n`);
-      process.stdout.write(o.out ? `history of ${WORKFLOW_IDS.lifecycle(o.id)} written to ${o.out} (${history.events?.length ?? 0} events)\n` : `${text}\n`);
-    } finally {
-      await temporal.close();
-    }
-  });
-
 const simulator = program.command('simulator').description('the embedded carrier simulator');
 simulator.command('mo').description('make the simulator send a mobile-originated message (e.g. STOP) to one of our numbers')
   .requiredOption('--from <msisdn>', 'the handset').requiredOption('--to <number>', 'our virtual number').requiredOption('--text <text>')
@@ -306,6 +291,7 @@ simulator.command('mo').description('make the simulator send a mobile-originated
 
 registerIngestCommands(program, action, print);
 registerAudienceCommands(program, action, print);
+registerMessageCommands(program, action, print, { address: temporalAddress(), namespace: config.temporal.namespace, ui: `http://127.0.0.1:${config.temporal.uiPort}` });
 registerConsoleCommands(program, action, print);
 
 const system = program.command('system').description('operations');

@@ -6,7 +6,7 @@ import { JetStreamBus } from '../infra/event-bus';
 import type { Logger } from '../infra/logger';
 import { temporalTelemetry } from '../infra/temporal';
 import type { Nats } from '../infra/nats';
-import { FetchWebhookSender } from '../infra/webhook-sender';
+import { HttpWebhookSender } from '../infra/webhook-sender';
 import type { AccountDirectory } from '../stores/account-directory';
 import type { BalanceLedger } from '../stores/balance-ledger';
 import { KvDeadLetters, KvLifecycleOwners, KvLifecycleStates, KvOnceKeys } from '../stores/lifecycle-records';
@@ -33,7 +33,7 @@ export function lifecyclePorts(nats: Nats, tokens: AccountDirectory, funds: Bala
   return {
     states: new KvLifecycleStates(nats.kv.messages),
     bus: new JetStreamBus(nats.js),
-    webhooks: new FetchWebhookSender(),
+    webhooks: new HttpWebhookSender(),
     deadLetters: new KvDeadLetters(nats.kv.deadDlrs),
     once: new KvOnceKeys(nats.kv.idempotency),
     tokens,

@@ -18,12 +18,11 @@ export class KvLifecycleStates implements LifecycleStates {
     return { message: decode('messageState', entry.value), revision: entry.revision };
   }
 
-  async replace(message: SmsMessage, revision: number): Promise<boolean> {
+  async replace(message: SmsMessage, revision: number): Promise<number | null> {
     try {
-      await this.kv.update(KV_KEYS.messageState(message.id), JSON.stringify(message), revision);
-      return true;
+      return await this.kv.update(KV_KEYS.messageState(message.id), JSON.stringify(message), revision);
     } catch (err) {
-      if (isRevisionConflict(err)) return false;
+      if (isRevisionConflict(err)) return null;
       throw err;
     }
   }

@@ -13,8 +13,8 @@ export interface VersionedMessage {
 
 export interface LifecycleStates {
   read(messageId: string): Promise<VersionedMessage | null>;
-  /** Writes `message` if its state is still at `revision`; false when a concurrent write came first. */
-  replace(message: SmsMessage, revision: number): Promise<boolean>;
+  /** Writes `message` if its state is still at `revision`: its new revision, or null when a concurrent write came first. */
+  replace(message: SmsMessage, revision: number): Promise<number | null>;
 }
 
 export interface WebhookRequest {

@@ -40,11 +40,11 @@ class World {
           if (this.conflicts > 0) {
             this.conflicts -= 1;
             if (this.state) this.state = { ...this.state, revision: this.state.revision + 1 };
-            return false;
+            return null;
           }
-          if (!this.state || this.state.revision !== revision) return false;
+          if (!this.state || this.state.revision !== revision) return null;
           this.state = { message: m, revision: revision + 1 };
-          return true;
+          return revision + 1;
         },
       },
       bus: { publish: async (subject, payload, msgId) => { this.published.push({ subject, payload, msgId }); } },

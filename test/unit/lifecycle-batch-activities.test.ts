@@ -1,7 +1,7 @@
 // The batch lifecycle's activities (activities/lifecycle-batch.ts) in MockActivityEnvironment
 // over in-memory ports: what one dispatch and one settle of many messages write, publish, send.
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createBatchLifecycleActivities, WEBHOOK_CONCURRENCY } from '../../activities/lifecycle-batch';
+import { createBatchLifecycleActivities, WEBHOOK_CONCURRENCY, type BatchSettled } from '../../activities/lifecycle-batch';
 import type { LifecycleDeps } from '../../activities/lifecycle';
 import { KV_KEYS, SUBJECTS } from '../../core/bus/names';
 import type { Token } from '../../core/accounts/types';
@@ -30,6 +30,7 @@ class World {
   readonly down = new Set<string>();
   readonly claimed = new Set<string>();
   readonly credits: Array<[string, number]> = [];
+  reads = 0;
 
   add(id: string, tokenId = 't-1'): void {
     this.states.set(id, { message: { ...base, id, tokenId }, revision: 1 });
@@ -38,11 +39,11 @@ class World {
   deps(): LifecycleDeps {
     return {
       states: {
-        read: async (id) => this.states.get(id) ?? null,
+        read: async (id) => { this.reads += 1; return this.states.get(id) ?? null; },
         replace: async (m, revision) => {
-          if (this.states.get(m.id)?.revision !== revision) return false;
+          if (this.states.get(m.id)?.revision !== revision) return null;
           this.states.set(m.id, { message: m, revision: revision + 1 });
-          return true;
+          return revision + 1;
         },
       },
       bus: { publish: async (subject, payload, msgId) => { this.published.push({ subject, payload, msgId }); } },
@@ -112,7 +113,7 @@ describe('batch lifecycle activities (docs/lifecycle.md)', () => {
       const ts = [transition(id, 1, 'sent'), transition(id, 2, 'delivered')];
       return { tokenId, transitions: ts, deliverNow: ts.map((t) => delivery(tokenId, t)) };
     };
-    const result = await env.run(acts().settleBatch, 'k2', [...ids.map((id) => item(id)), item('other', 't-2')]);
+    const result: BatchSettled = await env.run(acts().settleBatch, 'k2', [...ids.map((id) => item(id)), item('other', 't-2')]);
     expect(result.delivered).toEqual([...ids.map(() => 0), 2]);
     // The first lanes' attempts were in flight together; the rest of the token's messages wait for their retry schedule.
     expect(world.posts.filter((p) => p.url === 'https://one.test/dlr')).toHaveLength(WEBHOOK_CONCURRENCY);
@@ -120,6 +121,20 @@ describe('batch lifecycle activities (docs/lifecycle.md)', () => {
     const rows = world.published.filter((p) => p.subject === SUBJECTS.dlrAttempt).flatMap((p) => (p.payload as { attempts: Array<{ outcome: string; responseStatus: number | null }> }).attempts);
     expect(rows.filter((r) => r.outcome === 'failed')).toHaveLength(WEBHOOK_CONCURRENCY);
     expect(rows.every((r) => r.outcome === 'delivered' || r.responseStatus === 503)).toBe(true);
+  });
+
+  test("a message's next settle in the same process writes by compare-and-set without reading it again; a stale memory is read again", async () => {
+    world.add('m1');
+    const activities = acts();
+    await env.run(activities.settleBatch, 'k4', [{ tokenId: 't-1', transitions: [transition('m1', 1, 'sent')], deliverNow: [] }]);
+    expect(world.reads).toBe(1);
+    await env.run(activities.settleBatch, 'k5', [{ tokenId: 't-1', transitions: [transition('m1', 2, 'buffered')], deliverNow: [] }]);
+    expect(world.reads).toBe(1);
+    const current = world.states.get('m1') as VersionedMessage;
+    world.states.set('m1', { ...current, revision: current.revision + 5 });
+    await env.run(activities.settleBatch, 'k6', [{ tokenId: 't-1', transitions: [transition('m1', 3, 'delivered')], deliverNow: [] }]);
+    expect(world.reads).toBe(2);
+    expect(world.states.get('m1')?.message.status).toBe('delivered');
   });
 
   test('DESIGN §4: a refund in a settle is credited once, however often the settle runs', async () => {

@@ -1,0 +1,66 @@
+// What Temporal costs a lifecycle run: CPU of the dev server process and of the product's
+// threads (from /proc, Linux), and history events of every workflow execution in the namespace.
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+
+const TICKS_PER_SECOND = 100;
+
+function cpuSecondsOf(statPath: string): number {
+  const fields = readFileSync(statPath, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** CPU seconds of a process, or of each of its threads grouped by thread name. */
+export function processCpuSeconds(pid: number): number {
+  return cpuSecondsOf(`/proc/${pid}/stat`);
+}
+
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      // Worker threads (the SDK's workflow threads) share the process's name; the main thread is the pid.
+      const name = tid === String(pid) ? 'main' : comm === 'node' ? 'node-worker-thread' : comm;
+      byName.set(name, (byName.get(name) ?? 0) + cpuSecondsOf(`/proc/${pid}/task/${tid}/stat`));
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return byName;
+}
+
+/** The pid of the Temporal dev server listening on `port` (its command line names the port). */
+export function temporalServerPid(port: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith('temporal') && args.includes('start-dev') && args.some((a, i) => (a === '--port' || a === '-p') && args[i + 1] === port)) return Number(entry);
+    } catch {
+      // gone
+    }
+  }
+  return undefined;
+}
+
+/** Executions (runs) and their history events per workflow type, from the visibility store. */
+export async function historyEvents(client: Client): Promise<Record<string, { runs: number; events: number }>> {
+  const byType: Record<string, { runs: number; events: number }> = {};
+  for await (const info of client.workflow.list()) {
+    const entry = byType[info.type] ?? { runs: 0, events: 0 };
+    entry.runs += 1;
+    entry.events += info.historyLength;
+    byType[info.type] = entry;
+  }
+  return byType;
+}
+
+/**
+ * The SDK's part of a product process: Temporal core (Rust, tokio) threads and the Node worker
+ * threads that run workflow code. Activities, the bridge and the client run on the main thread
+ * with everything else, so they are not counted here (the product's whole CPU is reported beside).
+ */
+export function isTemporalSdkThread(name: string): boolean {
+  return name === 'node-worker-thread' || /tokio/i.test(name);
+}
