@@ -60,16 +60,22 @@ interface PhaseResult {
   readonly examples: string[];
 }
 
+/** Bulks of BULK messages, paced over SEND_SECONDS so that the fault (at 3 s) hits requests in flight. */
+const BULK = 10;
+const SEND_SECONDS = 15;
+const SENDERS = 4;
+
 async function send(phase: number, total: number, token: string, accepted: Map<string, string>): Promise<number> {
-  const bulks = Math.ceil(total / 100);
+  const bulks = Math.ceil(total / BULK);
+  const pauseMs = (SEND_SECONDS * 1000 * SENDERS) / bulks;
   let next = 0;
   let retries = 0;
   const sender = async (client: number): Promise<void> => {
     for (;;) {
       const b = next++;
       if (b >= bulks) return;
-      const items = Array.from({ length: Math.min(100, total - b * 100) }, (_, i) => ({
-        from: 'Reliable', to: `+491511${phase}${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `cluster ${phase}/${b}/${i}`, clientId: `c${phase}-${b}-${i}`,
+      const items = Array.from({ length: Math.min(BULK, total - b * BULK) }, (_, i) => ({
+        from: 'Reliable', to: `+491511${phase}${String(b).padStart(5, '0')}${String(i % 80).padStart(2, '0')}`, text: `cluster ${phase}/${b}/${i}`, clientId: `c${phase}-${b}-${i}`,
       }));
       // Each client starts on its own gateway and moves to the other one when a request fails.
       for (let attempt = client; ; attempt++) {
@@ -85,10 +91,10 @@ async function send(phase: number, total: number, token: string, accepted: Map<s
         retries += 1;
         await sleep(300);
       }
-      await sleep(100);
+      await sleep(pauseMs);
     }
   };
-  await Promise.all(Array.from({ length: 4 }, (_, i) => sender(i)));
+  await Promise.all(Array.from({ length: SENDERS }, (_, i) => sender(i)));
   return retries;
 }
 
