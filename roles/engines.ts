@@ -108,8 +108,8 @@ export async function startEngines(config: Config, log: Logger, options: { click
       clickhouse,
       accounts: new AccountStore(nats.kv.accounts),
       directory,
-      balances: new BalanceLedger(nats.kv.balances),
-      rateLimiter: new RateLimiter(nats.kv.ratelimits),
+      balances: new BalanceLedger(nats.kv.balances, nats.pipeline),
+      rateLimiter: new RateLimiter(nats.kv.ratelimits, Date.now, nats.pipeline),
       probes,
       stop,
     };

@@ -162,7 +162,7 @@ export async function startGatewayHarness(natsUrl: string, options: Partial<Smpp
   const log = createLogger(logLevel, { component: 'smpp-harness' });
   const nats = await connectNats({ servers: natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'smpp-harness' }, log);
   const directory = await AccountDirectory.open(nats.kv.accounts);
-  const built = await buildSmppServices({ nats, directory, balances: new BalanceLedger(nats.kv.balances) });
+  const built = await buildSmppServices({ nats, directory, balances: new BalanceLedger(nats.kv.balances, nats.pipeline) });
   const gateway = await startSmppGateway({ port: 0, engines: { nats, directory }, services: built.services, log, options: { host: '127.0.0.1', ...options } });
   return {
     port: gateway.port,
