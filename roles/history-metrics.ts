@@ -22,17 +22,28 @@ export interface StoredBatch {
   readonly attempts: readonly DlrAttempt[];
 }
 
+/** Label value → how many, so a run costs one increment per label value instead of one per item. */
+function tally<T>(items: readonly T[], label: (item: T) => string | undefined): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) {
+    const value = label(item);
+    if (value !== undefined) counts.set(value, (counts.get(value) ?? 0) + 1);
+  }
+  return counts;
+}
+
 /** Counts what a stored run of stream messages says about the pipeline. */
 export function countStored(batch: StoredBatch, msgs: readonly JsMsg[], now = Date.now()): void {
-  for (const m of batch.accepted) smsMessagesAccepted.inc({ source: m.source });
-  for (const t of batch.transitions) {
-    smsStatusTransitions.inc({ status: t.status });
-    if (FINAL.has(t.status)) smsMessagesFinal.inc({ status: t.status });
+  for (const [source, n] of tally(batch.accepted, (m) => m.source)) smsMessagesAccepted.inc({ source }, n);
+  for (const [status, n] of tally(batch.transitions, (t) => t.status)) {
+    smsStatusTransitions.inc({ status }, n);
+    if (FINAL.has(status)) smsMessagesFinal.inc({ status }, n);
   }
-  for (const a of batch.attempts) {
-    dlrAttempts.inc({ outcome: a.outcome, response: responseClass(a.responseStatus) });
-    if (a.outcome !== 'skipped') dlrAttemptLatency.observe({ outcome: a.outcome }, a.latencyMs / 1000);
+  for (const [key, n] of tally(batch.attempts, (a) => `${a.outcome} ${responseClass(a.responseStatus)}`)) {
+    const [outcome, response] = key.split(' ') as [string, string];
+    dlrAttempts.inc({ outcome, response }, n);
   }
+  for (const a of batch.attempts) if (a.outcome !== 'skipped') dlrAttemptLatency.observe({ outcome: a.outcome }, a.latencyMs / 1000);
   const sizes: Array<[string, number]> = [['sms_messages', batch.messages.length], ['lookups', batch.lookups.length], ['sms_transitions', batch.transitions.length], ['dlr_attempts', batch.attempts.length]];
   for (const [table, rows] of sizes) if (rows > 0) clickhouseInsertRows.observe({ table }, rows);
   observeLag('history', msgs, now);
