@@ -1,0 +1,125 @@
+// The console's rules without a stack (docs/console.md): escaping, the filter box, and the
+// router's session, CSRF and organization checks over in-memory stand-ins of its stores.
+import type { Server } from 'node:http';
+import express from 'express';
+import type { Organization, Token } from '../../core/accounts/types';
+import type { ConsoleSession, Operator } from '../../core/console/operators';
+import { AppError } from '../../core/errors';
+import { escapeHtml, html } from '../../gateways/http/console/html';
+import { logParams } from '../../gateways/http/console/pages/messages';
+import { consoleRouter } from '../../gateways/http/console/router';
+import type { ConsoleServices } from '../../gateways/http/console/services';
+
+describe('console HTML: every interpolated value is escaped once', () => {
+  test('text and attribute metacharacters', () => {
+    expect(escapeHtml(`<a href="x" onclick='y'>&\``)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&#96;');
+    expect(html`<td title="${'"><script>'}">${'<b>'}</td>`.text).toBe('<td title="&quot;&gt;&lt;script&gt;">&lt;b&gt;</td>');
+  });
+
+  test('markup built by html is kept; arrays are joined; null, undefined and false render nothing', () => {
+    const inner = html`<i>${'<x>'}</i>`;
+    expect(html`<p>${inner}${['a', html`<br>`]}${null}${undefined}${false}${0}</p>`.text).toBe('<p><i>&lt;x&gt;</i>a<br>0</p>');
+  });
+});
+
+describe('console message log: the Grammar A filter box', () => {
+  test('URL form: the page\'s paging unless the filter has its own', () => {
+    expect(logParams('status_eq=delivered', 50).toString()).toBe('status_eq=delivered&_start=50&_limit=50');
+    expect(logParams('?status_eq=failed&_start=0&_limit=5', 50).toString()).toBe('status_eq=failed&_start=0&_limit=5');
+  });
+
+  test('JSON form: the object becomes _q, with the page\'s paging unless it has its own', () => {
+    const q = (text: string): unknown => JSON.parse(logParams(text, 100).get('_q') ?? 'null');
+    expect(q('{"filter":[{"field":"status","operator":"eq","value":"sent"}]}')).toEqual({ filter: [{ field: 'status', operator: 'eq', value: 'sent' }], paging: { start: 100, limit: 50 } });
+    expect(q('{"paging":{"start":0,"limit":3}}')).toEqual({ paging: { start: 0, limit: 3 } });
+    expect(() => logParams('{"filter":', 0)).toThrow(AppError);
+  });
+});
+
+const org = (id: string): Organization => ({ id, name: `Org ${id}`, currency: 'EUR', smppEnabled: false, createdAt: '2026-01-01T00:00:00.000Z' });
+const token = (id: string, orgId: string): Token => ({
+  id, kind: 'api_sms', name: `token ${id}`, orgId, projectId: 'p1', datasourceId: null, scopes: [], hash: 'h', createdAt: '2026-01-01T00:00:00.000Z',
+  revokedAt: null, webhook: null, smpp: null, numbers: [],
+});
+
+describe('console router: sessions, CSRF and organizations', () => {
+  const operator: Operator = { id: 'op1', orgId: 'org-a', email: 'ops@a.example', passwordHash: '', createdAt: '' };
+  const session: ConsoleSession = { operatorId: 'op1', orgId: 'org-a', email: operator.email, csrf: 'the-csrf-token', createdAt: '', expiresAt: '' };
+  const created: string[] = [];
+  const services = {
+    operators: {
+      verify: async (_email: string, password: string) => (password === 'right' ? operator : null),
+      startSession: async () => ({ cookie: 'cookie-a', session }),
+      session: async (cookie: string) => (cookie === 'cookie-a' ? session : null),
+      endSession: async () => undefined,
+    },
+    accounts: {
+      getOrg: async (id: string) => org(id),
+      getToken: async (id: string) => (id === 'tok-b' ? token('tok-b', 'org-b') : token(id, 'org-a')),
+      listProjects: async () => [{ id: 'p1', orgId: 'org-a', name: 'P', createdAt: '' }],
+      listTokens: async () => [],
+      createToken: async (input: { name?: string }) => { created.push(input.name ?? ''); return { token: token('new', 'org-a'), value: 'sms_value' }; },
+    },
+  } as unknown as ConsoleServices;
+  let server: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    const app = express();
+    app.use('/console', consoleRouter({ log: { error: () => undefined }, services: {} } as never, services));
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/console`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  const post = (path: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> => fetch(`${url}${path}`, {
+    method: 'POST', redirect: 'manual', body: new URLSearchParams(form).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'console_session=cookie-a', ...headers },
+  });
+
+  test('without a session a page redirects to the sign-in; every answer carries the CSP and no-store', async () => {
+    const res = await fetch(`${url}/projects`, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/console/sign-in');
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
+  test('sign-in: the form token must match its cookie; a wrong password is a 401; the session cookie is HttpOnly, SameSite=Strict', async () => {
+    const form = await fetch(`${url}/sign-in`);
+    const cookie = (form.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+    const signIn = (password: string, token = csrf): Promise<Response> => fetch(`${url}/sign-in`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie }, body: new URLSearchParams({ _csrf: token, email: operator.email, password }).toString(),
+    });
+    expect((await signIn('right', 'forged')).status).toBe(403);
+    expect((await signIn('wrong')).status).toBe(401);
+    const ok = await signIn('right');
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('set-cookie')).toMatch(/console_session=cookie-a; Path=\/console; HttpOnly; SameSite=Strict/);
+  });
+
+  test('a change without the CSRF token, with a wrong one, or from another site is a 403 and runs nothing', async () => {
+    const form = { kind: 'api_sms', project: 'p1', name: 'x' };
+    expect((await post('/tokens', form)).status).toBe(403);
+    expect((await post('/tokens', { ...form, _csrf: 'the-csrf-tokeN' })).status).toBe(403);
+    expect((await post('/tokens', { ...form, _csrf: 'the-csrf-token' }, { 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    expect((await post('/tokens', { ...form, _csrf: 'the-csrf-token' }, { origin: 'https://evil.example' })).status).toBe(403);
+    expect(created).toEqual([]);
+    const res = await post('/tokens', { ...form, _csrf: 'the-csrf-token' }, { 'sec-fetch-site': 'same-origin' });
+    expect(res.status).toBe(201);
+    expect(await res.text()).toContain('sms_value');
+    expect(created).toEqual(['x']);
+  });
+
+  test("another organization's token is a 404, like a token that does not exist", async () => {
+    const res = await fetch(`${url}/tokens/tok-b`, { headers: { cookie: 'console_session=cookie-a' } });
+    expect(res.status).toBe(404);
+    expect(await res.text()).not.toContain('org-b');
+  });
+
+  test('a form over the size limit is a 413 page, not a 500', async () => {
+    expect((await post('/tokens', { _csrf: 'the-csrf-token', name: 'x'.repeat(70_000) })).status).toBe(413);
+  });
+});
