@@ -2,6 +2,7 @@
 // the headers of earlier releases, "send test DLR"), SMPP credentials and two-way numbers.
 import type { Token } from '../../../../core/accounts/types';
 import { receiverSecret } from '../../../../core/sms/webhook-signature';
+import { AccountConflictError } from '../../../../stores/account-store';
 import { ConsoleError, field, ownToken, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { csrfField, html, notice, postButton, type Html } from '../html';
 import { sendTestDlr } from '../webhook-test';
@@ -113,7 +114,10 @@ ${answer.body ? html`<pre>${answer.body}</pre>` : ''}`)}<p><a href="${back(ctx, 
     const token = await apiToken(ctx, String(req.params['id']));
     const number = field(req, 'number');
     if (!/^\+?[0-9A-Za-z]{3,16}$/.test(number)) throw new ConsoleError(400, 'Refused', 'a number is an MSISDN (digits, optional +) or an alphanumeric sender of 3 to 16 characters');
-    await services.accounts.addNumber(token.id, number);
+    // Which token holds a number is not this organization's business: one answer for any holder.
+    await services.accounts.addNumber(token.id, number).catch((err: unknown) => {
+      throw err instanceof AccountConflictError ? new ConsoleError(409, 'Conflict', `the number ${number} is attached to another token`) : err;
+    });
     res.redirect(303, back(ctx, token, 'numbers'));
   }));
 
