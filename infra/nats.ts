@@ -5,7 +5,7 @@ import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, Rete
 import { Kvm, type KV } from '@nats-io/kv';
 import { BUCKETS, STREAMS } from '../core/bus/names';
 import type { Logger } from './logger';
-import { PipelinedJetStream } from './pipelined-jetstream';
+import { JetStreamPublishError, PipelinedJetStream } from './pipelined-jetstream';
 
 /** The names live in the bus contract; re-exported for the adapters that already read them here. */
 export { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
@@ -148,6 +148,8 @@ export function isRevisionConflict(err: unknown): boolean {
   if (err instanceof JetStreamApiError) {
     return err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
   }
+  // The pipelined client's compare-and-set (infra/pipelined-jetstream.ts): the API error code.
+  if (err instanceof JetStreamPublishError && err.errCode === JetStreamApiCodes.StreamWrongLastSequence) return true;
   // kv.create on an existing key reports "wrong last sequence" through a plain Error in some versions.
   return err instanceof Error && /wrong last sequence|key exists/i.test(err.message);
 }

@@ -15,6 +15,12 @@ export class JetStreamPublishError extends Error {
   }
 }
 
+/** A KV value read by a direct get, with its revision (the stream sequence). */
+export interface StoredValue {
+  readonly data: Uint8Array;
+  readonly revision: number;
+}
+
 export interface PubAck {
   readonly stream: string;
   readonly seq: number;
@@ -56,6 +62,8 @@ export class PipelinedJetStream {
   private readonly waiting = new Map<number, Waiter>();
   private next = 0;
   private readonly sweeper: NodeJS.Timeout;
+  private outbox: Array<{ id: number; subject: string; data: Uint8Array | string; headers: MsgHdrs | undefined }> = [];
+  private flushScheduled = false;
 
   constructor(private readonly nc: NatsConnection, private readonly timeoutMs = DEFAULT_TIMEOUT_MS) {
     this.prefix = `${createInbox()}.`;
@@ -75,30 +83,67 @@ export class PipelinedJetStream {
   }
 
   /**
+   * A compare-and-set: stores `data` on `subject` only if the subject's last message is
+   * `revision` (0: the subject has none, a KV create). A lost race rejects with the
+   * stream's "wrong last sequence" error (isRevisionConflict in infra/nats.ts).
+   */
+  async publishIfLast(subject: string, data: Uint8Array | string, revision: number): Promise<PubAck> {
+    const headers = natsHeaders();
+    headers.set('Nats-Expected-Last-Subject-Sequence', String(revision));
+    return toPubAck(await this.request(subject, data, headers));
+  }
+
+  /**
    * The last value stored under `subject` in `stream` (a KV key: stream `KV_<bucket>`, subject
    * `$KV.<bucket>.<key>`) by a direct get, or null when there is none or it is a delete marker.
    */
   async lastValue(stream: string, subject: string): Promise<Uint8Array | null> {
+    const entry = await this.lastEntry(stream, subject);
+    return entry && entry.data.length > 0 ? entry.data : null;
+  }
+
+  /**
+   * lastValue with the entry's revision, for a compare-and-set (publishIfLast); a delete or
+   * purge marker is an entry with an empty body (its revision is the one to replace).
+   */
+  async lastEntry(stream: string, subject: string): Promise<StoredValue | null> {
     const msg = await this.request(`$JS.API.DIRECT.GET.${stream}.${subject}`, Empty);
     const code = msg.headers?.code ?? 0;
     if (code === 404) return null;
     if (code !== 0) throw new JetStreamPublishError(`direct get failed with status ${code} ${msg.headers?.description ?? ''}`.trim(), code);
-    // A KV delete or purge marker has no body (and a KV-Operation header).
-    return msg.data.length === 0 ? null : msg.data;
+    return { data: msg.data, revision: Number(msg.headers?.get('Nats-Sequence') ?? 0) };
   }
 
   private request(subject: string, data: Uint8Array | string, headers?: MsgHdrs): Promise<Msg> {
     return new Promise<Msg>((resolve, reject) => {
       const id = ++this.next;
       this.waiting.set(id, { resolve, reject, deadline: Date.now() + this.timeoutMs });
-      try {
-        this.nc.publish(subject, data, headers ? { reply: `${this.prefix}${id}`, headers } : { reply: `${this.prefix}${id}` });
-      } catch (err) {
-        this.waiting.delete(id);
-        reject(err instanceof Error ? err : new Error(String(err)));
+      this.outbox.push({ id, subject, data, headers });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(this.flushOutbox);
       }
     });
   }
+
+  /**
+   * Requests made during one turn of the event loop go to the connection together, so the
+   * client writes them to its socket in one write instead of one per promise continuation.
+   */
+  private readonly flushOutbox = (): void => {
+    this.flushScheduled = false;
+    const outbox = this.outbox;
+    this.outbox = [];
+    for (const { id, subject, data, headers } of outbox) {
+      try {
+        this.nc.publish(subject, data, headers ? { reply: `${this.prefix}${id}`, headers } : { reply: `${this.prefix}${id}` });
+      } catch (err) {
+        const waiter = this.waiting.get(id);
+        this.waiting.delete(id);
+        waiter?.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+  };
 
   /** Stops listening; publishes still waiting are rejected. */
   close(): void {

@@ -5,8 +5,11 @@
 import type { KV } from '@nats-io/kv';
 import type { BalanceReader } from '../core/accounts/ports';
 import { decode } from '../core/bus/decode';
+import { BUCKETS } from '../core/bus/names';
 import type { Balance } from '../core/accounts/types';
 import { isRevisionConflict } from '../infra/nats';
+import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+import { casKv, type CasKv } from './kv-cas';
 
 interface Pending {
   readonly delta: number;
@@ -26,7 +29,12 @@ export class BalanceLedger implements BalanceReader {
   private readonly queues = new Map<string, Pending[]>();
   private readonly flushing = new Set<string>();
 
-  constructor(private readonly kv: KV) {}
+  private readonly cas: CasKv;
+
+  /** `pipeline`: the process's pipelined JetStream client for the compare-and-sets (infra/nats.ts). */
+  constructor(private readonly kv: KV, pipeline?: PipelinedJetStream) {
+    this.cas = casKv(kv, pipeline ? { jetstream: pipeline, bucket: BUCKETS.balances } : undefined);
+  }
 
   async get(orgId: string): Promise<Balance | null> {
     const entry = await this.kv.get(orgId);
@@ -81,8 +89,8 @@ export class BalanceLedger implements BalanceReader {
 
   private async applyBatch(orgId: string, batch: readonly Pending[]): Promise<boolean[]> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const entry = await this.kv.get(orgId);
-      if (!entry || entry.operation !== 'PUT' || entry.length === 0) {
+      const entry = await this.cas.get(orgId);
+      if (!entry || entry.value.length === 0) {
         if (batch.some((p) => p.delta > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
         return batch.map(() => false);
       }
@@ -95,7 +103,7 @@ export class BalanceLedger implements BalanceReader {
       });
       if (available === balance.availableMicros) return outcomes;
       try {
-        await this.kv.update(orgId, JSON.stringify({ ...balance, availableMicros: available }), entry.revision);
+        await this.cas.update(orgId, JSON.stringify({ ...balance, availableMicros: available }), entry.revision);
         return outcomes;
       } catch (err) {
         if (!isRevisionConflict(err)) throw err;

@@ -3,7 +3,10 @@
 // own). Concurrent requests for one counter in this process are coalesced into one
 // compare-and-set, so a hot counter does not cap throughput.
 import type { KV } from '@nats-io/kv';
+import { BUCKETS } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
+import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+import { casKv, type CasKv } from './kv-cas';
 
 import type { RateDecision, RateLimits } from '../core/accounts/ports';
 
@@ -27,7 +30,13 @@ export class RateLimiter implements RateLimits {
   private readonly pending = new Map<string, Counter>();
   private readonly flushing = new Set<string>();
 
-  constructor(private readonly kv: KV, private readonly clock: () => number = Date.now) {}
+  private readonly kv: CasKv;
+  private readonly text = new TextDecoder();
+
+  /** `pipeline`: the process's pipelined JetStream client for the compare-and-sets (infra/nats.ts). */
+  constructor(kv: KV, private readonly clock: () => number = Date.now, pipeline?: PipelinedJetStream) {
+    this.kv = casKv(kv, pipeline ? { jetstream: pipeline, bucket: BUCKETS.ratelimits } : undefined);
+  }
 
   /** Counts one request of `scope` (e.g. an organization id) on `endpoint`. */
   take(scope: string, endpoint: string, limit: number): Promise<RateDecision> {
@@ -68,12 +77,13 @@ export class RateLimiter implements RateLimits {
   private async add(counter: Counter): Promise<number> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const entry = await this.kv.get(counter.key);
-      const exists = entry !== null && entry.operation === 'PUT' && entry.length > 0;
-      const before = exists ? Number(entry.string()) : 0;
+      const exists = entry !== null && entry.value.length > 0;
+      const before = exists ? Number(this.text.decode(entry.value)) : 0;
       const admitted = Math.max(0, Math.min(counter.waiters.length, counter.limit - before));
       if (admitted === 0) return before;
       try {
-        if (exists) await this.kv.update(counter.key, String(before + admitted), entry.revision);
+        // A delete marker is replaced at its revision; a key with no message is created.
+        if (entry) await this.kv.update(counter.key, String(before + admitted), entry.revision);
         else await this.kv.create(counter.key, String(before + admitted));
         return before;
       } catch (err) {

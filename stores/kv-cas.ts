@@ -1,0 +1,45 @@
+// The compare-and-set operations of the hot KV counters (balances, rate limits): read a key
+// with its revision, replace it only at that revision, create it only if absent. Over the
+// process's pipelined JetStream client when given (no request object per call), else over the
+// client library's KV.
+import type { KV } from '@nats-io/kv';
+import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+
+export interface CasEntry {
+  readonly value: Uint8Array;
+  readonly revision: number;
+}
+
+export interface CasKv {
+  /** The key's value and revision; null when absent; an empty value for a delete marker. */
+  get(key: string): Promise<CasEntry | null>;
+  /** Replaces the value if the key is still at `revision`; a lost race rejects (isRevisionConflict). */
+  update(key: string, value: string, revision: number): Promise<void>;
+  /** Creates the key if it has no message at all; a lost race rejects (isRevisionConflict). */
+  create(key: string, value: string): Promise<void>;
+}
+
+export function casKv(kv: KV, pipeline?: { readonly jetstream: PipelinedJetStream; readonly bucket: string }): CasKv {
+  if (!pipeline) {
+    return {
+      get: async (key) => {
+        const entry = await kv.get(key);
+        if (!entry) return null;
+        return { value: entry.operation === 'PUT' ? entry.value : new Uint8Array(0), revision: entry.revision };
+      },
+      update: async (key, value, revision) => { await kv.update(key, value, revision); },
+      create: async (key, value) => { await kv.create(key, value); },
+    };
+  }
+  const { jetstream, bucket } = pipeline;
+  const stream = `KV_${bucket}`;
+  const subject = (key: string): string => `$KV.${bucket}.${key}`;
+  return {
+    get: async (key) => {
+      const entry = await jetstream.lastEntry(stream, subject(key));
+      return entry ? { value: entry.data, revision: entry.revision } : null;
+    },
+    update: async (key, value, revision) => { await jetstream.publishIfLast(subject(key), value, revision); },
+    create: async (key, value) => { await jetstream.publishIfLast(subject(key), value, 0); },
+  };
+}
