@@ -1,6 +1,8 @@
 // Determinism guard: histories recorded from real runs (test/fixtures/histories, exported with
-// `npm run admin -- message history --id <id> --out ...`) replay against the current workflow
-// code. A change that makes the workflows non-deterministic fails here, in CI.
+// `npm run admin -- message history --id <id> --out ...` or test/fixtures/record-histories.ts)
+// replay against the current workflow code: the per-message smsLifecycle (kept registered for
+// in-flight histories) and the batch smsBatchLifecycle. A change that makes the workflows
+// non-deterministic fails here, in CI.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from '@temporalio/worker';
@@ -20,6 +22,18 @@ describe('workflow replay (determinism)', () => {
   test('recorded lifecycle histories cover every kind of ending', () => {
     const names = fixtures().map((f) => f.workflowId);
     expect(names.length).toBeGreaterThanOrEqual(3);
+  });
+
+  test('recorded batch histories include a retried DLR and a dead-lettered one (issue 13)', () => {
+    const batches = fixtures().filter((f) => f.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name === 'smsBatchLifecycle');
+    expect(batches.length).toBeGreaterThanOrEqual(2);
+    const events = batches.flatMap((f) => f.history.events ?? []);
+    const retries = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverDlr');
+    const completed = events.filter((e) => e.activityTaskCompletedEventAttributes);
+    const closedWindows = events.filter((e) => e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes);
+    expect(retries.length).toBeGreaterThanOrEqual(2);
+    expect(completed.length).toBeGreaterThanOrEqual(1);
+    expect(closedWindows.length).toBeGreaterThanOrEqual(1);
   });
 
   test('every recorded history replays against the current workflow code', async () => {
