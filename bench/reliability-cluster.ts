@@ -70,12 +70,13 @@ async function send(phase: number, total: number, token: string, accepted: Map<s
   const pauseMs = (SEND_SECONDS * 1000 * SENDERS) / bulks;
   let next = 0;
   let retries = 0;
+  const refused: string[] = [];
   const sender = async (client: number): Promise<void> => {
     for (;;) {
       const b = next++;
       if (b >= bulks) return;
       const items = Array.from({ length: Math.min(BULK, total - b * BULK) }, (_, i) => ({
-        from: 'Reliable', to: `+491511${phase}${String(b).padStart(5, '0')}${String(i % 80).padStart(2, '0')}`, text: `cluster ${phase}/${b}/${i}`, clientId: `c${phase}-${b}-${i}`,
+        from: 'Reliable', to: `+491511${phase}${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `cluster ${phase}/${b}/${i}`, clientId: `c${phase}-${b}-${i}`,
       }));
       // Each client starts on its own gateway and moves to the other one when a request fails.
       for (let attempt = client; ; attempt++) {
@@ -85,6 +86,7 @@ async function send(phase: number, total: number, token: string, accepted: Map<s
           if (res.status === 201) {
             const body = (await res.json()) as { entities: Array<{ id: string; clientId: string }> };
             for (const e of body.entities) accepted.set(e.clientId, e.id);
+            if (body.entities.length !== items.length) refused.push(`bulk ${b}: ${items.length - body.entities.length} items refused: ${JSON.stringify(body).slice(0, 300)}`);
             break;
           }
         } catch { /* gateway or an engine down: the other gateway */ }
@@ -95,6 +97,8 @@ async function send(phase: number, total: number, token: string, accepted: Map<s
     }
   };
   await Promise.all(Array.from({ length: SENDERS }, (_, i) => sender(i)));
+  // A refused item is a broken run (bad destinations), not a fault result.
+  if (refused.length > 0) throw new Error(refused.slice(0, 3).join('\n'));
   return retries;
 }
 
