@@ -48,6 +48,28 @@ export const httpRequests = new Histogram({
   registers: [registry],
 });
 
+/** A path segment that is an id: a UUID, a long hex string or a long number. */
+const ID_SEGMENT = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,}|\d{4,})$/i;
+
+/** A route label with every id segment as `:id`: the label stays bounded even when a caller hands over a concrete path. */
+export function boundedRoute(route: string): string {
+  if (!route.includes('/')) return route;
+  return route.split('/').map((segment) => (ID_SEGMENT.test(segment) ? ':id' : segment)).join('/');
+}
+
+// The route label is bounded here, at the metric, whatever the caller passes: routers mounted
+// on a parameterised path (ingestion's /project/:projectId/datasource/:datasourceId/stream)
+// were labelled with the concrete ids, one series per datasource (docs/metrics.md).
+const histogramLabels = httpRequests.labels.bind(httpRequests) as (...args: unknown[]) => ReturnType<typeof httpRequests.labels>;
+httpRequests.labels = ((...args: unknown[]) => {
+  const [first] = args;
+  if (typeof first === 'object' && first !== null) {
+    const labels = first as { route?: string };
+    return histogramLabels(labels.route === undefined ? labels : { ...labels, route: boundedRoute(labels.route) });
+  }
+  return histogramLabels(args[0], typeof args[1] === 'string' ? boundedRoute(args[1]) : args[1], ...args.slice(2));
+}) as typeof httpRequests.labels;
+
 export const smsAccepted = new Counter({
   name: 'sms_accepted_total',
   help: 'Messages accepted by the SMPP gateway of this process, counted at submit_sm (see sms_messages_accepted_total for every source)',

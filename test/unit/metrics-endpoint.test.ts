@@ -4,7 +4,7 @@
 // fold into one bounded label (roles/pipeline-metrics.ts).
 import { createServer, type Server } from 'node:http';
 import { createLogger } from '../../infra/logger';
-import { registry, responseClass } from '../../infra/metrics';
+import { boundedRoute, httpRequests, registry, responseClass } from '../../infra/metrics';
 import { serveMetrics, type MetricsServer } from '../../infra/metrics-server';
 import { consumerLabel } from '../../roles/pipeline-metrics';
 import { parseExposition } from '../support/prometheus-text';
@@ -61,6 +61,19 @@ describe('bounded labels', () => {
     expect(consumerLabel('lifecycle-starter')).toBe('lifecycle-starter');
     expect(consumerLabel('smpp-dlr-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')).toBe('smpp-dlr');
     expect(consumerLabel('someone-elses-durable')).toBe('other');
+  });
+
+  test('route: id segments become :id, whatever the caller hands to the HTTP histogram', async () => {
+    expect(boundedRoute('/ingest/v1/project/01a207a1-ced7-76a9-8121-186fa560e76e/datasource/01a207a1-d00d-74fe-b30c-0b87af6612db/stream/contacts'))
+      .toBe('/ingest/v1/project/:id/datasource/:id/stream/contacts');
+    expect(boundedRoute('/transactional/v1/sms/:id')).toBe('/transactional/v1/sms/:id');
+    expect(boundedRoute('/legacy/123456789')).toBe('/legacy/:id');
+    expect(boundedRoute('unmatched')).toBe('unmatched');
+    httpRequests.labels('GET', '/unit/0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/x', '200').observe(0.01);
+    httpRequests.labels({ method: 'GET', route: '/unit/0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c/y', status: '200' }).observe(0.01);
+    const routes = parseExposition(await registry.metrics()).samples.filter((s) => s.name === 'http_request_duration_seconds_count').map((s) => s.labels['route']);
+    expect(routes).toEqual(expect.arrayContaining(['/unit/:id/x', '/unit/:id/y']));
+    expect(routes.some((r) => r?.includes('0199a1b2'))).toBe(false);
   });
 
   test('response: the class of a webhook answer, none without one', () => {
