@@ -123,8 +123,12 @@ export async function ensureConsumer(jsm: JetStreamManager, stream: string, conf
 
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
   try {
-    await jsm.streams.info(config.name);
-    await jsm.streams.update(config.name, config);
+    const existing = await jsm.streams.info(config.name);
+    // Never fewer replicas than the stream has: a client started without NATS_REPLICAS (the
+    // admin CLI, a test helper) would otherwise turn a cluster's R3 streams into R1.
+    // Lowering replication is an operator's decision (nats stream edit --replicas).
+    const replicas = Math.max(existing.config.num_replicas, config.num_replicas ?? 1);
+    await jsm.streams.update(config.name, { ...config, num_replicas: replicas });
   } catch (err) {
     if (isStreamNotFound(err)) await jsm.streams.add(config);
     else throw err;
