@@ -53,7 +53,7 @@ export function postButton(ctx: PageContext, action: string, label: string, fiel
 
 export function page(ctx: PageContext, title: string, body: Html): string {
   const nav = ctx.email
-    ? html`<nav>${NAV.map(([path, label]) => html`<a href="${ctx.base}/${path}">${label}</a>`)}<span class="who">${ctx.email} · ${ctx.orgName ?? ''}</span>
+    ? html`<nav>${NAV.map(([path, label]) => html`<a href="${ctx.base}/${path}">${label}</a>`)}<span class="who" title="${ctx.orgName ?? ''}">${ctx.email}</span>
 <form method="post" action="${ctx.base}/sign-out" class="inline">${csrfField(ctx)}<button type="submit">Sign out</button></form></nav>`
     : '';
   return html`<!doctype html>
