@@ -11,6 +11,8 @@ import { chromium } from 'playwright-core';
 import { ensureChromium } from '../test/browser/chromium';
 import { startStack } from '../test/support/global-setup';
 import { OperatorStore } from '../stores/operator-store';
+import { api } from '../test/support/stack';
+import { createTenant, V1, withAccounts } from '../test/support/tenants';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, messages: { type: 'string', default: '1000' } } });
 const say = (line: string): void => { process.stderr.write(`[bench:console] ${line}\n`); };
@@ -22,8 +24,6 @@ async function main(): Promise<void> {
   const file = join(stack.info.dataDir, 'stack.json');
   writeFileSync(file, JSON.stringify(stack.info));
   process.env['STACK_FILE'] = file;
-  const { createTenant, withAccounts, V1 } = await import('../test/support/tenants');
-  const { api } = await import('../test/support/stack');
   try {
     const tenant = await createTenant({ name: 'Bench Org', balance: 100_000 });
     const login = await withAccounts(async (_a, _b, nats) => (await OperatorStore.open(nats.nc)).create(tenant.orgId, 'bench@example.com'));
@@ -51,11 +51,12 @@ async function main(): Promise<void> {
       for (let run = 0; run < Number(values.runs); run += 1) {
         const res = await page.goto(`${base}${path}`, { waitUntil: 'load' });
         bytes = (await res?.body())?.length ?? 0;
-        const t = await page.evaluate(() => {
-          const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+        // In the page (DOM timing types): the navigation entry and the first contentful paint.
+        const t = await page.evaluate<Record<string, number>>(`(() => {
+          const nav = performance.getEntriesByType('navigation')[0];
           const fcp = performance.getEntriesByName('first-contentful-paint')[0];
           return { responseMs: nav.responseEnd, domContentLoadedMs: nav.domContentLoadedEventEnd, firstPaintMs: fcp ? fcp.startTime : -1, loadMs: nav.loadEventEnd };
-        });
+        })()`);
         for (const [k, v] of Object.entries(t)) timing[k]?.push(v);
       }
       const row = { page: path.replace(/[0-9a-f-]{36}/g, '{id}'), bytes, ...Object.fromEntries(Object.entries(timing).map(([k, v]) => [k, Math.round(median(v.filter((x) => x >= 0)) * 10) / 10])) };
