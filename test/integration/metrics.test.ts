@@ -12,7 +12,7 @@ import type { DeadDlr } from '../../core/sms/dlr';
 import { newId } from '../../core/ids';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { dashboardExpressions, idLikeLabels, isExported, metricNamesOf, parseExposition, seriesPerFamily, sumOf, type Exposition } from '../support/prometheus-text';
+import { dashboardExpressions, idLikeLabels, isExported, metricNamesOf, parseExposition, seriesPerFamily, sumOf, valuesPerLabel, type Exposition } from '../support/prometheus-text';
 import { api, stack } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -173,12 +173,14 @@ describe('docs/metrics.md: one scrape covers the process', () => {
     expect(names.every((n) => isExported(exp, n))).toBe(true);
   });
 
-  test('label sets stay bounded: no label value looks like an id, no family has more than 200 series', async () => {
+  test('label sets stay bounded: no label value looks like an id, no label has more than 150 values, no family more than 2,000 series', async () => {
     const exp = await scrape();
     expect(exp.samples.length).toBeGreaterThan(100);
     expect(idLikeLabels(exp)).toEqual([]);
-    const large = [...seriesPerFamily(exp)].filter(([, n]) => n > 200);
-    expect(large).toEqual([]);
+    // Routes are the app's route patterns (some 60), statuses and methods the few HTTP has:
+    // after the fuzz suites the HTTP histogram holds a few hundred series, none per customer.
+    expect([...valuesPerLabel(exp)].filter(([, n]) => n > 150)).toEqual([]);
+    expect([...seriesPerFamily(exp)].filter(([, n]) => n > 2000)).toEqual([]);
     const forbidden = new Set(['org', 'org_id', 'organization', 'project', 'token', 'token_id', 'message', 'message_id', 'to', 'from', 'phone', 'number', 'datasource']);
     expect([...new Set(exp.samples.flatMap((s) => Object.keys(s.labels)))].filter((l) => forbidden.has(l))).toEqual([]);
   });

@@ -106,6 +106,23 @@ export function seriesPerFamily(exp: Exposition): Map<string, number> {
   return new Map([...sets].map(([family, set]) => [family, set.size]));
 }
 
+/** Distinct values of each label per metric family, as `family{label}` → count (histogram `le` and `quantile` left out). */
+export function valuesPerLabel(exp: Exposition): Map<string, number> {
+  const values = new Map<string, Set<string>>();
+  for (const s of exp.samples) {
+    const suffix = HISTOGRAM_SUFFIXES.find((x) => s.name.endsWith(x));
+    const family = suffix && exp.types.has(s.name.slice(0, -suffix.length)) ? s.name.slice(0, -suffix.length) : s.name;
+    for (const [label, value] of Object.entries(s.labels)) {
+      if (label === 'le' || label === 'quantile') continue;
+      const key = `${family}{${label}}`;
+      const set = values.get(key) ?? new Set<string>();
+      set.add(value);
+      values.set(key, set);
+    }
+  }
+  return new Map([...values].map(([key, set]) => [key, set.size]));
+}
+
 /** Every `expr` of a Grafana dashboard (panels, nested rows). */
 export function dashboardExpressions(dashboard: unknown): string[] {
   const exprs: string[] = [];

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { dashboardExpressions, idLikeLabels, isExported, metricNamesOf, parseExposition, seriesPerFamily, sumOf } from '../support/prometheus-text';
+import { dashboardExpressions, idLikeLabels, isExported, metricNamesOf, parseExposition, seriesPerFamily, sumOf, valuesPerLabel } from '../support/prometheus-text';
 
 const ROOT = join(__dirname, '..', '..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -121,5 +121,8 @@ describe('metrics suites\' helpers', () => {
     ]);
     expect(seriesPerFamily(exp).get('h')).toBe(1);
     expect(seriesPerFamily(exp).get('c_total')).toBe(4);
+    expect(valuesPerLabel(exp).get('h{table}')).toBe(1);
+    expect(valuesPerLabel(exp).get('c_total{status}')).toBe(2);
+    expect(valuesPerLabel(exp).has('h{le}')).toBe(false);
   });
 });
