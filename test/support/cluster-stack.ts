@@ -6,7 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HTTP_URLS, NATS_URL, productEnv, productProcesses, STATE, TEMPORAL_ADDRESS, TOPOLOGY } from '../../scripts/topology/plan';
+import { HTTP_URLS, NATS_URL, PORTS, productEnv, productProcesses, STATE, TEMPORAL_ADDRESS, TOPOLOGY } from '../../scripts/topology/plan';
 import { pidOf, stop } from '../../scripts/topology/processes';
 import { down, startProduct, up } from '../../scripts/topology/topology';
 import type { RunningStack } from './global-setup';
@@ -29,7 +29,7 @@ export async function startClusterStack(log: (line: string) => void = (l) => pro
   const info: StackInfo = {
     httpUrl: HTTP_URLS[0] as string, natsUrl: NATS_URL, temporalAddress: TEMPORAL_ADDRESS, namespace: TOPOLOGY.namespace, taskQueue: 'sms',
     dataDir: mkdtempSync(join(tmpdir(), 'sms-platform-cluster-test-')), productDataDir: join(STATE, 'product', 'gateway-http-1'),
-    productEnv: { ...productEnv(CLUSTER_TEST_ENV) },
+    productEnv: { ...productEnv(CLUSTER_TEST_ENV), HTTP_PORT: String(PORTS.http[0]), SMPP_PORT: String(PORTS.smpp) },
   };
   log(`[test stack] topology ready in ${((Date.now() - started) / 1000).toFixed(1)} s; suites use ${info.httpUrl}\n`);
   return {
