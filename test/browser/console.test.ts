@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { KV_KEYS } from '../../core/bus/names';
 import { DatasourceStore } from '../../stores/datasource-store';
 import { admin, api, stack } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
@@ -157,12 +158,20 @@ describe('console: tokens, webhook, messages', () => {
     await shot('messages');
   });
 
-  test('the other pages render: balance and prices, dead letters, datasources, audience search', async () => {
+  test('the other pages: balance and prices, dead letters with re-drive, datasources, audience search', async () => {
     expect(await visit('/billing')).toBe(200);
     expect(await page.textContent('#balance')).toMatch(/EUR/);
     await shot('billing');
+    // A DLR whose retry window closed (as the lifecycle activities store it), re-driven from the page.
+    const dead = { tokenId: state.tokenId, messageId: state.messageId, seq: 99, payload: { id: state.messageId, status: 'delivered', code: 0, eventAt: new Date().toISOString() }, reason: 'window closed', failedAt: new Date().toISOString() };
+    await withAccounts(async (_a, _b, nats) => { await nats.kv.deadDlrs.put(KV_KEYS.deadDlr(state.tokenId, state.messageId, 99), JSON.stringify(dead)); });
     expect(await visit('/dead-letters')).toBe(200);
+    expect(await page.textContent('main')).toContain('window closed');
     await shot('dead-letters');
+    await Promise.all([page.waitForURL(/redriven=1/), page.click('main form button:has-text("Re-drive")')]);
+    await receiver.waitFor((all) => all.some((d) => d.body['id'] === state.messageId && d.headers['webhook-id'] === `${state.messageId}.99`));
+    await visit('/dead-letters');
+    expect(await page.textContent('main')).not.toContain('window closed');
     expect(await visit('/datasources')).toBe(200);
     await page.click('text=Shop events');
     expect(await page.textContent('h1')).toBe('Datasource Shop events');
