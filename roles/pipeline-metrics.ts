@@ -13,6 +13,8 @@ import type { Nats } from '../infra/nats';
 
 const POLL_MS = 5000;
 const DEAD_LETTER_POLL_EVERY = 3;
+/** Consumers per label whose oldest unacknowledged message is read each poll (per-token SMPP feeds share one label). */
+const AGE_READS_PER_LABEL = 5;
 const REFUND_KEYS = 'refund.>';
 const SMPP_DLR_PREFIX = CONSUMERS.smppDlr('');
 const KNOWN_CONSUMERS: ReadonlySet<unknown> = new Set(Object.values(CONSUMERS).filter((c) => typeof c === 'string'));
@@ -67,17 +69,25 @@ async function readConsumers(jsm: JetStreamManager, now: number): Promise<Map<st
     } catch {
       continue; // the stream is not there (yet)
     }
+    const lagging = new Map<string, ConsumerInfo[]>();
     for (const info of infos) {
       if (!info.config.durable_name) continue; // ordered and ephemeral consumers (KV watchers, readers)
       const key = `${stream.name}\u0000${consumerLabel(info.name)}`;
       const f = figures.get(key) ?? { pending: 0, ackPending: 0, oldestAgeSeconds: 0 };
       f.pending += info.num_pending;
       f.ackPending += info.num_ack_pending;
-      if (info.num_pending + info.num_ack_pending > 0) {
-        const oldest = await oldestUnacknowledged(jsm, info);
-        if (oldest) f.oldestAgeSeconds = Math.max(f.oldestAgeSeconds, Math.max(0, (now - oldest.getTime()) / 1000));
-      }
       figures.set(key, f);
+      if (info.num_pending + info.num_ack_pending > 0) lagging.set(key, [...(lagging.get(key) ?? []), info]);
+    }
+    for (const [key, group] of lagging) {
+      // Stream sequences grow with time: the consumers with the lowest ack floors hold the oldest
+      // messages. A few are read, so a thousand per-token feeds with lag cost a few reads a poll.
+      const oldest = group.sort((a, b) => a.ack_floor.stream_seq - b.ack_floor.stream_seq).slice(0, AGE_READS_PER_LABEL);
+      const f = figures.get(key) as ConsumerFigures;
+      for (const info of oldest) {
+        const at = await oldestUnacknowledged(jsm, info);
+        if (at) f.oldestAgeSeconds = Math.max(f.oldestAgeSeconds, (now - at.getTime()) / 1000);
+      }
     }
   }
   return figures;
