@@ -82,6 +82,9 @@ export function createBatchLifecycleActivities(deps: LifecycleDeps): BatchLifecy
       return false;
     }
     const m = state.message;
+    // Handed over already: this is a repeat (the workflow task that recorded it timed out) and the
+    // carrier acknowledged it; the stream's msgID dedupe covers only a 2-minute window.
+    if (m.status !== 'queued') return true;
     const submit: CarrierSubmit = {
       messageId: m.id, orgId: m.orgId, from: m.from, to: m.normalizedTo, country: m.country, text: m.deliveredText,
       encoding: m.encoding, segments: m.messagesCount, submittedAt: new Date().toISOString(),

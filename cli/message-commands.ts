@@ -170,8 +170,12 @@ export function registerMessageCommands(program: Command, action: Action, print:
       try {
         const history = await t.client.workflow.getHandle(holder.workflowId, o.run).fetchHistory();
         const text = JSON.stringify(JSON.parse(historyToJSON(history)), null, 2);
-        if (o.out) writeFileSync(o.out, `${text}\n`);
-        process.stdout.write(o.out ? `history of ${holder.workflowId} written to ${o.out} (${history.events?.length ?? 0} events)\n` : `${text}\n`);
+        if (!o.out) {
+          process.stdout.write(`${text}\n`);
+          return;
+        }
+        writeFileSync(o.out, `${text}\n`);
+        print(`history of ${holder.workflowId} written to ${o.out} (${history.events?.length ?? 0} events)`, { workflowId: holder.workflowId, out: o.out, events: history.events?.length ?? 0 });
       } finally {
         await t.close();
       }

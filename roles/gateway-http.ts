@@ -9,6 +9,7 @@ import { createHttpApp, type SmsServices } from '../gateways/http/app';
 import type { IngestServices } from '../gateways/http/ingest-api';
 import { createHttpServer } from '../gateways/http/server';
 import { DlrHistory } from '../stores/dlr-history';
+import { KvLifecycleOwners } from '../stores/lifecycle-records';
 import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
@@ -61,7 +62,7 @@ export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsSer
     lookupStore,
     messageHistory: new MessageHistory(engines.clickhouse),
     lookupHistory: new LookupHistory(engines.clickhouse),
-    dlrHistory: new DlrHistory(engines.clickhouse),
+    dlrHistory: new DlrHistory(engines.clickhouse, new KvLifecycleOwners(engines.nats.kv.idempotency)),
   };
 }
 

@@ -48,10 +48,15 @@ export interface BridgeDeps {
   readonly log: Logger;
 }
 
+/** Workflow task timeout of a batch lifecycle (the server's default is 10 s). */
+const BATCH_WORKFLOW_TASK_TIMEOUT = '60 seconds';
+/** Carrier events gather this long before they are signalled (more events per signal, fewer history events). */
+const EVENTS_GATHER_MS = 50;
+
 /** A bridge consumer: batches of whatever arrived while the previous one was handled (no batching delay when quiet). */
-async function bridge(nats: Nats, log: Logger, stream: string, name: string, subject: string, maxAckPending: number, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>): Promise<RunningConsumer> {
+async function bridge(nats: Nats, log: Logger, stream: string, name: string, subject: string, maxAckPending: number, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, gatherMs = 0): Promise<RunningConsumer> {
   await ensureDurable(nats.jsm, { stream, name, filterSubjects: [subject], maxAckPending, ackWaitMs: 60_000 });
-  return consumeBatches({ js: nats.js, stream, durable: name, pull: batchSize, log, maxBatch: batchSize, maxWaitMs: 0, handle });
+  return consumeBatches({ js: nats.js, stream, durable: name, pull: batchSize, log, maxBatch: batchSize, maxWaitMs: gatherMs, handle });
 }
 
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
@@ -74,6 +79,9 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     return client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, {
       taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.batch(messages[0]?.id ?? ''), args: [{ members, validityMs: deps.validityMs, webhook: deps.webhook }],
       memo: { [BATCH_MEMO_MESSAGES]: members.map((m) => m.id).join(' ') },
+      // A batch's workflow task does the work of many messages, on a CPU shared with every role:
+      // a starved one must not time out (its local activities would run again).
+      workflowTaskTimeout: BATCH_WORKFLOW_TASK_TIMEOUT,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
     });
   };
@@ -103,7 +111,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     }
   });
 
-  const events = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleEvents, SUBJECTS.carrierEvents, 2000, 500, async (msgs) => {
+  const events = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleEvents, SUBJECTS.carrierEvents, 10_000, 2000, async (msgs) => {
     // The events of one message go as one signal, in stream order; messages go in parallel.
     const byMessage = new Map<string, Array<{ msg: JsMsg; event: CarrierEvent }>>();
     for (const msg of msgs) {
@@ -150,7 +158,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
         }
       }
     }));
-  });
+  }, deps.batchMax > 1 ? EVENTS_GATHER_MS : 0);
 
   const inbound = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleInbound, SUBJECTS.carrierInbound, 500, 50, async (msgs) => {
     for (const msg of msgs) {

@@ -127,7 +127,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/sms/{id}/dlrs': {
         get: {
           operationId: 'getSmsDlrs', summary: 'Status transitions of one message and its webhook attempts (beyond spec 1; docs/lifecycle.md)', parameters: idParam,
-          responses: { ...ok(200, { type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: ref('DlrHistoryEntry') } } }), ...errors(400, 401, 404, 429, 500) },
+          responses: { ...ok(200, { type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: ref('DlrHistoryEntry') }, workflow: { type: 'object', description: 'The Temporal workflow that holds the message (operations): its id and, for a batch, its first run', required: ['id', 'firstRunId'], properties: { id: { type: 'string' }, firstRunId: { type: ['string', 'null'] } } } } }), ...errors(400, 401, 404, 429, 500) },
         },
       },
       '/lookup': {

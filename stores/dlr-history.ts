@@ -3,13 +3,20 @@
 import type { TransitionRecord } from '../core/bus/payloads';
 import type { DlrAttempt, DlrHistoryEntry } from '../core/sms/dlr';
 import type { DlrHistoryReader } from '../core/sms/history-ports';
+import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
+import { WORKFLOW_IDS } from '../core/bus/temporal';
 import type { ClickHouse } from '../infra/clickhouse';
 import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
 
 export type { DlrHistoryEntry } from '../core/sms/dlr';
 
 export class DlrHistory implements DlrHistoryReader {
-  constructor(private readonly ch: ClickHouse) {}
+  constructor(private readonly ch: ClickHouse, private readonly owners?: LifecycleOwners) {}
+
+  async workflowOf(messageId: string): Promise<{ id: string; firstRunId: string | null }> {
+    const owner = await this.owners?.find(messageId);
+    return owner ? { id: owner.workflowId, firstRunId: owner.runId } : { id: WORKFLOW_IDS.lifecycle(messageId), firstRunId: null };
+  }
 
   async insertTransitions(rows: readonly TransitionRecord[]): Promise<void> {
     if (rows.length === 0) return;

@@ -30,4 +30,6 @@ export interface HistoryReader<T> {
 export interface DlrHistoryReader {
   /** Transitions of one message, oldest first, each with its webhook attempts. */
   forMessage(orgId: string, messageId: string): Promise<DlrHistoryEntry[]>;
+  /** The lifecycle workflow that holds the message (docs/lifecycle.md): a batch's id and first run, or the per-message id. */
+  workflowOf(messageId: string): Promise<{ id: string; firstRunId: string | null }>;
 }

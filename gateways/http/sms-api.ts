@@ -108,7 +108,8 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
   // it as a DLR (DESIGN §4: "every attempt is recorded and queryable"). docs/lifecycle.md.
   router.get('/sms/:id/dlrs', ...limited('sms-read'), handle(async (req, res) => {
     const message = await visibleMessage(req);
-    res.json({ entities: await services.dlrHistory.forMessage(message.orgId, message.id) });
+    const [entities, workflow] = await Promise.all([services.dlrHistory.forMessage(message.orgId, message.id), services.dlrHistory.workflowOf(message.id)]);
+    res.json({ entities, workflow });
   }));
 
   router.post('/lookup', ...limited('lookup-create'), handle(async (req, res) => {

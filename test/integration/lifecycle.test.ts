@@ -4,7 +4,10 @@
 import { newId } from '../../core/ids';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { SUBJECTS } from '../../core/bus/names';
-import { api } from '../support/stack';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { admin, api } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../support/webhook-receiver';
 
@@ -172,6 +175,33 @@ describe('GET /sms/{id}/dlrs: transitions with their webhook attempts', () => {
     expect(history.map((h) => `${h.seq}:${h.status}:${h.code}`)).toEqual(['1:sent:0', '2:buffered:0', '3:delivered:0']);
     expect(history.every((h) => h.attempts[0]?.outcome === 'delivered' && h.attempts[0]?.responseStatus === 200)).toBe(true);
   });
+});
+
+describe('issue 13 operations: from a message to the batch workflow that holds it', () => {
+  test("a bulk's messages share one batch workflow, named by GET /sms/{id}/dlrs and admin message story; message history exports it", async () => {
+    const items = ['21', '22'].map((lastTwo, i) => ({ from: 'Lifecycle', to: number(lastTwo), text: `ops ${i}` }));
+    const res = await api(`${V1}/sms/bulk`, { token: tenant.token, body: items });
+    const ids = (res.body as { entities: Array<{ id: string }> }).entities.map((e) => e.id);
+    for (const id of ids) await dlrsFor(id, 3);
+    const workflows = await Promise.all(ids.map(async (id) => ((await api(`${V1}/sms/${id}/dlrs`, { token: tenant.token })).body as { workflow: { id: string; firstRunId: string | null } }).workflow));
+    expect(workflows[0]?.id).toMatch(/^smsb-/);
+    expect(workflows[1]).toEqual(workflows[0]);
+    const story = await admin<{ message: { status: string }; workflow: { id: string; type: string; runId: string; ui: string; messagesInBatch: number }; carrierEvents: Array<{ kind: string; carrierMessageId?: string }>; transitions: Array<{ status: string }>; attempts: Array<{ seq: number; outcome: string; responseStatus: number; latencyMs: number }> }>('message', 'story', '--id', ids[0] as string);
+    expect(story.message.status).toBe('delivered');
+    expect(story.workflow).toMatchObject({ id: workflows[0]?.id, type: 'smsBatchLifecycle', messagesInBatch: 2 });
+    expect(story.workflow.ui).toContain(encodeURIComponent(story.workflow.runId));
+    expect(story.carrierEvents.map((e) => e.kind)).toEqual(expect.arrayContaining(['submitted', 'receipt']));
+    expect(story.carrierEvents.every((e) => typeof e.carrierMessageId === 'string')).toBe(true);
+    expect(story.transitions.map((t) => t.status)).toEqual(['sent', 'buffered', 'delivered']);
+    expect(story.attempts.map((a) => `${a.seq}:${a.outcome}:${a.responseStatus}`)).toEqual(['1:delivered:200', '2:delivered:200', '3:delivered:200']);
+    const out = join(mkdtempSync(join(tmpdir(), 'history-')), 'h.json');
+    const exported = await admin<{ workflowId: string; events: number }>('message', 'history', '--id', ids[1] as string, '--out', out);
+    expect(exported.workflowId).toBe(workflows[0]?.id);
+    expect(existsSync(out)).toBe(true);
+    const history = JSON.parse(readFileSync(out, 'utf8')) as { events: Array<{ eventType: string }> };
+    expect(history.events).toHaveLength(exported.events);
+    expect(history.events[0]?.eventType).toBe('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED');
+  }, 60_000);
 });
 
 describe('spec 1 §6: two-way, inbound and stop', () => {
