@@ -14,7 +14,7 @@ const yamlOf = (path: string): Record<string, unknown> => parse(read(path), { me
 type Services = Record<string, { command?: string[]; build?: unknown; ports?: string[]; volumes?: string[]; environment?: Record<string, string> }>;
 const base = yamlOf('compose/docker-compose.yml')['services'] as Services;
 const override = yamlOf('compose/docker-compose.observability.yml')['services'] as Services;
-const prometheus = yamlOf('compose/observability/prometheus.yml') as { scrape_configs: Array<{ metrics_path?: string; static_configs: Array<{ targets: string[] }> }> };
+const prometheus = yamlOf('compose/observability/prometheus.yml') as { scrape_configs: Array<{ metrics_path?: string; dns_sd_configs: Array<{ names: string[]; type: string; port: number }> }> };
 const dashboard: unknown = JSON.parse(read('compose/observability/grafana/dashboards/sms-pipeline.json'));
 const HTTP_PORT = '8080';
 
@@ -36,8 +36,10 @@ describe('compose/docker-compose.observability.yml', () => {
     for (const [name] of products) expect({ name, port: metricsPortOf(override[name]?.command) }).toEqual({ name, port: expect.stringMatching(/^\d+$/) });
   });
 
-  test('Prometheus scrapes the HTTP gateway and each --metrics-port, and nothing else', () => {
-    const targets = prometheus.scrape_configs.flatMap((c) => c.static_configs.flatMap((s) => s.targets)).sort();
+  test('Prometheus finds every replica of the HTTP gateway and of each --metrics-port service by DNS, and nothing else', () => {
+    const sd = prometheus.scrape_configs.flatMap((c) => c.dns_sd_configs);
+    expect(sd.every((s) => s.type === 'A')).toBe(true);
+    const targets = sd.flatMap((s) => s.names.map((name) => `${name}:${s.port}`)).sort();
     const expected = [
       `gateway-http:${HTTP_PORT}`,
       ...Object.entries(override).flatMap(([name, s]) => (metricsPortOf(s.command) ? [`${name}:${metricsPortOf(s.command) as string}`] : [])),
