@@ -119,7 +119,10 @@ describe('console router: sessions, CSRF and organizations', () => {
     expect(await res.text()).not.toContain('org-b');
   });
 
-  test('a form over the size limit is a 413 page, not a 500', async () => {
+  test('a form over the size limit is a 413 page, a broken path escape a 400, a form in another charset a 415: never a 500', async () => {
     expect((await post('/tokens', { _csrf: 'the-csrf-token', name: 'x'.repeat(70_000) })).status).toBe(413);
+    expect((await fetch(`${url}/tokens/%E0%A4%A`, { headers: { cookie: 'console_session=cookie-a' } })).status).toBe(400);
+    const latin1 = await fetch(`${url}/tokens`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=latin1', cookie: 'console_session=cookie-a' }, body: '_csrf=the-csrf-token' });
+    expect(latin1.status).toBe(415);
   });
 });

@@ -82,9 +82,10 @@ function statusOf(err: unknown): { status: number; title: string; detail: string
   if (err instanceof AccountNotFoundError) return { status: 404, title: 'Not found', detail: 'nothing by that id in this organization' };
   if (err instanceof AccountConflictError) return { status: 409, title: 'Conflict', detail: err.message };
   if (err instanceof AppError) return { status: err.status, title: err.status === 404 ? 'Not found' : 'Refused', detail: err.message };
-  const type = (err as { type?: string } | null)?.type;
+  // Express's own refusals (a path parameter that is not UTF-8, a form the body parser refuses) carry a 4xx status.
+  const { type, status } = (err ?? {}) as { type?: string; status?: unknown };
   if (type === 'entity.too.large' || type === 'parameters.too.many') return { status: 413, title: 'Too large', detail: 'the form is too large' };
-  if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') return { status: 400, title: 'Bad request', detail: 'the form cannot be read' };
+  if (typeof status === 'number' && status >= 400 && status < 500) return { status, title: 'Bad request', detail: 'the request cannot be read' };
   return { status: 500, title: 'Error', detail: 'something went wrong; it is logged' };
 }
 
