@@ -11,7 +11,7 @@
 // Usage: node --import tsx bench/smpp.ts [--runs 3 --seconds 10 --receipts 20000]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect, PDU, type PduOptions, type Session } from 'smpp';
@@ -23,6 +23,7 @@ import { connectNats } from '../infra/nats';
 import { AccountDirectory } from '../stores/account-directory';
 import { startStack } from '../test/support/global-setup';
 import { issueSmpp, startGatewayHarness } from '../test/support/smpp-client';
+import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
 
 const { values } = parseArgs({
@@ -152,6 +153,14 @@ async function main(): Promise<void> {
 
     log('[bench:smpp] measuring');
     const single: number[] = [];
+    const singleCpu: number[] = [];
+    const parallelCpu: number[] = [];
+    const gatewayPid = gateway.pid;
+    /** The gateway process's CPU per accepted submit_sm (µs), from /proc. */
+    const cpuPer = (before: number | undefined, accepted: number): number[] => {
+      const after = processCpuMs(gatewayPid);
+      return before === undefined || after === undefined || accepted === 0 ? [] : [((after - before) * 1000) / accepted];
+    };
     const bindMs: number[] = [];
     const parallel: number[] = [];
     const receipts: number[] = [];
@@ -160,11 +169,13 @@ async function main(): Promise<void> {
       // 1. one transceiver, window 100
       const s = await open(port);
       await bind(s, 'transceiver', creds.systemId, creds.password);
+      const cpu0 = processCpuMs(gatewayPid);
       const one = await pump(s, 100, SECONDS * 1000, submitPdu);
+      singleCpu.push(...cpuPer(cpu0, one.ok));
       await unbind(s);
       single.push((one.ok / one.elapsedMs) * 1000);
       failures += one.failed;
-      log(`  run ${run}/${RUNS}: 1 transceiver, window 100: ${single.at(-1)?.toFixed(0)} submit_sm_resp/s (${one.failed} refused)`);
+      log(`  run ${run}/${RUNS}: 1 transceiver, window 100: ${single.at(-1)?.toFixed(0)} submit_sm_resp/s (${one.failed} refused), gateway CPU ${singleCpu.at(-1)?.toFixed(0)} µs/message`);
 
       // 2. 10 binds in parallel, then 10 transceivers submitting at once (window 10 each)
       const t0 = performance.now();
@@ -174,9 +185,11 @@ async function main(): Promise<void> {
         return x;
       }));
       bindMs.push(performance.now() - t0);
+      const cpu1 = processCpuMs(gatewayPid);
       const many = await Promise.all(sessions.map((x) => pump(x, 10, SECONDS * 1000, submitPdu)));
-      await Promise.all(sessions.map(unbind));
       const manyOk = many.reduce((n, r) => n + r.ok, 0);
+      parallelCpu.push(...cpuPer(cpu1, manyOk));
+      await Promise.all(sessions.map(unbind));
       const manyMs = Math.max(...many.map((r) => r.elapsedMs));
       parallel.push((manyOk / manyMs) * 1000);
       failures += many.reduce((n, r) => n + r.failed, 0);
@@ -221,9 +234,10 @@ async function main(): Promise<void> {
       machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
       conditions: `embedded stack (nats-server, Temporal dev server, chdb); product roles: ${values.roles} (the lifecycle does not run, so accepted messages stay queued on JetStream); the SMPP gateway (default options${values['no-async-traces'] ? ', NATS connection with noAsyncTraces' : ''}) in its own process; clients (the smpp package) in the benchmark process on the same machine; ${RUNS} runs of ${SECONDS} s; medians`,
       at: new Date().toISOString(),
-      singleTransceiver: { name: 'one transceiver, window 100, GSM-7 single segment, registered_delivery 0', submitRespPerSecond: median(single), runs: single },
+      loadAverageAfter: loadavg().map((l) => Number(l.toFixed(2))),
+      singleTransceiver: { name: 'one transceiver, window 100, GSM-7 single segment, registered_delivery 0', submitRespPerSecond: median(single), gatewayCpuUsPerMessage: median(singleCpu), runs: single },
       parallelBinds: { name: '10 bind_transceiver in parallel (scrypt password check)', allBoundMs: median(bindMs), runs: bindMs },
-      tenTransceivers: { name: '10 transceivers of one system_id, window 10 each', submitRespPerSecond: median(parallel), runs: parallel },
+      tenTransceivers: { name: '10 transceivers of one system_id, window 10 each', submitRespPerSecond: median(parallel), gatewayCpuUsPerMessage: median(parallelCpu), runs: parallel },
       receipts: { name: `${RECEIPTS} receipts buffered on JetStream, drained by one receiver (deliver_sm acked after each deliver_sm_resp)`, deliverSmPerSecond: median(receipts), runs: receipts },
       refusedSubmits: failures,
     };
@@ -232,9 +246,10 @@ async function main(): Promise<void> {
     process.stdout.write([
       '',
       `SMPP benchmark (${results.conditions})`,
-      `1 transceiver, window 100          ${results.singleTransceiver.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s`,
+      `1 transceiver, window 100          ${results.singleTransceiver.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s  gateway CPU ${results.singleTransceiver.gatewayCpuUsPerMessage.toFixed(0)} µs/message`,
       `10 binds in parallel               ${results.parallelBinds.allBoundMs.toFixed(0).padStart(7)} ms until all bound`,
-      `10 transceivers × window 10        ${results.tenTransceivers.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s`,
+      `10 transceivers × window 10        ${results.tenTransceivers.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s  gateway CPU ${results.tenTransceivers.gatewayCpuUsPerMessage.toFixed(0)} µs/message`,
+      `load average after: ${results.loadAverageAfter.join(' ')}`,
       `receipts to one receiver           ${results.receipts.deliverSmPerSecond.toFixed(0).padStart(7)} deliver_sm/s`,
       `refused submit_sm: ${failures}`,
       `written to bench/results/${values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json'}`,

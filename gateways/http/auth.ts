@@ -16,8 +16,9 @@ declare module 'express-serve-static-core' {
 }
 
 function tokenOf(req: Request): string | undefined {
-  const header = req.header('authorization');
-  const query = req.query['access_token'];
+  const header = req.headers.authorization;
+  // The query is parsed (qs) only when the URL has one.
+  const query = req.originalUrl.includes('?') ? req.query['access_token'] : undefined;
   if (header !== undefined && query !== undefined) {
     throw new AppError('CONFLICTING_CREDENTIALS', 'a token was sent both in the Authorization header and as access_token: send exactly one');
   }
