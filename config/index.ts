@@ -50,7 +50,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'WEBHOOK_RETRY_INITIAL_MS', type: 'integer', default: 1000, description: 'First retry interval of a failed DLR; doubles on each retry.' },
   { name: 'WEBHOOK_RETRY_MAX_MS', type: 'integer', default: 60000, description: 'Cap of the DLR retry interval.' },
   { name: 'WEBHOOK_RETRY_HOURS', type: 'integer', default: 25, description: 'How long a DLR is retried before it is dead-lettered (at least 24 h).' },
-  { name: 'LIFECYCLE_BATCH_MAX_MESSAGES', type: 'integer', default: 200, description: 'Most messages one batch lifecycle workflow holds (docs/lifecycle.md); 1 = one workflow per message.' },
+  { name: 'LIFECYCLE_BATCH_MAX_MESSAGES', type: 'integer', default: 500, description: 'Most messages one batch lifecycle workflow holds (docs/lifecycle.md); 1 = one workflow per message.' },
 ];
 
 const schema = {

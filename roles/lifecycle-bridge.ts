@@ -51,7 +51,7 @@ export interface BridgeDeps {
 /** Workflow task timeout of a batch lifecycle (the server's default is 10 s). */
 const BATCH_WORKFLOW_TASK_TIMEOUT = '60 seconds';
 /** Carrier events gather this long before they are signalled (more events per signal, fewer history events). */
-const EVENTS_GATHER_MS = 50;
+const EVENTS_GATHER_MS = 200;
 
 /** A bridge consumer: batches of whatever arrived while the previous one was handled (no batching delay when quiet). */
 async function bridge(nats: Nats, log: Logger, stream: string, name: string, subject: string, maxAckPending: number, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, gatherMs = 0): Promise<RunningConsumer> {
