@@ -73,7 +73,7 @@ export function consoleRouter(deps: HttpDeps, services: ConsoleServices, base = 
   datasourceRoutes(routes);
 
   router.use((req, _res, next) => next(new ConsoleError(404, 'Not found', `nothing at ${req.path.slice(0, 200)} in this organization`)));
-  router.use(consoleErrors(deps, services, base));
+  router.use(consoleErrors(deps, base));
   return router;
 }
 
@@ -89,8 +89,7 @@ function statusOf(err: unknown): { status: number; title: string; detail: string
   return { status: 500, title: 'Error', detail: 'something went wrong; it is logged' };
 }
 
-function consoleErrors(deps: HttpDeps, services: ConsoleServices, base: string): ErrorRequestHandler {
-  void services;
+function consoleErrors(deps: HttpDeps, base: string): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next) => {
     const { status, title, detail } = statusOf(err);
     if (status >= 500) (req.log ?? deps.log).error({ err, path: req.path }, 'console error');
