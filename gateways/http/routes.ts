@@ -13,6 +13,8 @@ interface LayerLike {
   match(path: string): MatchResult | false;
   readonly route?: { readonly path: unknown; readonly methods: Record<string, boolean | undefined> };
   readonly handle?: { readonly stack?: readonly LayerLike[] };
+  /** The pattern the layer was mounted with, e.g. `/project/:project/datasource/:datasource`. */
+  readonly rawPath?: unknown;
 }
 
 export interface RouteMatch {
@@ -45,7 +47,9 @@ function collect(stack: readonly LayerLike[], path: string, base: string, out: R
     if (!inner) continue;
     // A mounted router sees the path without its mount point, as Express strips it.
     const rest = path.slice(match.path.length);
-    const mount = match.path.endsWith('/') ? match.path.slice(0, -1) : match.path;
+    // The label names the mount's pattern, not the ids in this path (bounded metric labels).
+    const mounted = typeof layer.rawPath === 'string' ? layer.rawPath : match.path;
+    const mount = mounted.endsWith('/') ? mounted.slice(0, -1) : mounted;
     collect(inner, rest.startsWith('/') ? rest : `/${rest}`, `${base}${mount}`, out);
   }
 }
