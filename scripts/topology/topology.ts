@@ -24,9 +24,9 @@ async function ready(p: ProductProcess, logOffset: number): Promise<void> {
     await waitFor(p.name, check, 180_000, p.name);
     return;
   }
-  // Outbound-only roles log "ready" (main.ts) once every role of the process runs.
+  // Outbound-only roles print "sms-platform ready in" (main.ts, whatever LOG_LEVEL) once every role runs.
   const log = join(LOGS, `${p.name}.log`);
-  await waitFor(p.name, async () => /"msg":"ready"/.test(readFileSync(log).subarray(logOffset).toString('utf8')), 180_000, p.name);
+  await waitFor(p.name, async () => /sms-platform ready in/.test(readFileSync(log).subarray(logOffset).toString('utf8')), 180_000, p.name);
 }
 
 export async function startProduct(name?: string): Promise<void> {
