@@ -97,7 +97,7 @@ export async function connectNats(options: NatsOptions, log: Logger): Promise<Na
     deadDlrs: await kvm.create(BUCKETS.deadDlrs, { replicas: options.replicas, ...consistentReads, history: 1 }),
     ingestState: await kvm.create(BUCKETS.ingestState, { replicas: options.replicas, ...consistentReads, history: 1 }),
   };
-  const pipeline = new PipelinedJetStream(nc);
+  const pipeline = new PipelinedJetStream(nc, undefined, 'allow_direct' in consistentReads);
   return {
     nc,
     js: jetstream(nc),

@@ -65,7 +65,12 @@ export class PipelinedJetStream {
   private outbox: Array<{ id: number; subject: string; data: Uint8Array | string; headers: MsgHdrs | undefined }> = [];
   private flushScheduled = false;
 
-  constructor(private readonly nc: NatsConnection, private readonly timeoutMs = DEFAULT_TIMEOUT_MS) {
+  /**
+   * `leaderReads`: read KV entries through the stream leader (`STREAM.MSG.GET`) instead of a
+   * direct get, which any replica of an R3 stream may answer before it applied the last write
+   * (infra/nats.ts sets it on a cluster, for read-your-writes across processes).
+   */
+  constructor(private readonly nc: NatsConnection, private readonly timeoutMs = DEFAULT_TIMEOUT_MS, private readonly leaderReads = false) {
     this.prefix = `${createInbox()}.`;
     this.sub = nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => { if (!err) this.settle(msg); } });
     // One timer for every waiter instead of one per publish.
@@ -107,11 +112,26 @@ export class PipelinedJetStream {
    * purge marker is an entry with an empty body (its revision is the one to replace).
    */
   async lastEntry(stream: string, subject: string): Promise<StoredValue | null> {
+    if (this.leaderReads) return this.leaderEntry(stream, subject);
     const msg = await this.request(`$JS.API.DIRECT.GET.${stream}.${subject}`, Empty);
     const code = msg.headers?.code ?? 0;
     if (code === 404) return null;
     if (code !== 0) throw new JetStreamPublishError(`direct get failed with status ${code} ${msg.headers?.description ?? ''}`.trim(), code);
     return { data: msg.data, revision: Number(msg.headers?.get('Nats-Sequence') ?? 0) };
+  }
+
+  private async leaderEntry(stream: string, subject: string): Promise<StoredValue | null> {
+    const msg = await this.request(`$JS.API.STREAM.MSG.GET.${stream}`, JSON.stringify({ last_by_subj: subject }));
+    let body: { message?: { seq?: number; data?: string }; error?: { code?: number; err_code?: number; description?: string } };
+    try {
+      body = JSON.parse(utf8.decode(msg.data)) as typeof body;
+    } catch {
+      throw new JetStreamPublishError(`message get failed with status ${msg.headers?.code ?? 0}`, msg.headers?.code);
+    }
+    if (body.error?.err_code === 10037) return null; // no message found (the subject has none)
+    if (body.error || !body.message) throw new JetStreamPublishError(body.error?.description ?? 'message get refused', body.error?.code, body.error?.err_code);
+    const data = body.message.data ? Buffer.from(body.message.data, 'base64') : new Uint8Array(0);
+    return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), revision: body.message.seq ?? 0 };
   }
 
   private request(subject: string, data: Uint8Array | string, headers?: MsgHdrs): Promise<Msg> {
