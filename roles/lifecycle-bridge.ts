@@ -1,6 +1,6 @@
 // Bridges from JetStream to Temporal, run next to the worker:
 //  - starter:  `sms.accepted` → one smsBatchLifecycle workflow per batch of the messages fetched
-//              together (at most `batchMax` each; id `smsb-<first message id>`), or, with
+//              together (at most `batchMax` each; id `smsb-<first message id>-<fingerprint of its ids>`), or, with
 //              `batchMax` 1, one smsLifecycle workflow per message (id `sms-<id>`). A repeated start
 //              is harmless (same id: the existing workflow; another grouping after a crash: the
 //              batch claims each message before its hand-off, so a message already held by
@@ -11,6 +11,7 @@
 //              its claim, KV_KEYS.lifecycleOwner), `carrierEvent` for a per-message lifecycle;
 //  - inbound:  `carrier.inbound` → opt-out on STOP, and an inbound/stop DLR to the webhook of
 //              the token that owns the number (spec 1 §6).
+import { createHash } from 'node:crypto';
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { BATCH_MEMO_MESSAGES, CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
@@ -48,6 +49,15 @@ export interface BridgeDeps {
   readonly log: Logger;
 }
 
+/**
+ * The batch's id names its exact messages: with the first message's id alone, a start repeated
+ * with more messages (a crash before the ack, a different fetch) would find the earlier batch
+ * and its extra messages would have no lifecycle.
+ */
+function fingerprint(ids: readonly string[]): string {
+  return createHash('sha256').update(ids.join(' ')).digest('hex').slice(0, 16);
+}
+
 /** Workflow task timeout of a batch lifecycle (the server's default is 10 s). */
 const BATCH_WORKFLOW_TASK_TIMEOUT = '60 seconds';
 /** Carrier events gather this long before they are signalled (more events per signal, fewer history events). */
@@ -77,7 +87,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
       id: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros, webhooks: m.source !== 'legacy',
     }));
     return client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, {
-      taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.batch(messages[0]?.id ?? ''), args: [{ members, validityMs: deps.validityMs, webhook: deps.webhook }],
+      taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.batch(messages[0]?.id ?? '', fingerprint(members.map((m) => m.id))), args: [{ members, validityMs: deps.validityMs, webhook: deps.webhook }],
       memo: { [BATCH_MEMO_MESSAGES]: members.map((m) => m.id).join(' ') },
       // A batch's workflow task does the work of many messages, on a CPU shared with every role:
       // a starved one must not time out (its local activities would run again).

@@ -28,11 +28,14 @@ export const WORKFLOW_IDS = {
   /** A message's lifecycle: one per message, so a repeated start is harmless. */
   lifecycle: (messageId: string) => `sms-${messageId}`,
   /**
-   * A batch lifecycle, named after the first message the starter put in it. Which batch holds a
-   * message is recorded in KV (KV_KEYS.lifecycleOwner) by the batch itself before it hands the
-   * message to the carrier; a message with no such record has a per-message lifecycle.
+   * A batch lifecycle, named after its first message and a fingerprint of all its message ids:
+   * a start repeated with exactly the same messages finds the same workflow, and one with another
+   * grouping (the starter crashed before its ack and fetched differently) starts another, which
+   * hands over only the messages no batch holds yet. Which batch holds a message is recorded in
+   * KV (KV_KEYS.lifecycleOwner) by the batch itself before it hands the message to the carrier;
+   * a message with no such record has a per-message lifecycle.
    */
-  batch: (firstMessageId: string) => `smsb-${firstMessageId}`,
+  batch: (firstMessageId: string, fingerprint: string) => `smsb-${firstMessageId}-${fingerprint}`,
   /** The DLR of one inbound message. */
   inbound: (inboundId: string) => `inbound-${inboundId}`,
   /** A re-driven dead DLR (a fresh schedule each time). */

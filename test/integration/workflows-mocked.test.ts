@@ -198,7 +198,7 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
 
   const member = (overrides: Partial<BatchMember> = {}): BatchMember => ({ id: randomUUID(), orgId: 'org-1', tokenId: 'token-1', clientId: null, segments: 1, chargedMicros: 75_000, webhooks: true, ...overrides });
   const start = (members: BatchMember[], overrides: Partial<BatchInput> = {}) =>
-    env.client.workflow.start(smsBatchLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.batch(members[0]?.id ?? ''), args: [{ members, validityMs: 60_000, webhook: SCHEDULE, ...overrides }] });
+    env.client.workflow.start(smsBatchLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.batch(members[0]?.id ?? '', 'test'), args: [{ members, validityMs: 60_000, webhook: SCHEDULE, ...overrides }] });
   const event = (messageId: string, e: Partial<CarrierEvent> & Pick<CarrierEvent, 'kind'>): CarrierEvent =>
     ({ messageId, segment: 0, segments: 1, carrier: 'sim', carrierMessageId: 'c-1', at: new Date().toISOString(), ...e }) as CarrierEvent;
   const statusesOf = (messageId: string): string[] => recorder.transitions.filter((t) => t.messageId === messageId).map((t) => t.status);
