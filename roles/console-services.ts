@@ -6,6 +6,7 @@ import type { ConsoleServices } from '../gateways/http/console/services';
 import type { AudienceServices } from '../gateways/http/audience-api';
 import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
 import { DeadLetterStore } from '../stores/dead-letter-store';
+import { KvLifecycleOwners } from '../stores/lifecycle-records';
 import { OperatorStore } from '../stores/operator-store';
 import type { Engines } from './engines';
 
@@ -19,6 +20,7 @@ export async function buildConsoleServices(config: Config, engines: Engines, aud
     specs: new DatasourceDirectory(engines.directory),
     ...(audience ? { audience: audience.search } : {}),
     deadLetters: new DeadLetterStore(engines.nats.kv.deadDlrs, { client: engines.temporal.client, taskQueue: config.temporal.taskQueue, schedule: config.lifecycle.webhook }),
+    lifecycleOwners: new KvLifecycleOwners(engines.nats.kv.idempotency),
     ...(uiBase ? { workflowUrl: (id: string) => `${uiBase}${encodeURIComponent(id)}` } : {}),
     webhookTimeoutMs: config.lifecycle.webhook.attemptTimeoutMs,
   };

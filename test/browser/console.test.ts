@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { KV_KEYS } from '../../core/bus/names';
+import { connectTemporal } from '../../infra/temporal';
 import { DatasourceStore } from '../../stores/datasource-store';
 import { admin, api, stack } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
@@ -139,6 +140,14 @@ describe('console: tokens, webhook, messages', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     expect(await page.textContent('#message-status')).toContain('delivered');
+    // The workflow shown is the one that ran this message's lifecycle (per message or a batch).
+    const workflowId = (await page.getAttribute('#workflow', 'data-workflow-id')) ?? '';
+    const temporal = await connectTemporal({ address: stack().temporalAddress, namespace: stack().namespace });
+    try {
+      expect((await temporal.client.workflow.getHandle(workflowId).describe()).workflowId).toBe(workflowId);
+    } finally {
+      await temporal.close();
+    }
     expect(await page.content()).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     await shot('message');

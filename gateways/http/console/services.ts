@@ -5,6 +5,7 @@ import type { ConsoleSession, Operator } from '../../../core/console/operators';
 import type { SearchRequest } from '../../../core/filters/grammar-b';
 import type { Datasource } from '../../../core/ingest/types';
 import type { DeadDlr } from '../../../core/sms/dlr';
+import type { LifecycleOwners } from '../../../core/sms/lifecycle-ports';
 import type { AccountStore } from '../../../stores/account-store';
 import type { DatasourceDirectory } from '../../../stores/datasource-store';
 import type { SearchResult, SearchScope } from '../../../stores/audience-search';
@@ -35,6 +36,8 @@ export interface ConsoleServices {
   readonly specs: Pick<DatasourceDirectory, 'attributes' | 'eventTypes'>;
   readonly audience?: { search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> };
   readonly deadLetters: ConsoleDeadLetters;
+  /** Which batch lifecycle holds a message (none: a per-message lifecycle, `sms-<id>`). */
+  readonly lifecycleOwners?: Pick<LifecycleOwners, 'find'>;
   /** The Temporal UI page of a workflow, when the UI is known (the embedded dev server's). */
   readonly workflowUrl?: (workflowId: string) => string;
   /** Timeout of the "send test DLR" request. */

@@ -69,7 +69,8 @@ ${table(['Id', 'Created', 'From', 'To', 'Status', 'Code', 'Country', 'Price'], r
     const message = current ? (current.orgId === ctx.org.id ? current : null) : await history.get({ orgId: ctx.org.id, projectId: null }, id);
     if (!message) throw new ConsoleError(404, 'Not found', 'no such message in this organization');
     const timeline = await deps.services.dlrHistory.forMessage(ctx.org.id, id);
-    const workflowId = WORKFLOW_IDS.lifecycle(id);
+    const owner = await services.lifecycleOwners?.find(id).catch(() => null);
+    const workflowId = owner?.workflowId ?? WORKFLOW_IDS.lifecycle(id);
     const link = services.workflowUrl ? html`<a href="${services.workflowUrl(workflowId)}" rel="noreferrer">${workflowId}</a>` : html`<code>${workflowId}</code>`;
     const steps = timeline.map((t) => html`<li class="status-${t.status}"><strong>${t.status}</strong> (code ${t.code}) at ${t.eventAt}
 ${t.attempts.length === 0 ? html`<p class="meta">no webhook attempt yet</p>` : html`<ul>${t.attempts.map((a) => html`<li>attempt ${a.attempt}: ${a.outcome}${a.responseStatus === null ? '' : html`, HTTP ${a.responseStatus}`}, ${a.latencyMs} ms at ${a.at}${a.error ? html` — ${a.error}` : ''}</li>`)}</ul>`}</li>`);
@@ -77,7 +78,7 @@ ${t.attempts.length === 0 ? html`<p class="meta">no webhook attempt yet</p>` : h
 <dt>Status</dt><dd id="message-status" class="status-${message.status}">${message.status} (code ${message.statusCode})</dd>
 <dt>From → to</dt><dd>${message.from} → ${message.to} (${message.country})</dd><dt>Text</dt><dd>${message.text}</dd>
 <dt>Segments</dt><dd>${message.messagesCount} · ${message.encoding}</dd><dt>Price</dt><dd>${fromMicros(message.priceUserMicros)}</dd>
-<dt>Created</dt><dd>${message.createdAt}</dd><dt>Workflow</dt><dd>${link}</dd></dl></section>
+<dt>Created</dt><dd>${message.createdAt}</dd><dt>Workflow</dt><dd id="workflow" data-workflow-id="${workflowId}">${link}${owner ? ' (the batch lifecycle holding this message)' : ''}</dd></dl></section>
 <section class="card"><h2>DLR timeline</h2>${steps.length ? html`<ol id="timeline">${steps}</ol>` : html`<p class="empty" id="timeline">no transition recorded yet</p>`}
 ${FINAL_STATUSES.includes(message.status) ? '' : html`<p class="hint" data-refresh="2000">The page refreshes itself until the message reaches a final status.</p>`}</section>`);
   }));
