@@ -60,8 +60,12 @@ function fingerprint(ids: readonly string[]): string {
 
 /** Workflow task timeout of a batch lifecycle (the server's default is 10 s). */
 const BATCH_WORKFLOW_TASK_TIMEOUT = '60 seconds';
-/** Carrier events gather this long before they are signalled (more events per signal, fewer history events). */
-const EVENTS_GATHER_MS = 200;
+/** Carrier events gather this long before they are handled (more events per signal, fewer history events). */
+const EVENTS_GATHER_MS = 50;
+/** A batch lifecycle gets a signal at most this often. */
+const SIGNAL_SPACING_MS = 500;
+/** Outboxes of workflows not signalled lately are forgotten past this many. */
+const OUTBOXES_KEPT = 5_000;
 
 /** A bridge consumer: batches of whatever arrived while the previous one was handled (no batching delay when quiet). */
 async function bridge(nats: Nats, log: Logger, stream: string, name: string, subject: string, maxAckPending: number, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, gatherMs = 0): Promise<RunningConsumer> {
@@ -121,6 +125,49 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     }
   });
 
+  // Carrier events wait in an outbox per workflow: a batch is signalled at most every
+  // SIGNAL_SPACING_MS (its first events at once), so a batch whose messages report over a long
+  // time gets few, large signals; each signal costs 5 history events whatever it carries. One
+  // send at a time per workflow keeps each message's events in stream order. Events held here
+  // are not acknowledged yet: after a crash they are delivered again.
+  interface Outbox { readonly batch: boolean; entries: Array<{ msg: JsMsg; event: CarrierEvent }>; timer: NodeJS.Timeout | undefined; sending: Promise<void>; lastAt: number }
+  const outboxes = new Map<string, Outbox>();
+  const send = async (workflowId: string, box: Outbox): Promise<void> => {
+    const entries = box.entries.splice(0);
+    if (entries.length === 0) return;
+    box.lastAt = Date.now();
+    const list = entries.map((e) => e.msg);
+    const events = entries.map((e) => e.event);
+    try {
+      const handle = client.workflow.getHandle(workflowId);
+      await (box.batch ? handle.signal(batchEventsSignal, events) : handle.signal(carrierEventSignal, events));
+      for (const msg of list) msg.ack();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        log.warn({ workflowId }, 'carrier events for a lifecycle no longer running (finished or unknown); dropped');
+        for (const msg of list) msg.ack();
+      } else {
+        log.warn({ err, workflowId }, 'signal failed; will retry');
+        for (const msg of list) msg.nak(1000);
+      }
+    }
+  };
+  const schedule = (workflowId: string, box: Outbox): void => {
+    if (box.timer || box.entries.length === 0) return;
+    const wait = box.batch ? Math.max(0, box.lastAt + SIGNAL_SPACING_MS - Date.now()) : 0;
+    box.timer = setTimeout(() => {
+      box.sending = box.sending.then(() => send(workflowId, box)).finally(() => {
+        box.timer = undefined;
+        schedule(workflowId, box);
+      });
+    }, wait);
+  };
+  const sweep = (): void => {
+    if (outboxes.size < OUTBOXES_KEPT) return;
+    const old = Date.now() - 10 * SIGNAL_SPACING_MS;
+    for (const [id, box] of outboxes) if (!box.timer && box.entries.length === 0 && box.lastAt < old) outboxes.delete(id);
+  };
+
   const events = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleEvents, SUBJECTS.carrierEvents, 10_000, 2000, async (msgs) => {
     // The events of one message go as one signal, in stream order; messages go in parallel.
     const byMessage = new Map<string, Array<{ msg: JsMsg; event: CarrierEvent }>>();
@@ -151,23 +198,13 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
       byWorkflow.set(workflowId, group);
       group.entries.push(...entries);
     }));
-    await Promise.all([...byWorkflow.entries()].map(async ([workflowId, { batch, entries }]) => {
-      const list = entries.map((e) => e.msg);
-      const events = entries.map((e) => e.event);
-      try {
-        const handle = client.workflow.getHandle(workflowId);
-        await (batch ? handle.signal(batchEventsSignal, events) : handle.signal(carrierEventSignal, events));
-        for (const msg of list) msg.ack();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) {
-          log.warn({ workflowId }, 'carrier events for a lifecycle no longer running (finished or unknown); dropped');
-          for (const msg of list) msg.ack();
-        } else {
-          log.warn({ err, workflowId }, 'signal failed; will retry');
-          for (const msg of list) msg.nak(1000);
-        }
-      }
-    }));
+    for (const [workflowId, { batch, entries }] of byWorkflow) {
+      const box = outboxes.get(workflowId) ?? { batch, entries: [], timer: undefined, sending: Promise.resolve(), lastAt: 0 };
+      outboxes.set(workflowId, box);
+      box.entries.push(...entries);
+      schedule(workflowId, box);
+    }
+    sweep();
   }, deps.batchMax > 1 ? EVENTS_GATHER_MS : 0);
 
   const inbound = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleInbound, SUBJECTS.carrierInbound, 500, 50, async (msgs) => {
@@ -202,5 +239,10 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   });
 
   log.info('lifecycle bridge running');
-  return { stop: async () => { await Promise.all([starter.stop(), events.stop(), inbound.stop()]); } };
+  return {
+    stop: async () => {
+      await Promise.all([starter.stop(), events.stop(), inbound.stop()]);
+      for (const box of outboxes.values()) clearTimeout(box.timer);
+    },
+  };
 }
