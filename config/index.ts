@@ -30,7 +30,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'TEMPORAL_TASK_QUEUE', type: 'string', default: 'sms', description: 'Task queue of the product workflows.' },
   { name: 'TEMPORAL_PORT', type: 'integer', default: 7233, description: 'gRPC port of the embedded Temporal dev server.' },
   { name: 'TEMPORAL_UI_PORT', type: 'integer', default: 8233, description: 'Web UI port of the embedded Temporal dev server.' },
-  { name: 'CLICKHOUSE_URL', type: 'string', description: 'External ClickHouse HTTP endpoint (e.g. http://clickhouse:8123). When unset, ClickHouse runs embedded via chdb in $DATA_DIR/clickhouse.' },
+  { name: 'CLICKHOUSE_URL', type: 'string', description: 'External ClickHouse HTTP endpoint (e.g. http://clickhouse:8123), or chdb+http://127.0.0.1:<port> for the embedded chdb of another process of this machine (started with --serve-clickhouse=<port>). When unset, ClickHouse runs embedded via chdb in $DATA_DIR/clickhouse.' },
   { name: 'CLICKHOUSE_USER', type: 'string', default: 'default', description: 'ClickHouse user (external server only).' },
   { name: 'CLICKHOUSE_PASSWORD', type: 'string', default: '', description: 'ClickHouse password (external server only).' },
   { name: 'CLICKHOUSE_DATABASE', type: 'string', default: 'sms_platform', description: 'ClickHouse database the product owns; created by the migrations.' },
