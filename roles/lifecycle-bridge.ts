@@ -62,8 +62,12 @@ function fingerprint(ids: readonly string[]): string {
 const BATCH_WORKFLOW_TASK_TIMEOUT = '60 seconds';
 /** Carrier events gather this long before they are handled (more events per signal, fewer history events). */
 const EVENTS_GATHER_MS = 50;
-/** A batch lifecycle gets a signal at most this often. */
-const SIGNAL_SPACING_MS = 500;
+/**
+ * A batch lifecycle's signals are spaced by 250 ms after its first, doubling with each signal up
+ * to 2 s: a batch that settles quickly sees its events at once, one whose messages report over a
+ * long time (carrier latency, load) gets few, large signals.
+ */
+const SIGNAL_SPACING_MS = { first: 250, max: 2_000 } as const;
 /** Outboxes of workflows not signalled lately are forgotten past this many. */
 const OUTBOXES_KEPT = 5_000;
 
@@ -125,17 +129,18 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     }
   });
 
-  // Carrier events wait in an outbox per workflow: a batch is signalled at most every
-  // SIGNAL_SPACING_MS (its first events at once), so a batch whose messages report over a long
-  // time gets few, large signals; each signal costs 5 history events whatever it carries. One
+  // Carrier events wait in an outbox per workflow: a batch's first events go at once, later ones
+  // after a spacing that grows with each signal (SIGNAL_SPACING_MS), so a batch whose messages
+  // report over a long time gets few, large signals; each signal costs 5 history events whatever it carries. One
   // send at a time per workflow keeps each message's events in stream order. Events held here
   // are not acknowledged yet: after a crash they are delivered again.
-  interface Outbox { readonly batch: boolean; entries: Array<{ msg: JsMsg; event: CarrierEvent }>; timer: NodeJS.Timeout | undefined; sending: Promise<void>; lastAt: number }
+  interface Outbox { readonly batch: boolean; entries: Array<{ msg: JsMsg; event: CarrierEvent }>; timer: NodeJS.Timeout | undefined; sending: Promise<void>; lastAt: number; signals: number }
   const outboxes = new Map<string, Outbox>();
   const send = async (workflowId: string, box: Outbox): Promise<void> => {
     const entries = box.entries.splice(0);
     if (entries.length === 0) return;
     box.lastAt = Date.now();
+    box.signals += 1;
     const list = entries.map((e) => e.msg);
     const events = entries.map((e) => e.event);
     try {
@@ -154,7 +159,8 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   };
   const schedule = (workflowId: string, box: Outbox): void => {
     if (box.timer || box.entries.length === 0) return;
-    const wait = box.batch ? Math.max(0, box.lastAt + SIGNAL_SPACING_MS - Date.now()) : 0;
+    const spacing = box.signals === 0 ? 0 : Math.min(SIGNAL_SPACING_MS.max, SIGNAL_SPACING_MS.first * 2 ** (box.signals - 1));
+    const wait = box.batch ? Math.max(0, box.lastAt + spacing - Date.now()) : 0;
     box.timer = setTimeout(() => {
       box.sending = box.sending.then(() => send(workflowId, box)).finally(() => {
         box.timer = undefined;
@@ -164,7 +170,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   };
   const sweep = (): void => {
     if (outboxes.size < OUTBOXES_KEPT) return;
-    const old = Date.now() - 10 * SIGNAL_SPACING_MS;
+    const old = Date.now() - 10 * SIGNAL_SPACING_MS.max;
     for (const [id, box] of outboxes) if (!box.timer && box.entries.length === 0 && box.lastAt < old) outboxes.delete(id);
   };
 
@@ -199,7 +205,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
       group.entries.push(...entries);
     }));
     for (const [workflowId, { batch, entries }] of byWorkflow) {
-      const box = outboxes.get(workflowId) ?? { batch, entries: [], timer: undefined, sending: Promise.resolve(), lastAt: 0 };
+      const box = outboxes.get(workflowId) ?? { batch, entries: [], timer: undefined, sending: Promise.resolve(), lastAt: 0, signals: 0 };
       outboxes.set(workflowId, box);
       box.entries.push(...entries);
       schedule(workflowId, box);
