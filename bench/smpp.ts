@@ -133,7 +133,9 @@ async function main(): Promise<void> {
   let gateway: ChildProcess | undefined;
   try {
     const gatewayArgs = ['--import', 'tsx', __filename, '--gateway', '--nats', stack.info.natsUrl, ...(values['no-async-traces'] ? ['--no-async-traces'] : [])];
-    gateway = spawn(process.execPath, gatewayArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
+    // Profiling the gateway: GATEWAY_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (as PRODUCT_NODE_FLAGS for the product).
+    const gatewayFlags = (process.env['GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+    gateway = spawn(process.execPath, [...gatewayFlags, ...gatewayArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
     const port = await new Promise<number>((resolve, reject) => {
       gateway?.stdout?.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString('utf8')) as { port: number }).port));
       gateway?.once('exit', (code) => reject(new Error(`the gateway process exited with ${code}`)));

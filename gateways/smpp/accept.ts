@@ -9,6 +9,9 @@ import { STATUS, statusName } from './protocol';
 import { wantsReceipts } from './receipts';
 import type { SubmitFields } from './submit';
 
+/** The counter's child for SMPP, resolved once (no label hashing per message). */
+const acceptedOverSmpp = smsAccepted.labels({ source: 'smpp' });
+
 export class Submissions {
   private readonly batcher: SubmitBatcher;
 
@@ -34,7 +37,7 @@ export class Submissions {
       this.log.debug({ systemId: binding.systemId, status: statusName(outcome.status), reason: outcome.reason }, 'smpp: submit_sm refused');
       return outcome;
     }
-    smsAccepted.inc({ source: 'smpp' });
+    acceptedOverSmpp.inc();
     return outcome;
   }
 }
