@@ -10,14 +10,13 @@ import { connectNats, type Nats } from '../infra/nats';
 import { connectTemporal } from '../infra/temporal';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
+import { DeadLetterStore } from '../stores/dead-letter-store';
 import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
 import { checkIngestToken, registerIngestCommands } from './ingest-commands';
 import { registerAudienceCommands } from './audience-commands';
 import { registerMessageCommands } from './message-commands';
 import { registerConsoleCommands } from './console-commands';
-import { decode, KV_KEYS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES } from '../core/bus';
-import type { DeadDlr as StoredDeadDlr } from '../core/sms/dlr';
-import type { dlrDelivery } from '../workflows/dlr-delivery';
+import { decode, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES } from '../core/bus';
 import type { systemProbe } from '../workflows/system-probe';
 
 const config = loadConfig();
@@ -32,21 +31,6 @@ interface Context {
 let json = false;
 
 const temporalAddress = (): string => config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
-
-interface DeadDlr extends StoredDeadDlr {
-  readonly key: string;
-}
-
-async function listDead(ctx: Context, tokenId?: string, messageId?: string): Promise<DeadDlr[]> {
-  const dead: DeadDlr[] = [];
-  for await (const key of await ctx.nats.kv.deadDlrs.keys(KV_KEYS.deadDlrsOf(tokenId))) {
-    const entry = await ctx.nats.kv.deadDlrs.get(key);
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) continue;
-    const value = { ...decode('deadDlr', entry.value), key };
-    if (!messageId || value.messageId === messageId) dead.push(value);
-  }
-  return dead;
-}
 
 function print(human: string, data: unknown): void {
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
@@ -257,7 +241,7 @@ const dlr = program.command('dlr').description('DLRs whose webhook retry schedul
 dlr.command('dead').description('list dead-lettered DLRs').option('--token <value-or-id>').option('--message <id>')
   .action(action(async (ctx, o: { token?: string; message?: string }) => {
     const tokenId = o.token ? (await ctx.accounts.resolveToken(o.token)).id : undefined;
-    const dead = await listDead(ctx, tokenId, o.message);
+    const dead = await new DeadLetterStore(ctx.nats.kv.deadDlrs, null).find({ tokenId, messageId: o.message });
     print(dead.map((d) => `${d.messageId}#${d.seq}  ${d.payload.status}  token=${d.tokenId}  failed ${d.failedAt}: ${d.reason}`).join('\n') || '(none)', dead);
   }));
 dlr.command('redrive').description('deliver dead-lettered DLRs again, on a fresh retry schedule (one message or all of a token)')
@@ -265,14 +249,11 @@ dlr.command('redrive').description('deliver dead-lettered DLRs again, on a fresh
   .action(action(async (ctx, o: { token?: string; message?: string }) => {
     if (!o.token && !o.message) throw new Error('give --message <id> or --token <token> (all of its dead letters)');
     const tokenId = o.token ? (await ctx.accounts.resolveToken(o.token)).id : undefined;
-    const dead = await listDead(ctx, tokenId, o.message);
     const temporal = await connectTemporal({ address: temporalAddress(), namespace: config.temporal.namespace });
+    const store = new DeadLetterStore(ctx.nats.kv.deadDlrs, { client: temporal.client, taskQueue: config.temporal.taskQueue, schedule: config.lifecycle.webhook });
+    const dead = await store.find({ tokenId, messageId: o.message });
     try {
-      for (const d of dead) {
-        const { reason: _reason, failedAt: _failedAt, key, ...delivery } = d;
-        await temporal.client.workflow.start<typeof dlrDelivery>(WORKFLOW_TYPES.dlrDelivery, { taskQueue: config.temporal.taskQueue, workflowId: WORKFLOW_IDS.redrive(d.messageId, d.seq, Date.now()), args: [delivery, config.lifecycle.webhook] });
-        await ctx.nats.kv.deadDlrs.delete(key);
-      }
+      for (const d of dead) await store.redrive(d);
     } finally {
       await temporal.close();
     }
