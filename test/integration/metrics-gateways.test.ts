@@ -8,32 +8,14 @@ import { createLogger } from '../../infra/logger';
 import { connectNats } from '../../infra/nats';
 import { AccountDirectory } from '../../stores/account-directory';
 import { createIngestTenant } from '../support/ingest';
-import { parseExposition, sumOf, type Exposition } from '../support/prometheus-text';
+import { sumOf, type Exposition } from '../support/prometheus-text';
+import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { issueSmpp, TestSmppClient } from '../support/smpp-client';
 import { api, stack } from '../support/stack';
 import { createTenant } from '../support/tenants';
 
 const log = createLogger('warn');
 
-async function scrape(): Promise<Exposition> {
-  const res = await fetch(`${stack().httpUrl}/metrics`);
-  expect(res.status).toBe(200);
-  return parseExposition(await res.text());
-}
-
-async function eventually(check: (exp: Exposition) => void, timeoutMs = 30_000): Promise<Exposition> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const exp = await scrape();
-    try {
-      check(exp);
-      return exp;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
-  }
-}
 
 /** SMPP credentials of a fresh tenant, once the product's gateway accepts them. */
 async function smppCredentials(port: number): Promise<{ systemId: string; password: string }> {
@@ -77,7 +59,7 @@ describe('docs/metrics.md: SMPP sessions bound and PDUs by command and status', 
       expect((await wrong.bind('transmitter', creds.systemId, 'wrong')).command_status).not.toBe(0);
       await wrong.close();
 
-      const whileBound = await eventually((exp) => {
+      const whileBound = await scrapeUntil((exp) => {
         expect(sumOf(exp, 'smpp_sessions_bound', { mode: 'transceiver' })).toBeGreaterThanOrEqual(1);
         expect(delta(exp, 'smpp_pdus_total', { command: 'bind_transceiver', status: 'ESME_ROK' })).toBeGreaterThanOrEqual(1);
         expect(delta(exp, 'smpp_pdus_total', { command: 'submit_sm', status: 'ESME_ROK' })).toBeGreaterThanOrEqual(2);
@@ -87,7 +69,7 @@ describe('docs/metrics.md: SMPP sessions bound and PDUs by command and status', 
       });
       const bound = sumOf(whileBound, 'smpp_sessions_bound', { mode: 'transceiver' });
       expect((await client.unbind()).command_status).toBe(0);
-      await eventually((exp) => {
+      await scrapeUntil((exp) => {
         expect(sumOf(exp, 'smpp_sessions_bound', { mode: 'transceiver' })).toBeLessThanOrEqual(bound - 1);
         expect(delta(exp, 'smpp_pdus_total', { command: 'unbind', status: 'ESME_ROK' })).toBeGreaterThanOrEqual(1);
       });
@@ -106,13 +88,13 @@ describe('docs/metrics.md: ingestion items by outcome', () => {
     expect(contacts.status).toBe(202);
     const event = { _user_id: 'm-1', _event_id: 'metrics-e-1', _event_type: 'purchase', _event_parameters: { amount: 3 } };
     expect((await api(`${t.base}/events`, { token: t.token, body: [event] })).status).toBe(202);
-    await eventually((exp) => {
+    await scrapeUntil((exp) => {
       expect(delta(exp, { endpoint: 'contacts', outcome: 'accepted' })).toBeGreaterThanOrEqual(2);
       expect(delta(exp, { endpoint: 'contacts', outcome: 'failed' })).toBeGreaterThanOrEqual(1);
       expect(delta(exp, { endpoint: 'events', outcome: 'accepted' })).toBeGreaterThanOrEqual(1);
     });
     expect((await api(`${t.base}/events`, { token: t.token, body: [event] })).status).toBe(202);
-    const after = await eventually((exp) => {
+    const after = await scrapeUntil((exp) => {
       expect(delta(exp, { endpoint: 'events', outcome: 'duplicates' })).toBeGreaterThanOrEqual(1);
     });
     expect(sumOf(after, 'clickhouse_insert_lag_seconds_count', { writer: 'ingest' }) - sumOf(before, 'clickhouse_insert_lag_seconds_count', { writer: 'ingest' })).toBeGreaterThanOrEqual(2);

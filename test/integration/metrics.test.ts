@@ -12,7 +12,8 @@ import type { DeadDlr } from '../../core/sms/dlr';
 import { newId } from '../../core/ids';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { dashboardExpressions, idLikeLabels, isExported, metricNamesOf, parseExposition, seriesPerFamily, sumOf, valuesPerLabel, type Exposition } from '../support/prometheus-text';
+import { dashboardExpressions, idLikeLabels, isExported, metricNamesOf, seriesPerFamily, sumOf, valuesPerLabel, type Exposition } from '../support/prometheus-text';
+import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { api, stack } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
@@ -20,26 +21,6 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const ROOT = join(__dirname, '..', '..');
 const log = createLogger('warn');
 
-async function scrape(): Promise<Exposition> {
-  const res = await fetch(`${stack().httpUrl}/metrics`);
-  expect(res.status).toBe(200);
-  return parseExposition(await res.text());
-}
-
-/** Scrapes until `check` holds (it throws while it does not), up to `timeoutMs`. */
-async function eventually(check: (exp: Exposition) => void, timeoutMs = 45_000): Promise<Exposition> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const exp = await scrape();
-    try {
-      check(exp);
-      return exp;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-}
 
 let receiver: WebhookReceiver;
 let tenant: Tenant;
@@ -80,7 +61,7 @@ describe('docs/metrics.md: the pipeline counters move by what was sent', () => {
     expect(new Set(ids).size).toBe(5);
     const delta = (exp: Exposition, name: string, labels: Record<string, string> = {}): number => sumOf(exp, name, labels) - sumOf(before, name, labels);
 
-    const after = await eventually((exp) => {
+    const after = await scrapeUntil((exp) => {
       expect(delta(exp, 'sms_messages_accepted_total', { source: 'http' })).toBeGreaterThanOrEqual(5);
       expect(delta(exp, 'sms_messages_final_total', { status: 'delivered' })).toBeGreaterThanOrEqual(3);
       expect(delta(exp, 'sms_messages_final_total', { status: 'failed' })).toBeGreaterThanOrEqual(1);
@@ -113,7 +94,7 @@ describe('docs/metrics.md: JetStream consumer lag and the oldest unprocessed mes
       for (let i = 0; i < 3; i += 1) await nats.js.publish(probe, JSON.stringify({ i }));
       const published = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      const exp = await eventually((e) => {
+      const exp = await scrapeUntil((e) => {
         expect(sumOf(e, 'jetstream_consumer_pending_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);
         expect(sumOf(e, 'jetstream_consumer_lag_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);
         expect(sumOf(e, 'jetstream_consumer_oldest_unprocessed_age_seconds', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(1);
@@ -147,7 +128,7 @@ describe('docs/metrics.md: dead letters', () => {
     const key = KV_KEYS.deadDlr(tokenId, messageId, 1);
     await nats.kv.deadDlrs.put(key, JSON.stringify(dead));
     try {
-      await eventually((exp) => expect(sumOf(exp, 'sms_dlr_dead_letters')).toBeGreaterThanOrEqual(before + 1), 25_000);
+      await scrapeUntil((exp) => expect(sumOf(exp, 'sms_dlr_dead_letters')).toBeGreaterThanOrEqual(before + 1), 25_000);
     } finally {
       await nats.kv.deadDlrs.delete(key);
     }
@@ -156,7 +137,7 @@ describe('docs/metrics.md: dead letters', () => {
 
 describe('docs/metrics.md: one scrape covers the process', () => {
   test('the Temporal worker\'s metrics are merged in (workflow task schedule-to-start and execution latency)', async () => {
-    const exp = await eventually((e) => {
+    const exp = await scrapeUntil((e) => {
       expect(sumOf(e, 'temporal_workflow_task_schedule_to_start_latency_seconds_count')).toBeGreaterThan(0);
       expect(sumOf(e, 'temporal_workflow_task_execution_latency_seconds_count')).toBeGreaterThan(0);
     }, 20_000);
@@ -167,7 +148,7 @@ describe('docs/metrics.md: one scrape covers the process', () => {
     const dashboard: unknown = JSON.parse(readFileSync(join(ROOT, 'compose', 'observability', 'grafana', 'dashboards', 'sms-pipeline.json'), 'utf8'));
     const names = [...new Set(dashboardExpressions(dashboard).flatMap(metricNamesOf))];
     expect(names.length).toBeGreaterThan(20);
-    const exp = await eventually((e) => {
+    const exp = await scrapeUntil((e) => {
       expect(names.filter((n) => !isExported(e, n))).toEqual([]);
     }, 20_000);
     expect(names.every((n) => isExported(exp, n))).toBe(true);
