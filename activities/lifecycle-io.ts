@@ -6,7 +6,7 @@ import type { VersionedMessage } from '../core/sms/lifecycle-ports';
 import { isFinal, progressRank } from '../core/sms/lifecycle-rules';
 import type { SmsMessage } from '../core/sms/message';
 import { webhookHeaders } from '../core/sms/webhook-signature';
-import type { LifecycleDeps } from './lifecycle';
+import type { LifecycleDeps } from './lifecycle-deps';
 
 /** Message states remembered per process (a message needs them for a few seconds). */
 const WRITTEN_CACHE_SIZE = 100_000;

@@ -4,28 +4,14 @@
 // webhook, signed, each attempt recorded.
 import { Context } from '@temporalio/activity';
 import { KV_KEYS, SUBJECTS } from '../core/bus/names';
-import type { EventBus } from '../core/bus/ports';
 import type { StatusPayload } from '../core/bus/payloads';
 import type { CarrierSubmit } from '../core/carrier/types';
 import type { DlrDelivery, Transition } from '../core/sms/dlr';
-import type { DeadLetters, LifecycleOwners, LifecycleStates, OnceKeys, TokenDirectory, WebhookSender } from '../core/sms/lifecycle-ports';
-import type { Funds } from '../core/sms/ports';
+import type { LifecycleDeps } from './lifecycle-deps';
 import { createLifecycleIo } from './lifecycle-io';
 
-export interface LifecycleDeps {
-  readonly states: LifecycleStates;
-  readonly bus: EventBus;
-  readonly webhooks: WebhookSender;
-  readonly deadLetters: DeadLetters;
-  /** Makes a retried refund a no-op. */
-  readonly once: OnceKeys;
-  readonly tokens: TokenDirectory;
-  /** Which batch lifecycle holds each message. */
-  readonly owners: LifecycleOwners;
-  readonly funds: Pick<Funds, 'credit'>;
-  readonly webhookTimeoutMs: number;
-  readonly log: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
-}
+export type { LifecycleDeps } from './lifecycle-deps';
+
 
 export interface LifecycleActivities {
   dispatch(messageId: string): Promise<void>;
