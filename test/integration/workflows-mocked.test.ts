@@ -96,26 +96,29 @@ class Recorder {
   }
 }
 
-describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
-  let env: TestWorkflowEnvironment;
-  let recorder: Recorder;
+/** A worker of the real workflows over a Recorder's mocked activities, on its own task queue, for one describe block. */
+function mockedWorker(prefix: string): { readonly env: TestWorkflowEnvironment; readonly recorder: Recorder; readonly taskQueue: string } {
+  const ctx = { taskQueue: `${prefix}-${randomUUID()}` } as { env: TestWorkflowEnvironment; recorder: Recorder; taskQueue: string };
   let worker: Worker;
   let running: Promise<void>;
-  const taskQueue = `mocked-${randomUUID()}`;
-
   beforeAll(async () => {
     const info = stack();
-    env = await TestWorkflowEnvironment.createFromExistingServer({ address: info.temporalAddress, namespace: info.namespace });
-    recorder = new Recorder();
-    worker = await Worker.create({ connection: env.nativeConnection, namespace: info.namespace, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: recorder.activities() });
+    ctx.env = await TestWorkflowEnvironment.createFromExistingServer({ address: info.temporalAddress, namespace: info.namespace });
+    ctx.recorder = new Recorder();
+    worker = await Worker.create({ connection: ctx.env.nativeConnection, namespace: info.namespace, taskQueue: ctx.taskQueue, workflowsPath: require.resolve('../../workflows'), activities: ctx.recorder.activities() });
     running = worker.run();
   }, 60_000);
-
   afterAll(async () => {
     worker.shutdown();
     await running;
-    await env.teardown();
+    await ctx.env.teardown();
   });
+  return ctx;
+}
+
+describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
+  const mocked = mockedWorker('mocked');
+  const { taskQueue } = mocked;
 
   const input = (overrides: Partial<LifecycleInput> = {}): LifecycleInput & { webhook: WebhookSchedule } => ({
     messageId: randomUUID(), orgId: 'org-1', tokenId: 'token-1', clientId: null, segments: 1, chargedMicros: 75_000,
@@ -124,8 +127,8 @@ describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
   const event = (messageId: string, e: Partial<CarrierEvent> & Pick<CarrierEvent, 'kind'>): CarrierEvent =>
     ({ messageId, segment: 0, segments: 1, carrier: 'sim', carrierMessageId: 'c-1', at: new Date().toISOString(), ...e }) as CarrierEvent;
   const start = (args: LifecycleInput & { webhook: WebhookSchedule }) =>
-    env.client.workflow.start(smsLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.lifecycle(args.messageId), args: [args] });
-  const statusesOf = (messageId: string): string[] => recorder.transitions.filter((t) => t.messageId === messageId).map((t) => t.status);
+    mocked.env.client.workflow.start(smsLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.lifecycle(args.messageId), args: [args] });
+  const statusesOf = (messageId: string): string[] => mocked.recorder.transitions.filter((t) => t.messageId === messageId).map((t) => t.status);
 
   test('§3: hands the message over, applies the carrier reports in order and delivers one DLR per transition', async () => {
     const args = input();
@@ -133,10 +136,10 @@ describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
     await handle.signal(carrierEventSignal, [event(args.messageId, { kind: 'submitted' }), event(args.messageId, { kind: 'receipt', state: 'ENROUTE', err: 0 })]);
     await handle.signal(carrierEventSignal, event(args.messageId, { kind: 'receipt', state: 'DELIVRD', err: 0 }));
     expect(await handle.result()).toEqual({ status: 'delivered', code: 0 });
-    expect(recorder.dispatched).toContain(args.messageId);
+    expect(mocked.recorder.dispatched).toContain(args.messageId);
     expect(statusesOf(args.messageId)).toEqual(['sent', 'buffered', 'delivered']);
-    expect(recorder.delivered.filter((d) => d.messageId === args.messageId).map((d) => [d.seq, d.payload.status])).toEqual([[1, 'sent'], [2, 'buffered'], [3, 'delivered']]);
-    expect(recorder.refunds.filter((r) => r.messageId === args.messageId)).toEqual([]);
+    expect(mocked.recorder.delivered.filter((d) => d.messageId === args.messageId).map((d) => [d.seq, d.payload.status])).toEqual([[1, 'sent'], [2, 'buffered'], [3, 'delivered']]);
+    expect(mocked.recorder.refunds.filter((r) => r.messageId === args.messageId)).toEqual([]);
   }, 30_000);
 
   test('DESIGN §4: no final report within the validity period ends as expired, code 1', async () => {
@@ -152,17 +155,17 @@ describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
     const handle = await start(args);
     await handle.signal(carrierEventSignal, event(args.messageId, { kind: 'submit_failed', commandStatus: null, reason: 'no route' }));
     expect(await handle.result()).toEqual({ status: 'error', code: 11 });
-    expect(recorder.refunds.filter((r) => r.messageId === args.messageId)).toEqual([{ messageId: args.messageId, micros: 75_000 }]);
+    expect(mocked.recorder.refunds.filter((r) => r.messageId === args.messageId)).toEqual([{ messageId: args.messageId, micros: 75_000 }]);
   }, 30_000);
 
   test('spec 1 §6: a failed webhook is retried by the server-side schedule, later DLRs wait in order', async () => {
     const args = input();
-    recorder.failures = 3;
+    mocked.recorder.failures = 3;
     const handle = await start(args);
     await handle.signal(carrierEventSignal, [event(args.messageId, { kind: 'submitted' }), event(args.messageId, { kind: 'receipt', state: 'DELIVRD', err: 0 })]);
     expect(await handle.result()).toEqual({ status: 'delivered', code: 0 });
-    expect(recorder.delivered.filter((d) => d.messageId === args.messageId).map((d) => d.seq)).toEqual([1, 2]);
-    expect(recorder.dead).toEqual([]);
+    expect(mocked.recorder.delivered.filter((d) => d.messageId === args.messageId).map((d) => d.seq)).toEqual([1, 2]);
+    expect(mocked.recorder.dead).toEqual([]);
   }, 30_000);
 
   test('legacy messages (webhooks false) record transitions but send no DLR', async () => {
@@ -171,38 +174,21 @@ describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
     await handle.signal(carrierEventSignal, [event(args.messageId, { kind: 'submitted' }), event(args.messageId, { kind: 'receipt', state: 'UNDELIV', err: 5 })]);
     expect(await handle.result()).toEqual({ status: 'failed', code: 5 });
     expect(statusesOf(args.messageId)).toEqual(['sent', 'failed']);
-    expect(recorder.delivered.filter((d) => d.messageId === args.messageId)).toEqual([]);
+    expect(mocked.recorder.delivered.filter((d) => d.messageId === args.messageId)).toEqual([]);
   }, 30_000);
 });
 
 describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workflow per batch)', () => {
-  let env: TestWorkflowEnvironment;
-  let recorder: Recorder;
-  let worker: Worker;
-  let running: Promise<void>;
-  const taskQueue = `mocked-batch-${randomUUID()}`;
-
-  beforeAll(async () => {
-    const info = stack();
-    env = await TestWorkflowEnvironment.createFromExistingServer({ address: info.temporalAddress, namespace: info.namespace });
-    recorder = new Recorder();
-    worker = await Worker.create({ connection: env.nativeConnection, namespace: info.namespace, taskQueue, workflowsPath: require.resolve('../../workflows'), activities: recorder.activities() });
-    running = worker.run();
-  }, 60_000);
-
-  afterAll(async () => {
-    worker.shutdown();
-    await running;
-    await env.teardown();
-  });
+  const mocked = mockedWorker('mocked-batch');
+  const { taskQueue } = mocked;
 
   const member = (overrides: Partial<BatchMember> = {}): BatchMember => ({ id: randomUUID(), orgId: 'org-1', tokenId: 'token-1', clientId: null, segments: 1, chargedMicros: 75_000, webhooks: true, ...overrides });
   const start = (members: BatchMember[], overrides: Partial<BatchInput> = {}) =>
-    env.client.workflow.start(smsBatchLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.batch(members[0]?.id ?? '', 'test'), args: [{ members, validityMs: 60_000, webhook: SCHEDULE, ...overrides }] });
+    mocked.env.client.workflow.start(smsBatchLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.batch(members[0]?.id ?? '', 'test'), args: [{ members, validityMs: 60_000, webhook: SCHEDULE, ...overrides }] });
   const event = (messageId: string, e: Partial<CarrierEvent> & Pick<CarrierEvent, 'kind'>): CarrierEvent =>
     ({ messageId, segment: 0, segments: 1, carrier: 'sim', carrierMessageId: 'c-1', at: new Date().toISOString(), ...e }) as CarrierEvent;
-  const statusesOf = (messageId: string): string[] => recorder.transitions.filter((t) => t.messageId === messageId).map((t) => t.status);
-  const dlrsOf = (messageId: string): string[] => recorder.delivered.filter((d) => d.messageId === messageId).map((d) => `${d.seq}:${d.payload.status}`);
+  const statusesOf = (messageId: string): string[] => mocked.recorder.transitions.filter((t) => t.messageId === messageId).map((t) => t.status);
+  const dlrsOf = (messageId: string): string[] => mocked.recorder.delivered.filter((d) => d.messageId === messageId).map((d) => `${d.seq}:${d.payload.status}`);
 
   test('§3: one workflow holds many messages; events of several messages in one signal; one DLR per transition each, in order', async () => {
     const [a, b, c] = [member(), member({ clientId: 'mine' }), member()] as [BatchMember, BatchMember, BatchMember];
@@ -210,18 +196,18 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
     await handle.signal(batchEventsSignal, [event(a.id, { kind: 'submitted' }), event(b.id, { kind: 'submitted' }), event(a.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(c.id, { kind: 'submit_failed', commandStatus: null, reason: 'no route' })]);
     await handle.signal(batchEventsSignal, [event(a.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(b.id, { kind: 'receipt', state: 'UNDELIV', err: 5 })]);
     expect(await handle.result()).toEqual({ messages: 3, statuses: { delivered: 1, failed: 1, error: 1 } });
-    expect(recorder.dispatched).toEqual(expect.arrayContaining([a.id, b.id, c.id]));
+    expect(mocked.recorder.dispatched).toEqual(expect.arrayContaining([a.id, b.id, c.id]));
     expect(dlrsOf(a.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
     expect(dlrsOf(b.id)).toEqual(['1:sent', '2:failed']);
-    expect(recorder.delivered.find((d) => d.messageId === b.id)?.payload).toMatchObject({ id: b.id, clientId: 'mine', status: 'sent', code: 0 });
+    expect(mocked.recorder.delivered.find((d) => d.messageId === b.id)?.payload).toMatchObject({ id: b.id, clientId: 'mine', status: 'sent', code: 0 });
     expect(statusesOf(c.id)).toEqual(['error']);
     // DESIGN §4: only the message that never reached a carrier is refunded, once.
-    expect(recorder.refunds.filter((r) => [a.id, b.id, c.id].includes(r.messageId))).toEqual([{ messageId: c.id, micros: 75_000 }]);
+    expect(mocked.recorder.refunds.filter((r) => [a.id, b.id, c.id].includes(r.messageId))).toEqual([{ messageId: c.id, micros: 75_000 }]);
   }, 30_000);
 
   test('a failing webhook retries only that message, in order; the others finish undisturbed; the window closes into a dead letter', async () => {
     const [ok, bad] = [member(), member()] as [BatchMember, BatchMember];
-    recorder.failing.add(bad.id);
+    mocked.recorder.failing.add(bad.id);
     const handle = await start([ok, bad], { webhook: { ...SCHEDULE, retryHours: 2 / 3600 } });
     await handle.signal(batchEventsSignal, [ok, bad].flatMap((m) => [event(m.id, { kind: 'submitted' }), event(m.id, { kind: 'receipt', state: 'DELIVRD', err: 0 })]));
     await eventually(() => expect(dlrsOf(ok.id)).toEqual(['1:sent', '2:delivered']));
@@ -229,19 +215,19 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
     expect(status.find((s) => s.id === bad.id)).toMatchObject({ status: 'delivered', pendingDlrs: 2 });
     expect(await handle.result()).toEqual({ messages: 2, statuses: { delivered: 2 } });
     // The first DLR dies when its window closes; the next one is attempted only after it.
-    expect(recorder.dead.filter((d) => d.startsWith(bad.id))).toEqual([`${bad.id}#1`, `${bad.id}#2`]);
-    recorder.failing.delete(bad.id);
+    expect(mocked.recorder.dead.filter((d) => d.startsWith(bad.id))).toEqual([`${bad.id}#1`, `${bad.id}#2`]);
+    mocked.recorder.failing.delete(bad.id);
   }, 30_000);
 
   test('spec 1 §6: a webhook down then up: the held-back DLRs of that message arrive in order', async () => {
     const m = member();
-    recorder.failing.add(m.id);
+    mocked.recorder.failing.add(m.id);
     const handle = await start([m]);
     await handle.signal(batchEventsSignal, [event(m.id, { kind: 'submitted' })]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await handle.signal(batchEventsSignal, [event(m.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(m.id, { kind: 'receipt', state: 'DELIVRD', err: 0 })]);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    recorder.failing.delete(m.id);
+    mocked.recorder.failing.delete(m.id);
     expect(await handle.result()).toEqual({ messages: 1, statuses: { delivered: 1 } });
     expect(dlrsOf(m.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
   }, 30_000);
@@ -252,17 +238,17 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
     await handle.signal(batchEventsSignal, [event(quick.id, { kind: 'submitted' }), event(quick.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(silent.id, { kind: 'submitted' })]);
     expect(await handle.result()).toEqual({ messages: 2, statuses: { delivered: 1, expired: 1 } });
     expect(statusesOf(silent.id)).toEqual(['sent', 'expired']);
-    expect(recorder.transitions.find((t) => t.messageId === silent.id && t.status === 'expired')?.code).toBe(1);
+    expect(mocked.recorder.transitions.find((t) => t.messageId === silent.id && t.status === 'expired')?.code).toBe(1);
     expect(statusesOf(quick.id)).toEqual(['sent', 'delivered']);
   }, 30_000);
 
   test('a message another batch already holds is left out (a start repeated after a crash hands it over once)', async () => {
     const [mine, theirs] = [member(), member()] as [BatchMember, BatchMember];
-    recorder.heldElsewhere.add(theirs.id);
+    mocked.recorder.heldElsewhere.add(theirs.id);
     const handle = await start([mine, theirs]);
     await handle.signal(batchEventsSignal, [event(mine.id, { kind: 'submitted' }), event(mine.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(theirs.id, { kind: 'submitted' })]);
     expect(await handle.result()).toEqual({ messages: 1, statuses: { delivered: 1 } });
-    expect(recorder.dispatched).not.toContain(theirs.id);
+    expect(mocked.recorder.dispatched).not.toContain(theirs.id);
     expect(statusesOf(theirs.id)).toEqual([]);
   }, 30_000);
 
@@ -272,7 +258,7 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
     await handle.signal(batchEventsSignal, [event(a.id, { kind: 'submitted' }), event(b.id, { kind: 'submitted' })]);
     await eventually(async () => expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId));
     await handle.signal(batchEventsSignal, [event(a.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(a.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(b.id, { kind: 'receipt', state: 'UNDELIV', err: 5 })]);
-    expect(await env.client.workflow.getHandle(handle.workflowId).result()).toEqual({ messages: 2, statuses: { delivered: 1, failed: 1 } });
+    expect(await mocked.env.client.workflow.getHandle(handle.workflowId).result()).toEqual({ messages: 2, statuses: { delivered: 1, failed: 1 } });
     expect(dlrsOf(a.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
     expect(statusesOf(b.id)).toEqual(['sent', 'failed']);
     expect(dlrsOf(b.id)).toEqual([]);
