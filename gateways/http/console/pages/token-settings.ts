@@ -79,11 +79,16 @@ export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
     send(res, ctx, 'Webhook secret rotated', secretPage(ctx, updated, `New signing secret; the previous one signs too until ${updated.webhook?.previous?.until ?? 'now'}`));
   }));
 
-  router.post('/tokens/:id/webhook/clear', signed(routes, async (req, res, ctx) => {
-    const token = await apiToken(ctx, String(req.params['id']));
-    await services.accounts.clearWebhook(token.id);
-    res.redirect(303, back(ctx, token, 'webhook'));
-  }));
+  // A removal needs no page of its own: done, then back to the section it changed.
+  const removal = (path: string, anchor: string, remove: (tokenId: string) => Promise<unknown>): void => {
+    router.post(`/tokens/:id/${path}`, signed(routes, async (req, res, ctx) => {
+      const token = await apiToken(ctx, String(req.params['id']));
+      await remove(token.id);
+      res.redirect(303, back(ctx, token, anchor));
+    }));
+  };
+
+  removal('webhook/clear', 'webhook', (id) => services.accounts.clearWebhook(id));
 
   router.post('/tokens/:id/webhook/test', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
@@ -104,11 +109,7 @@ ${answer.body ? html`<pre>${answer.body}</pre>` : ''}`)}<p><a href="${back(ctx, 
 <p><a href="${back(ctx, token, 'smpp')}">Back to ${token.name}</a></p>`, 201);
   }));
 
-  router.post('/tokens/:id/smpp/revoke', signed(routes, async (req, res, ctx) => {
-    const token = await apiToken(ctx, String(req.params['id']));
-    await services.accounts.revokeSmppCredentials(token.id);
-    res.redirect(303, back(ctx, token, 'smpp'));
-  }));
+  removal('smpp/revoke', 'smpp', (id) => services.accounts.revokeSmppCredentials(id));
 
   router.post('/tokens/:id/numbers', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
