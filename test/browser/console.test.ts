@@ -191,6 +191,22 @@ describe('console: tokens, webhook, messages', () => {
     await shot('audience');
   });
 
+  test('SMPP credentials are issued then revoked, and the webhook is removed: the token keeps neither', async () => {
+    const token = async (): Promise<{ smpp: unknown; webhook: unknown }> => withAccounts(async (accounts) => accounts.getToken(state.tokenId));
+    await withAccounts(async (accounts) => { await accounts.setOrgSmpp(tenant.orgId, true); });
+    await visit(`/tokens/${state.tokenId}`);
+    await Promise.all([page.waitForURL(`${base}/tokens/${state.tokenId}/smpp`), page.click('text=Issue SMPP credentials')]);
+    expect(await page.textContent('#smpp-password')).toMatch(/\S{8,}/);
+    expect((await token()).smpp).toBeDefined();
+    await visit(`/tokens/${state.tokenId}`);
+    await Promise.all([page.waitForURL(`${base}/tokens/${state.tokenId}#smpp`), page.click('text=Revoke credentials')]);
+    expect((await token()).smpp).toBeNull();
+    expect(await page.textContent('#smpp')).toContain('Issue SMPP credentials');
+    await Promise.all([page.waitForURL(`${base}/tokens/${state.tokenId}#webhook`), page.click('text=Remove webhook')]);
+    expect((await token()).webhook).toBeNull();
+    expect(await page.textContent('#webhook')).toContain('No webhook');
+  });
+
   test('a revoked token is refused by the API (401)', async () => {
     await visit(`/tokens/${state.tokenId}`);
     await Promise.all([page.waitForURL(`${base}/tokens/${state.tokenId}`), page.click(`form[action="/console/tokens/${state.tokenId}/revoke"] button`)]);
