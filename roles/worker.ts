@@ -2,7 +2,8 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import type { LifecycleDeps } from '../activities/lifecycle';
-import { JetStreamBus } from '../infra/event-bus';
+import { BUCKETS } from '../core/bus/names';
+import { PipelinedBus } from '../infra/pipelined-bus';
 import type { Logger } from '../infra/logger';
 import { temporalTelemetry } from '../infra/temporal';
 import type { Nats } from '../infra/nats';
@@ -28,16 +29,20 @@ export interface WorkerOptions {
   readonly taskQueue: string;
 }
 
-/** The lifecycle activities' ports over this process's engines. */
+/**
+ * The lifecycle activities' ports over this process's engines; the per-message KV records and
+ * publishes go through the pipelined JetStream client (infra/pipelined-jetstream.ts).
+ */
 export function lifecyclePorts(nats: Nats, tokens: AccountDirectory, funds: BalanceLedger, webhookTimeoutMs: number, log: Logger): LifecycleDeps {
+  const idempotency = { jetstream: nats.pipeline, bucket: BUCKETS.idempotency };
   return {
-    states: new KvLifecycleStates(nats.kv.messages),
-    bus: new JetStreamBus(nats.js),
+    states: new KvLifecycleStates(nats.kv.messages, { jetstream: nats.pipeline, bucket: BUCKETS.messages }),
+    bus: new PipelinedBus(nats.pipeline),
     webhooks: new HttpWebhookSender(),
     deadLetters: new KvDeadLetters(nats.kv.deadDlrs),
-    once: new KvOnceKeys(nats.kv.idempotency),
+    once: new KvOnceKeys(nats.kv.idempotency, idempotency),
     tokens,
-    owners: new KvLifecycleOwners(nats.kv.idempotency),
+    owners: new KvLifecycleOwners(nats.kv.idempotency, idempotency),
     funds,
     webhookTimeoutMs,
     log,

@@ -1,6 +1,8 @@
 // The lifecycle's records in NATS KV: message states written by compare-and-set (bucket
 // `messages`), dead-lettered DLRs (`dead_dlrs`), once-only keys and the batch lifecycle that
-// owns each message (`idempotency`).
+// owns each message (`idempotency`). The per-message reads and writes go through the process's
+// pipelined JetStream client when given (stores/lifecycle-kv.ts: no request object, timer and Error
+// per call, the client library's cost; docs/lifecycle.md), else through the client library's KV.
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
 import { KV_KEYS } from '../core/bus/names';
@@ -8,19 +10,26 @@ import type { DeadDlr } from '../core/sms/dlr';
 import type { DeadLetters, LifecycleOwner, LifecycleOwners, LifecycleStates, OnceKeys, VersionedMessage } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
 import { isRevisionConflict } from '../infra/nats';
+import { revisionKv, type KvPipeline, type RevisionKv } from './lifecycle-kv';
+
+export type { KvPipeline } from './lifecycle-kv';
 
 export class KvLifecycleStates implements LifecycleStates {
-  constructor(private readonly kv: KV) {}
+  private readonly cas: RevisionKv;
+
+  constructor(kv: KV, pipeline?: KvPipeline) {
+    this.cas = revisionKv(kv, pipeline);
+  }
 
   async read(messageId: string): Promise<VersionedMessage | null> {
-    const entry = await this.kv.get(KV_KEYS.messageState(messageId));
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
+    const entry = await this.cas.get(KV_KEYS.messageState(messageId));
+    if (!entry || entry.value.length === 0) return null;
     return { message: decode('messageState', entry.value), revision: entry.revision };
   }
 
   async replace(message: SmsMessage, revision: number): Promise<number | null> {
     try {
-      return await this.kv.update(KV_KEYS.messageState(message.id), JSON.stringify(message), revision);
+      return await this.cas.update(KV_KEYS.messageState(message.id), JSON.stringify(message), revision);
     } catch (err) {
       if (isRevisionConflict(err)) return null;
       throw err;
@@ -37,17 +46,25 @@ export class KvDeadLetters implements DeadLetters {
 }
 
 export class KvOnceKeys implements OnceKeys {
-  constructor(private readonly kv: KV) {}
+  private readonly cas: RevisionKv;
+
+  constructor(kv: KV, pipeline?: KvPipeline) {
+    this.cas = revisionKv(kv, pipeline);
+  }
 
   async claim(key: string, value: string): Promise<boolean> {
     try {
-      await this.kv.create(key, value);
+      await this.cas.create(key, value);
       return true;
-    } catch {
-      return false;
+    } catch (err) {
+      // Claimed before; any other failure is the caller's to retry (a refund must not be skipped).
+      if (isRevisionConflict(err)) return false;
+      throw err;
     }
   }
 }
+
+const utf8 = new TextDecoder();
 
 /** Owners remembered per process: a message's owner never changes once claimed. */
 const OWNER_CACHE_SIZE = 200_000;
@@ -59,8 +76,11 @@ const OWNER_CACHE_SIZE = 200_000;
  */
 export class KvLifecycleOwners implements LifecycleOwners {
   private readonly known = new Map<string, LifecycleOwner>();
+  private readonly cas: RevisionKv;
 
-  constructor(private readonly kv: KV) {}
+  constructor(kv: KV, pipeline?: KvPipeline) {
+    this.cas = revisionKv(kv, pipeline);
+  }
 
   private remember(messageId: string, owner: LifecycleOwner): LifecycleOwner {
     if (this.known.size >= OWNER_CACHE_SIZE) {
@@ -73,7 +93,7 @@ export class KvLifecycleOwners implements LifecycleOwners {
 
   async claim(messageId: string, owner: LifecycleOwner): Promise<LifecycleOwner> {
     try {
-      await this.kv.create(KV_KEYS.lifecycleOwner(messageId), `${owner.workflowId} ${owner.runId}`);
+      await this.cas.create(KV_KEYS.lifecycleOwner(messageId), `${owner.workflowId} ${owner.runId}`);
       return this.remember(messageId, owner);
     } catch (err) {
       const existing = await this.read(messageId);
@@ -87,9 +107,9 @@ export class KvLifecycleOwners implements LifecycleOwners {
   }
 
   private async read(messageId: string): Promise<LifecycleOwner | null> {
-    const entry = await this.kv.get(KV_KEYS.lifecycleOwner(messageId));
-    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return null;
-    const [workflowId = '', runId = ''] = entry.string().split(' ');
+    const entry = await this.cas.get(KV_KEYS.lifecycleOwner(messageId));
+    if (!entry || entry.value.length === 0) return null;
+    const [workflowId = '', runId = ''] = utf8.decode(entry.value).split(' ');
     return this.remember(messageId, { workflowId, runId });
   }
 }

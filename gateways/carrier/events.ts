@@ -1,8 +1,10 @@
 // Writing what the connector learned: carrier.events and carrier.inbound on JetStream (with
 // msgIDs, so repeats within the duplicate window are stored once) and the carrierIds records
 // that let a receipt find its message. A write that must not be lost is retried until it
-// succeeds or the connector stops (StopError).
-import { decode, type CarrierIdEntry } from '../../core/bus';
+// succeeds or the connector stops (StopError). Publishes, puts and gets go through the
+// process's pipelined JetStream client (infra/pipelined-jetstream.ts): no request object,
+// timer and Error per call, the client library's cost at a few calls per segment.
+import { BUCKETS, decode, type CarrierIdEntry } from '../../core/bus';
 import type { CarrierEvent, CarrierInbound } from '../../core/carrier/types';
 import type { Logger } from '../../infra/logger';
 import type { Nats } from '../../infra/nats';
@@ -13,6 +15,8 @@ const RETRY_MAX_MS = 10_000;
 const LOOKUP_ATTEMPTS = 4;
 const LOOKUP_RETRY_MS = 250;
 const RECENT_IDS = 100_000;
+const CARRIER_IDS_STREAM = `KV_${BUCKETS.carrierIds}`;
+const carrierIdSubject = (key: string): string => `$KV.${BUCKETS.carrierIds}.${key}`;
 
 export type { CarrierIdEntry } from '../../core/bus';
 
@@ -47,7 +51,7 @@ export class CarrierWriter {
   constructor(private readonly nats: Nats, private readonly log: Logger, private readonly signal: AbortSignal) {}
 
   async publish(subject: string, payload: CarrierEvent | CarrierInbound, msgID: string): Promise<void> {
-    await this.nats.js.publish(subject, JSON.stringify(payload), { msgID });
+    await this.nats.pipeline.publish(subject, JSON.stringify(payload), msgID);
   }
 
   /** Retries a write until it succeeds; a write that can not be lost must not fail the caller. */
@@ -70,7 +74,7 @@ export class CarrierWriter {
   record(route: string, carrierMessageId: string, entry: CarrierIdEntry, after: () => Promise<void>): Promise<void> {
     const key = carrierIdKey(route, carrierMessageId);
     const work = (async () => {
-      await this.persist('carrierIds', () => this.nats.kv.carrierIds.put(key, JSON.stringify(entry)));
+      await this.persist('carrierIds', () => this.nats.pipeline.publish(carrierIdSubject(key), JSON.stringify(entry)));
       this.remember(key, entry);
       await after();
     })();
@@ -87,8 +91,8 @@ export class CarrierWriter {
         await this.recording.get(key)?.catch(() => undefined);
         const known = this.recent.get(key);
         if (known) return { id, entry: known };
-        const found = await this.nats.kv.carrierIds.get(key);
-        if (found && found.operation === 'PUT') return { id, entry: decode('carrierId', found.value) };
+        const found = await this.nats.pipeline.lastValue(CARRIER_IDS_STREAM, carrierIdSubject(key));
+        if (found) return { id, entry: decode('carrierId', found) };
       }
       if (attempt + 1 < LOOKUP_ATTEMPTS) await sleep(LOOKUP_RETRY_MS, this.signal);
     }

@@ -1,0 +1,51 @@
+// Compare-and-set access to one KV bucket for the lifecycle's per-message records, answering
+// the new revision: over the process's pipelined JetStream client when given (no request
+// object, timer and Error per call: the client library's cost per request), else over the
+// client library's KV. The same semantics as stores/kv-cas.ts, which answers no revision.
+import type { KV } from '@nats-io/kv';
+import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+
+/** The process's pipelined client and the bucket's name. */
+export interface KvPipeline {
+  readonly jetstream: PipelinedJetStream;
+  readonly bucket: string;
+}
+
+export interface RevisionEntry {
+  /** Empty for a delete or purge marker. */
+  readonly value: Uint8Array;
+  readonly revision: number;
+}
+
+export interface RevisionKv {
+  get(key: string): Promise<RevisionEntry | null>;
+  /** Replaces the value if the key is still at `revision`; a lost race rejects (isRevisionConflict). */
+  update(key: string, value: string, revision: number): Promise<number>;
+  /** Creates the key if it has no message at all; a lost race rejects (isRevisionConflict). */
+  create(key: string, value: string): Promise<number>;
+}
+
+export function revisionKv(kv: KV, pipeline?: KvPipeline): RevisionKv {
+  if (!pipeline) {
+    return {
+      get: async (key) => {
+        const entry = await kv.get(key);
+        if (!entry) return null;
+        return { value: entry.operation === 'PUT' ? entry.value : new Uint8Array(0), revision: entry.revision };
+      },
+      update: (key, value, revision) => kv.update(key, value, revision),
+      create: (key, value) => kv.create(key, value),
+    };
+  }
+  const { jetstream, bucket } = pipeline;
+  const stream = `KV_${bucket}`;
+  const subject = (key: string): string => `$KV.${bucket}.${key}`;
+  return {
+    get: async (key) => {
+      const entry = await jetstream.lastEntry(stream, subject(key));
+      return entry ? { value: entry.data, revision: entry.revision } : null;
+    },
+    update: async (key, value, revision) => (await jetstream.publishIfLast(subject(key), value, revision)).seq,
+    create: async (key, value) => (await jetstream.publishIfLast(subject(key), value, 0)).seq,
+  };
+}
