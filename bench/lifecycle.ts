@@ -17,6 +17,7 @@ import { connectTemporal } from '../infra/temporal';
 import { startStack, type RunningStack } from '../test/support/global-setup';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './support/ceiling';
+import { natsServerPid } from './support/nats-cost';
 import { historyEvents, isTemporalSdkThread, processCpuSeconds, temporalServerPid, threadCpuSeconds } from './support/temporal-cost';
 import { createTenantAt } from './support/tenant';
 
@@ -37,10 +38,14 @@ const round = (x: number, digits = 1): number => Number(x.toFixed(digits));
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
 
-interface CpuMark { readonly server: number; readonly product: number; readonly threads: Map<string, number> }
+interface CpuMark { readonly server: number; readonly product: number; readonly nats: number; readonly bench: number; readonly threads: Map<string, number> }
 
-function cpuMark(serverPid: number | undefined, productPid: number | undefined): CpuMark {
-  return { server: serverPid ? processCpuSeconds(serverPid) : 0, product: productPid ? processCpuSeconds(productPid) : 0, threads: productPid ? threadCpuSeconds(productPid) : new Map() };
+function cpuMark(serverPid: number | undefined, productPid: number | undefined, natsPid: number | undefined): CpuMark {
+  const own = process.cpuUsage();
+  return {
+    server: serverPid ? processCpuSeconds(serverPid) : 0, product: productPid ? processCpuSeconds(productPid) : 0, nats: natsPid ? processCpuSeconds(natsPid) : 0,
+    bench: (own.user + own.system) / 1e6, threads: productPid ? threadCpuSeconds(productPid) : new Map(),
+  };
 }
 
 async function sendAndWait(stack: RunningStack, receiver: Receiver, n: number): Promise<{ acceptedAt: Map<string, number>; done: Map<string, number>; started: number; acceptSeconds: number }> {
@@ -86,11 +91,12 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
   });
   const temporal = await connectTemporal({ address: stack.info.temporalAddress, namespace: 'default' });
   const serverPid = temporalServerPid(stack.info.temporalAddress.split(':').at(-1) ?? '');
+  const natsPid = natsServerPid(stack.info.natsUrl.split(':').at(-1) ?? '');
   try {
     say(`${mode}: stack up (Temporal dev server pid ${serverPid ?? '?'}, product pid ${stack.pid ?? '?'}); load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    const before = cpuMark(serverPid, stack.pid);
+    const before = cpuMark(serverPid, stack.pid, natsPid);
     const { acceptedAt, done, started, acceptSeconds } = await sendAndWait(stack, receiver, n);
-    const after = cpuMark(serverPid, stack.pid);
+    const after = cpuMark(serverPid, stack.pid, natsPid);
     const last = Math.max(...done.values());
     const seconds = (last - started) / 1000;
     const latencies = [...done.entries()].map(([id, at]) => at - (acceptedAt.get(id) ?? at));
@@ -107,10 +113,12 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
       historyEventsPerMessage: round(events / Math.max(1, done.size), 2), executions: histories,
       temporalServerCpuMsPerMessage: perMessageMs(after.server - before.server), temporalSdkCpuMsPerMessage: perMessageMs(sdkSeconds),
       temporalCpuMsPerMessage: perMessageMs(after.server - before.server + sdkSeconds), productCpuMsPerMessage: perMessageMs(after.product - before.product),
+      natsServerCpuMsPerMessage: perMessageMs(after.nats - before.nats), benchCpuMsPerMessage: perMessageMs(after.bench - before.bench),
+      allCpuMsPerMessage: perMessageMs(after.product - before.product + after.server - before.server + after.nats - before.nats + after.bench - before.bench),
       productThreadsCpuSeconds: Object.fromEntries(threads.slice(0, 12).map(([name, cpu]) => [name, round(cpu, 2)])),
       loadAverageAfter: loadavg().map((l) => round(l, 2)),
     };
-    say(`${mode}: ${result.messagesPerSecond} messages/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.historyEventsPerMessage} history events/message, Temporal CPU ${result.temporalCpuMsPerMessage} ms/message (server ${result.temporalServerCpuMsPerMessage}, SDK ${result.temporalSdkCpuMsPerMessage}); product ${result.productCpuMsPerMessage} ms/message`);
+    say(`${mode}: ${result.messagesPerSecond} messages/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.historyEventsPerMessage} history events/message, Temporal CPU ${result.temporalCpuMsPerMessage} ms/message (server ${result.temporalServerCpuMsPerMessage}, SDK ${result.temporalSdkCpuMsPerMessage}); product ${result.productCpuMsPerMessage} ms/message; nats-server ${result.natsServerCpuMsPerMessage}, bench ${result.benchCpuMsPerMessage}, all ${result.allCpuMsPerMessage} ms/message`);
     return result;
   } finally {
     await temporal.close();
@@ -150,7 +158,7 @@ async function main(): Promise<void> {
   const file = `lifecycle${MODES.length === 1 ? `-${MODES[0]}` : ''}${RATE ? `-rate${RATE}` : ''}.json`;
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
-  for (const r of runs) process.stdout.write(`${String(r['mode']).padEnd(12)} ${String(r['messagesPerSecond']).padStart(7)} msg/s  p50 ${String(r['p50Ms']).padStart(6)} ms  p99 ${String(r['p99Ms']).padStart(6)} ms  ${String(r['historyEventsPerMessage']).padStart(6)} events/msg  Temporal CPU ${String(r['temporalCpuMsPerMessage']).padStart(6)} ms/msg (server ${String(r['temporalServerCpuMsPerMessage'])}, SDK ${String(r['temporalSdkCpuMsPerMessage'])})  product ${String(r['productCpuMsPerMessage'])} ms/msg\n`);
+  for (const r of runs) process.stdout.write(`${String(r['mode']).padEnd(12)} ${String(r['messagesPerSecond']).padStart(7)} msg/s  p50 ${String(r['p50Ms']).padStart(6)} ms  p99 ${String(r['p99Ms']).padStart(6)} ms  ${String(r['historyEventsPerMessage']).padStart(6)} events/msg  Temporal CPU ${String(r['temporalCpuMsPerMessage']).padStart(6)} ms/msg (server ${String(r['temporalServerCpuMsPerMessage'])}, SDK ${String(r['temporalSdkCpuMsPerMessage'])})  product ${String(r['productCpuMsPerMessage'])} ms/msg  nats ${String(r['natsServerCpuMsPerMessage'])}  all ${String(r['allCpuMsPerMessage'])} ms/msg\n`);
   process.stdout.write(`${speedup ? `batch / per-message: ×${speedup}\n` : ''}written to bench/results/${file}\n`);
 }
 
