@@ -68,7 +68,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 export function createBatchLifecycleActivities(deps: LifecycleDeps): BatchLifecycleActivities {
-  const { writeState, attemptOnce } = createLifecycleIo(deps);
+  const { readAndKeep, writeState, attemptOnce } = createLifecycleIo(deps);
 
   const handOver = async (owner: LifecycleOwner, messageId: string): Promise<boolean> => {
     const holder = await deps.owners.claim(messageId, owner);
@@ -76,7 +76,7 @@ export function createBatchLifecycleActivities(deps: LifecycleDeps): BatchLifecy
       deps.log.warn({ messageId, owner: holder.workflowId }, 'message already held by another lifecycle; left out of this batch');
       return false;
     }
-    const state = await deps.states.read(messageId);
+    const state = await readAndKeep(messageId);
     if (!state) {
       deps.log.warn({ messageId }, 'message has no state in KV (expired?); left out of this batch');
       return false;

@@ -14,6 +14,11 @@ const WRITTEN_CACHE_SIZE = 100_000;
 export interface LifecycleIo {
   readState(id: string): Promise<VersionedMessage>;
   /**
+   * The message's state (null when it has none), kept for its first writeState in this process:
+   * the hand-off reads it, and the first settle then writes without reading it again.
+   */
+  readAndKeep(id: string): Promise<VersionedMessage | null>;
+  /**
    * The message's KV state after `transitions`, written by compare-and-set and never backwards: a
    * late write from an abandoned attempt of an earlier settle (its local activity timed out while
    * NATS was unreachable, and the retry went ahead) must not overwrite a later status.
@@ -30,8 +35,9 @@ export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
     return state;
   };
 
-  // The state this process last wrote per message: the next settle of the message usually runs
-  // here too and skips the read; a stale entry fails its compare-and-set and is read again.
+  // The state this process last read for the hand-off or wrote per message: the next settle of
+  // the message usually runs here too and skips the read; a stale entry fails its
+  // compare-and-set and is read again.
   const written = new Map<string, VersionedMessage>();
   const remember = (state: VersionedMessage): void => {
     if (written.size >= WRITTEN_CACHE_SIZE) {
@@ -39,6 +45,12 @@ export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
       if (!oldest.done) written.delete(oldest.value);
     }
     written.set(state.message.id, state);
+  };
+
+  const readAndKeep = async (id: string): Promise<VersionedMessage | null> => {
+    const state = await deps.states.read(id);
+    if (state && !isFinal(state.message.status)) remember(state);
+    return state;
   };
 
   const writeState = async (transitions: readonly Transition[]): Promise<SmsMessage> => {
@@ -95,5 +107,5 @@ export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
     return { ...base, outcome: error ? 'failed' : 'delivered', responseStatus, latencyMs, error, url: webhook.url, at: new Date().toISOString() };
   };
 
-  return { readState, writeState, attemptOnce };
+  return { readState, readAndKeep, writeState, attemptOnce };
 }

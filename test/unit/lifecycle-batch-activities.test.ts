@@ -137,6 +137,16 @@ describe('batch lifecycle activities (docs/lifecycle.md)', () => {
     expect(world.states.get('m1')?.message.status).toBe('delivered');
   });
 
+  test("the hand-off's read of a message serves its first settle in the same process: one read per message", async () => {
+    ['m1', 'm2'].forEach((id) => world.add(id));
+    const activities = acts();
+    await env.run(activities.dispatchBatch, OWNER, ['m1', 'm2']);
+    expect(world.reads).toBe(2);
+    await env.run(activities.settleBatch, 'k7', ['m1', 'm2'].map((id) => ({ tokenId: 't-1', transitions: [transition(id, 1, 'sent')], deliverNow: [] })));
+    expect(world.reads).toBe(2);
+    expect(world.states.get('m2')?.message.status).toBe('sent');
+  });
+
   test('DESIGN §4: a refund in a settle is credited once, however often the settle runs', async () => {
     world.add('m1');
     const ts = [transition('m1', 1, 'error', 11)];
