@@ -29,6 +29,8 @@ export const PORTS = {
   smpp: 12775,
   simulator: 12776,
   clickhouse: 18124,
+  /** `--metrics-port` of each process without the HTTP gateway (compose/docker-compose.observability.yml: 9464 each). */
+  metrics: { writer: 19464, carrier: 19465, 'worker-1': 19466, 'worker-2': 19467, 'gateway-smpp': 19468 },
 } as const;
 
 export const NATS_URL = PORTS.nats.map((p) => `nats://127.0.0.1:${p}`).join(',');
@@ -43,6 +45,8 @@ export interface ProductProcess {
   readonly env: Readonly<Record<string, string>>;
   /** A TCP port that answers once the process is up (none for outbound-only roles). */
   readonly port?: number;
+  /** Where this process serves /metrics (its API port for gateway-http, else `--metrics-port`); none for the simulator. */
+  readonly metricsUrl?: string;
 }
 
 /** Environment every product process gets: the external engines, no embedded state. */
@@ -64,15 +68,23 @@ export function productProcesses(overrides: Record<string, string> = {}): Produc
   const env = (name: string, extra: Record<string, string> = {}): Record<string, string> =>
     productEnv({ DATA_DIR: join(STATE, 'product', name), ...extra, ...overrides });
   const chClient = { CLICKHOUSE_URL };
+  const m = PORTS.metrics;
+  // HTTP_HOST is where `--metrics-port` binds too: loopback, like every port of the topology.
+  const withMetrics = (p: ProductProcess, port: number): ProductProcess =>
+    ({ ...p, args: [...p.args, `--metrics-port=${port}`], env: { ...p.env, HTTP_HOST: '127.0.0.1' }, metricsUrl: `http://127.0.0.1:${port}/metrics` });
+  const http = (i: 0 | 1, extra: Record<string, string>): ProductProcess => ({
+    name: `gateway-http-${i + 1}`, roles: ['gateway-http'], args: [], port: PORTS.http[i], metricsUrl: `${HTTP_URLS[i] as string}/metrics`,
+    env: env(`gateway-http-${i + 1}`, { ...chClient, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(PORTS.http[i]), ...extra }),
+  });
   return [
-    { name: 'writer', roles: ['ingest-writer'], args: [`--serve-clickhouse=${PORTS.clickhouse}`], env: env('writer'), port: PORTS.clickhouse },
+    withMetrics({ name: 'writer', roles: ['ingest-writer'], args: [`--serve-clickhouse=${PORTS.clickhouse}`], env: env('writer'), port: PORTS.clickhouse }, m.writer),
     { name: 'simulator', roles: ['simulator'], args: [], env: env('simulator'), port: PORTS.simulator },
-    { name: 'carrier', roles: ['carrier'], args: [], env: env('carrier') },
-    { name: 'worker-1', roles: ['worker'], args: [], env: env('worker-1') },
-    { name: 'worker-2', roles: ['worker'], args: [], env: env('worker-2') },
-    { name: 'gateway-http-1', roles: ['gateway-http'], args: [], env: env('gateway-http-1', { ...chClient, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(PORTS.http[0]), DEMO_SEED: 'true' }), port: PORTS.http[0] },
-    { name: 'gateway-http-2', roles: ['gateway-http'], args: [], env: env('gateway-http-2', { ...chClient, HTTP_HOST: '127.0.0.1', HTTP_PORT: String(PORTS.http[1]) }), port: PORTS.http[1] },
-    { name: 'gateway-smpp', roles: ['gateway-smpp'], args: [], env: env('gateway-smpp', { SMPP_PORT: String(PORTS.smpp) }), port: PORTS.smpp },
+    withMetrics({ name: 'carrier', roles: ['carrier'], args: [], env: env('carrier') }, m.carrier),
+    withMetrics({ name: 'worker-1', roles: ['worker'], args: [], env: env('worker-1') }, m['worker-1']),
+    withMetrics({ name: 'worker-2', roles: ['worker'], args: [], env: env('worker-2') }, m['worker-2']),
+    http(0, { DEMO_SEED: 'true' }),
+    http(1, {}),
+    withMetrics({ name: 'gateway-smpp', roles: ['gateway-smpp'], args: [], env: env('gateway-smpp', { SMPP_PORT: String(PORTS.smpp) }), port: PORTS.smpp }, m['gateway-smpp']),
   ];
 }
 

@@ -3,7 +3,9 @@
 // lag and the oldest unprocessed age follow a real durable consumer, the Temporal worker's
 // metrics are merged in, every metric the Grafana dashboard reads is exported, and no label
 // value looks like an id. Other suites share the stack and send messages at the same time, so
-// counters are checked to move by at least what this suite sent.
+// counters are checked to move by at least what this suite sent. On the scale-out topology a
+// scrape reads every process (test/support/metrics-scrape.ts): counters are summed over the
+// processes that own them, the pipeline gauges (one exporter per deployment) read with max.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AckPolicy } from '@nats-io/jetstream';
@@ -12,7 +14,7 @@ import type { DeadDlr } from '../../core/sms/dlr';
 import { newId } from '../../core/ids';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { dashboardExpressions, idLikeLabels, isExported, metricNamesOf, seriesPerFamily, sumOf, valuesPerLabel, type Exposition } from '../support/prometheus-text';
+import { dashboardExpressions, idLikeLabels, isExported, maxOf, metricNamesOf, seriesPerFamily, sumOf, valuesPerLabel, type Exposition } from '../support/prometheus-text';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { api, stack } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
@@ -96,11 +98,11 @@ describe('docs/metrics.md: JetStream consumer lag and the oldest unprocessed mes
       const published = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const exp = await scrapeUntil((e) => {
-        expect(sumOf(e, 'jetstream_consumer_pending_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);
-        expect(sumOf(e, 'jetstream_consumer_lag_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);
-        expect(sumOf(e, 'jetstream_consumer_oldest_unprocessed_age_seconds', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(1);
+        expect(maxOf(e, 'jetstream_consumer_pending_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);
+        expect(maxOf(e, 'jetstream_consumer_lag_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);
+        expect(maxOf(e, 'jetstream_consumer_oldest_unprocessed_age_seconds', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(1);
       }, 20_000);
-      const age = sumOf(exp, 'jetstream_consumer_oldest_unprocessed_age_seconds', { stream: 'SMS', consumer: 'other' });
+      const age = maxOf(exp, 'jetstream_consumer_oldest_unprocessed_age_seconds', { stream: 'SMS', consumer: 'other' });
       expect(age).toBeLessThanOrEqual((Date.now() - published) / 1000 + 1);
       for (const [stream, consumer] of [['SMS', 'history-writer'], ['SMS', 'lifecycle-starter'], ['CARRIER', 'carrier-connector'], ['INGEST', 'ingest-writer']]) {
         expect(exp.samples.some((s) => s.name === 'jetstream_consumer_lag_messages' && s.labels['stream'] === stream && s.labels['consumer'] === consumer)).toBe(true);
@@ -119,7 +121,7 @@ describe('docs/metrics.md: dead letters', () => {
   afterAll(() => nats.close());
 
   test('a DLR put in KV dead_dlrs is counted by sms_dlr_dead_letters within a dead-letter poll (15 s)', async () => {
-    const before = sumOf(await scrape(), 'sms_dlr_dead_letters');
+    const before = maxOf(await scrape(), 'sms_dlr_dead_letters');
     const tokenId = newId();
     const messageId = newId();
     const dead: DeadDlr = {
@@ -129,7 +131,7 @@ describe('docs/metrics.md: dead letters', () => {
     const key = KV_KEYS.deadDlr(tokenId, messageId, 1);
     await nats.kv.deadDlrs.put(key, JSON.stringify(dead));
     try {
-      await scrapeUntil((exp) => expect(sumOf(exp, 'sms_dlr_dead_letters')).toBeGreaterThanOrEqual(before + 1), 25_000);
+      await scrapeUntil((exp) => expect(maxOf(exp, 'sms_dlr_dead_letters')).toBeGreaterThanOrEqual(before + 1), 25_000);
     } finally {
       await nats.kv.deadDlrs.delete(key);
     }

@@ -3,7 +3,7 @@
 // own process) instead of the one-process stack. The product processes are (re)started with the
 // test settings of the embedded stack; the topology is brought down afterwards unless it was
 // up before the run (then it is left as found, with the product on the test settings).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HTTP_URLS, NATS_URL, PORTS, productEnv, productProcesses, STATE, TEMPORAL_ADDRESS, TOPOLOGY } from '../../scripts/topology/plan';
@@ -30,12 +30,14 @@ export async function startClusterStack(log: (line: string) => void = (l) => pro
     httpUrl: HTTP_URLS[0] as string, natsUrl: NATS_URL, temporalAddress: TEMPORAL_ADDRESS, namespace: TOPOLOGY.namespace, taskQueue: 'sms',
     dataDir: mkdtempSync(join(tmpdir(), 'sms-platform-cluster-test-')), productDataDir: join(STATE, 'product', 'gateway-http-1'),
     productEnv: { ...productEnv(CLUSTER_TEST_ENV), HTTP_PORT: String(PORTS.http[0]), SMPP_PORT: String(PORTS.smpp) },
+    metrics: productProcesses().flatMap((p) => (p.metricsUrl ? [{ instance: p.name, url: p.metricsUrl }] : [])),
   };
   log(`[test stack] topology ready in ${((Date.now() - started) / 1000).toFixed(1)} s; suites use ${info.httpUrl}\n`);
   return {
     info,
     pid: pidOf('gateway-http-1'),
     stop: async () => {
+      rmSync(info.dataDir, { recursive: true, force: true });
       if (!wasUp) await down();
     },
   };

@@ -43,6 +43,21 @@ export function sumOf(exp: Exposition, name: string, labels: Record<string, stri
     .reduce((sum, s) => sum + s.value, 0);
 }
 
+/**
+ * The largest per-process sum of `name` (samples grouped by their `instance` label): how a gauge
+ * that one process per deployment computes from shared state is read (`max`, docs/metrics.md),
+ * so that it would not count twice if two processes exported it.
+ */
+export function maxOf(exp: Exposition, name: string, labels: Record<string, string> = {}): number {
+  const perInstance = new Map<string, number>();
+  for (const s of exp.samples) {
+    if (s.name !== name || !Object.entries(labels).every(([k, v]) => s.labels[k] === v)) continue;
+    const instance = s.labels['instance'] ?? '';
+    perInstance.set(instance, (perInstance.get(instance) ?? 0) + s.value);
+  }
+  return perInstance.size === 0 ? 0 : Math.max(...perInstance.values());
+}
+
 const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'];
 
 /** Whether the exposition declares `name`: a family, or a histogram's or summary's series. */

@@ -13,6 +13,8 @@ export interface StackInfo {
   readonly dataDir: string;
   readonly productDataDir: string;
   readonly productEnv: Record<string, string | undefined>;
+  /** Every /metrics of the stack, by process (TEST_TOPOLOGY=cluster); absent: the one process at httpUrl. */
+  readonly metrics?: ReadonlyArray<{ readonly instance: string; readonly url: string }>;
 }
 
 export function stack(): StackInfo {
