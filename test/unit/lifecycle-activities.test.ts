@@ -2,14 +2,15 @@
 // (samples-typescript's third kind of test): what each writes, publishes and sends.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { createLifecycleActivities, type LifecycleDeps } from '../../activities/lifecycle';
+import { createLifecycleActivities } from '../../activities/lifecycle';
 import { KV_KEYS, SUBJECTS } from '../../core/bus/names';
 import type { Token } from '../../core/accounts/types';
-import type { DeadDlr, DlrDelivery, Transition } from '../../core/sms/dlr';
-import type { LifecycleOwner, VersionedMessage, WebhookRequest } from '../../core/sms/lifecycle-ports';
+import type { DlrDelivery, Transition } from '../../core/sms/dlr';
+import type { WebhookRequest } from '../../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../../core/sms/message';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { ATTEMPT_HEADER } from '../../core/sms/webhook-signature';
+import { LifecycleWorld } from '../support/lifecycle-world';
 
 const ID = '01900000-0000-7000-8000-000000000001';
 const message: SmsMessage = {
@@ -20,57 +21,15 @@ const message: SmsMessage = {
 };
 const token = { id: 't-1', orgId: 'org-1', webhook: { url: 'https://example.test/dlr', secret: 'shh' }, revokedAt: null } as unknown as Token;
 
-class World {
-  state: VersionedMessage | null = { message, revision: 1 };
-  /** Compare-and-set conflicts to report before a write lands. */
-  conflicts = 0;
-  readonly published: Array<{ subject: string; payload: unknown; msgId: string | undefined }> = [];
-  readonly posts: WebhookRequest[] = [];
-  answer = 200;
-  readonly dead: DeadDlr[] = [];
-  readonly claimed = new Set<string>();
-  readonly credits: Array<[string, number]> = [];
-  readonly owners = new Map<string, LifecycleOwner>();
-
-  deps(): LifecycleDeps {
-    return {
-      states: {
-        read: async () => this.state,
-        replace: async (m, revision) => {
-          if (this.conflicts > 0) {
-            this.conflicts -= 1;
-            if (this.state) this.state = { ...this.state, revision: this.state.revision + 1 };
-            return null;
-          }
-          if (!this.state || this.state.revision !== revision) return null;
-          this.state = { message: m, revision: revision + 1 };
-          return revision + 1;
-        },
-      },
-      bus: { publish: async (subject, payload, msgId) => { this.published.push({ subject, payload, msgId }); } },
-      webhooks: { post: async (request) => { this.posts.push(request); return this.answer; } },
-      deadLetters: { put: async (dead) => { this.dead.push(dead); } },
-      once: { claim: async (key) => { if (this.claimed.has(key)) return false; this.claimed.add(key); return true; } },
-      tokens: { token: (id) => (id === token.id ? token : undefined) },
-      owners: {
-        claim: async (id, owner) => { if (!this.owners.has(id)) this.owners.set(id, owner); return this.owners.get(id) ?? owner; },
-        find: async (id) => this.owners.get(id) ?? null,
-      },
-      funds: { credit: async (org, micros) => { this.credits.push([org, micros]); } },
-      webhookTimeoutMs: 1000,
-      log: { info: () => undefined, warn: () => undefined },
-    };
-  }
-}
-
 const transition = (seq: number, status: Transition['status'], code = 0): Transition => ({ messageId: ID, seq, status, code, eventAt: `2026-01-01T00:00:0${seq}.000Z` });
 const delivery = (t: Transition): DlrDelivery => ({ tokenId: 't-1', messageId: ID, seq: t.seq, payload: { id: ID, clientId: 'c-1', status: t.status, code: t.code, eventAt: t.eventAt } });
 
 describe('lifecycle activities in MockActivityEnvironment (docs/lifecycle.md)', () => {
-  let world: World;
+  let world: LifecycleWorld;
   let env: MockActivityEnvironment;
   beforeEach(() => {
-    world = new World();
+    world = new LifecycleWorld({ [token.id]: token });
+    world.states.set(ID, { message, revision: 1 });
     env = new MockActivityEnvironment({ attempt: 3 });
   });
   const acts = () => createLifecycleActivities(world.deps());
@@ -81,7 +40,7 @@ describe('lifecycle activities in MockActivityEnvironment (docs/lifecycle.md)', 
   });
 
   test('a message without state fails without retry (MessageStateMissing)', async () => {
-    world.state = null;
+    world.states.delete(ID);
     await expect(env.run(acts().dispatch, ID)).rejects.toMatchObject({ type: 'MessageStateMissing', nonRetryable: true } satisfies Partial<ApplicationFailure>);
   });
 
@@ -89,7 +48,7 @@ describe('lifecycle activities in MockActivityEnvironment (docs/lifecycle.md)', 
     world.conflicts = 1;
     const ts = [transition(1, 'sent'), transition(2, 'delivered')];
     expect(await env.run(acts().settle, 't-1', ts, ts.map(delivery))).toBe(2);
-    expect(world.state?.message).toMatchObject({ status: 'delivered', statusCode: 0, sentAt: ts[0]?.eventAt, deliveredAt: ts[1]?.eventAt });
+    expect(world.states.get(ID)?.message).toMatchObject({ status: 'delivered', statusCode: 0, sentAt: ts[0]?.eventAt, deliveredAt: ts[1]?.eventAt });
     const status = world.published.find((p) => p.subject === SUBJECTS.smsStatus('t-1'));
     expect(status?.msgId).toBe(`status-${ID}-1-2`);
     expect(status?.payload).toMatchObject({ transitions: [{ seq: 1, orgId: 'org-1', projectId: 'p-1', tokenId: 't-1', clientId: 'c-1' }, { seq: 2 }] });
@@ -97,9 +56,9 @@ describe('lifecycle activities in MockActivityEnvironment (docs/lifecycle.md)', 
   });
 
   test('settle never writes a state backwards (a late retry of an earlier settle)', async () => {
-    world.state = { message: { ...message, status: 'delivered' }, revision: 7 };
+    world.states.set(ID, { message: { ...message, status: 'delivered' }, revision: 7 });
     await env.run(acts().settle, 't-1', [transition(1, 'sent')], []);
-    expect(world.state.message.status).toBe('delivered');
+    expect(world.states.get(ID)?.message.status).toBe('delivered');
   });
 
   test('settle stops at the first failed webhook and says how many went', async () => {

@@ -2,12 +2,12 @@
 // over in-memory ports: what one dispatch and one settle of many messages write, publish, send.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createBatchLifecycleActivities, WEBHOOK_CONCURRENCY, type BatchSettled } from '../../activities/lifecycle-batch';
-import type { LifecycleDeps } from '../../activities/lifecycle';
 import { KV_KEYS, SUBJECTS } from '../../core/bus/names';
 import type { Token } from '../../core/accounts/types';
 import type { DlrDelivery, Transition } from '../../core/sms/dlr';
-import type { LifecycleOwner, VersionedMessage, WebhookRequest } from '../../core/sms/lifecycle-ports';
+import type { LifecycleOwner, VersionedMessage } from '../../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../../core/sms/message';
+import { LifecycleWorld } from '../support/lifecycle-world';
 
 const base: SmsMessage = {
   id: '', orgId: 'org-1', projectId: 'p-1', tokenId: 't-1', source: 'http', clientId: null, status: 'queued', statusCode: null,
@@ -21,44 +21,14 @@ const tokens: Record<string, Token> = {
 };
 const OWNER: LifecycleOwner = { workflowId: 'smsb-a', runId: 'run-1' };
 
-class World {
-  readonly states = new Map<string, VersionedMessage>();
-  readonly owners = new Map<string, LifecycleOwner>();
-  readonly published: Array<{ subject: string; payload: unknown; msgId: string | undefined }> = [];
-  readonly posts: WebhookRequest[] = [];
-  /** URLs that answer 503. */
-  readonly down = new Set<string>();
-  readonly claimed = new Set<string>();
-  readonly credits: Array<[string, number]> = [];
-  reads = 0;
+/** The shared in-memory ports, with messages added on the base state. */
+class World extends LifecycleWorld {
+  constructor() {
+    super(tokens);
+  }
 
   add(id: string, tokenId = 't-1'): void {
     this.states.set(id, { message: { ...base, id, tokenId }, revision: 1 });
-  }
-
-  deps(): LifecycleDeps {
-    return {
-      states: {
-        read: async (id) => { this.reads += 1; return this.states.get(id) ?? null; },
-        replace: async (m, revision) => {
-          if (this.states.get(m.id)?.revision !== revision) return null;
-          this.states.set(m.id, { message: m, revision: revision + 1 });
-          return revision + 1;
-        },
-      },
-      bus: { publish: async (subject, payload, msgId) => { this.published.push({ subject, payload, msgId }); } },
-      webhooks: { post: async (request) => { this.posts.push(request); return this.down.has(request.url) ? 503 : 200; } },
-      deadLetters: { put: async () => undefined },
-      once: { claim: async (key) => { if (this.claimed.has(key)) return false; this.claimed.add(key); return true; } },
-      tokens: { token: (id) => tokens[id] },
-      owners: {
-        claim: async (id, owner) => { if (!this.owners.has(id)) this.owners.set(id, owner); return this.owners.get(id) ?? owner; },
-        find: async (id) => this.owners.get(id) ?? null,
-      },
-      funds: { credit: async (org, micros) => { this.credits.push([org, micros]); } },
-      webhookTimeoutMs: 1000,
-      log: { info: () => undefined, warn: () => undefined },
-    };
   }
 }
 
