@@ -9,7 +9,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { Command } from 'commander';
 import type { temporal as proto } from '@temporalio/proto';
-import { decode, KV_KEYS, STREAMS, SUBJECTS, temporalUiLink, WORKFLOW_IDS } from '../core/bus';
+import { BATCH_MEMO_COUNT, BATCH_MEMO_MESSAGES, decode, KV_KEYS, STREAMS, SUBJECTS, temporalUiLink, WORKFLOW_IDS } from '../core/bus';
 import type { CarrierEvent } from '../core/carrier/types';
 import type { DlrAttempt } from '../core/sms/dlr';
 import type { SmsMessage } from '../core/sms/message';
@@ -136,7 +136,9 @@ export function registerMessageCommands(program: Command, action: Action, print:
           const d = await ctx.nats.kv.deadDlrs.get(KV_KEYS.deadDlr(state.tokenId, o.id, t2.seq));
           if (d && d.operation === 'PUT' && d.length > 0) dead.push(decode('deadDlr', d.value));
         }
-        const members = String(description.memo?.['messages'] ?? '').split(' ').filter(Boolean).length;
+        // Batches started before the memo had a count list every id.
+        const counted = Number(description.memo?.[BATCH_MEMO_COUNT] ?? 0);
+        const members = counted || String(description.memo?.[BATCH_MEMO_MESSAGES] ?? '').split(' ').filter(Boolean).length;
         const workflow = {
           id: holder.workflowId, runId: description.runId, firstRunId: holder.firstRunId ?? runs[0]?.runId ?? null, runs: runs.map((r) => r.runId), type: description.type,
           status: description.status.name, historyLength: description.historyLength, messagesInBatch: members || null,

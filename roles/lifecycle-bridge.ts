@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { BATCH_MEMO_MESSAGES, CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
+import { batchMemo, CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
 import type { CarrierEvent } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
 import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
@@ -72,9 +72,9 @@ const SIGNAL_SPACING_MS = { first: 250, max: 2_000 } as const;
 const OUTBOXES_KEPT = 5_000;
 
 /** A bridge consumer: batches of whatever arrived while the previous one was handled (no batching delay when quiet). */
-async function bridge(nats: Nats, log: Logger, stream: string, name: string, subject: string, maxAckPending: number, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, gatherMs = 0): Promise<RunningConsumer> {
-  await ensureDurable(nats.jsm, { stream, name, filterSubjects: [subject], maxAckPending, ackWaitMs: 60_000 });
-  return consumeBatches({ js: nats.js, stream, durable: name, pull: batchSize, log, maxBatch: batchSize, maxWaitMs: gatherMs, handle });
+async function bridge(nats: Nats, log: Logger, stream: string, name: string, subject: string, maxAckPending: number, batchSize: number, handle: (msgs: JsMsg[]) => Promise<void>, gatherMs = 0, pinned = false): Promise<RunningConsumer> {
+  await ensureDurable(nats.jsm, { stream, name, filterSubjects: [subject], maxAckPending, ackWaitMs: 60_000, pinned });
+  return consumeBatches({ js: nats.js, stream, durable: name, pull: batchSize, log, maxBatch: batchSize, maxWaitMs: gatherMs, handle, pinned });
 }
 
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
@@ -96,7 +96,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     }));
     return client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, {
       taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.batch(messages[0]?.id ?? '', fingerprint(members.map((m) => m.id))), args: [{ members, validityMs: deps.validityMs, webhook: deps.webhook }],
-      memo: { [BATCH_MEMO_MESSAGES]: members.map((m) => m.id).join(' ') },
+      memo: batchMemo(members.map((m) => m.id)),
       // A batch's workflow task does the work of many messages, on a CPU shared with every role:
       // a starved one must not time out (its local activities would run again).
       workflowTaskTimeout: BATCH_WORKFLOW_TASK_TIMEOUT,
@@ -211,7 +211,9 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
       schedule(workflowId, box);
     }
     sweep();
-  }, deps.batchMax > 1 ? EVENTS_GATHER_MS : 0);
+  // Pinned: with several workers, a message's events fetched by two processes could be signalled
+  // out of order (a DELIVRD before its ENROUTE ends the lifecycle and the buffered DLR is lost).
+  }, deps.batchMax > 1 ? EVENTS_GATHER_MS : 0, true);
 
   const inbound = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleInbound, SUBJECTS.carrierInbound, 500, 50, async (msgs) => {
     for (const msg of msgs) {

@@ -2,7 +2,7 @@
 // queries, the payload of each, and the decoder every consumer reads them with. Workflow code
 // imports ./temporal directly (this entry pulls in ajv).
 export { BUCKETS, CONSUMERS, INGEST_STATE_KEYS, KV_KEYS, STREAMS, SUBJECTS } from './names';
-export { BATCH_MEMO_MESSAGES, QUERIES, SIGNALS, temporalUiLink, WORKFLOW_IDS, WORKFLOW_TYPES } from './temporal';
+export { BATCH_MEMO_COUNT, BATCH_MEMO_MESSAGES, batchMemo, QUERIES, SIGNALS, temporalUiLink, WORKFLOW_IDS, WORKFLOW_TYPES } from './temporal';
 export { BUS_SCHEMAS, type AcceptedPayload, type BusPayloads, type CarrierIdEntry, type DlrAttemptPayload, type InboundPayload, type InboundRecord, type LookupsPayload, type MoReply, type MoRequest, type StatusPayload, type TransitionRecord } from './payloads';
 export { checkPayload, decode, isUnreadableBusMessage, UnreadableBusMessageError } from './decode';
 export { INGEST_MESSAGE_SCHEMA, type AutomationTrigger, type IngestContactsMessage, type IngestDeleteMessage, type IngestEventsMessage, type IngestMessage, type IngestRejectedMessage } from './ingest';

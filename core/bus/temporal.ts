@@ -43,8 +43,26 @@ export const WORKFLOW_IDS = {
   systemProbe: (at: number) => `system-probe-${at}`,
 } as const;
 
-/** Memo key of a batch lifecycle: the ids of the messages it was started with, space-separated (Temporal UI). */
+/**
+ * Memo key of a batch lifecycle: the ids of the messages it was started with, space-separated
+ * (Temporal UI), as many as fit in BATCH_MEMO_IDS_MAX_CHARS; the batchStatus query lists them all.
+ */
 export const BATCH_MEMO_MESSAGES = 'messages';
+/** Memo key of a batch lifecycle: how many messages it was started with. */
+export const BATCH_MEMO_COUNT = 'messageCount';
+/** The memo stays under the server's 2 KB warning size (about 40 message ids). */
+export const BATCH_MEMO_IDS_MAX_CHARS = 1_500;
+
+/** A batch lifecycle's memo: the ids that fit, and their count. */
+export function batchMemo(ids: readonly string[]): Record<string, string | number> {
+  let listed = '';
+  for (const id of ids) {
+    const next = listed ? `${listed} ${id}` : id;
+    if (next.length > BATCH_MEMO_IDS_MAX_CHARS) break;
+    listed = next;
+  }
+  return { [BATCH_MEMO_MESSAGES]: listed, [BATCH_MEMO_COUNT]: ids.length };
+}
 
 /** The Temporal UI page of a workflow run. */
 export function temporalUiLink(uiBase: string, namespace: string, workflowId: string, runId?: string): string {
