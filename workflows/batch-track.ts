@@ -1,7 +1,7 @@
 // One message inside a batch lifecycle: its state machine, DLR sequence and DLRs waiting for
 // delivery. Pure (no I/O, no clock), so the batch workflow and unit tests share it.
 import type { CarrierEvent } from '../core/carrier/types';
-import type { DlrDelivery, Transition } from '../core/sms/dlr';
+import type { DlrDelivery, DlrPayload, Transition } from '../core/sms/dlr';
 import { aggregate, applyEvent, CODE_UNKNOWN, initialState, isFinal, refundable, transitionsBetween, type MessageState } from '../core/sms/lifecycle-rules';
 import type { MessageStatus } from '../core/sms/message';
 import type { BatchSettleItem } from '../activities/lifecycle-batch';
@@ -90,10 +90,16 @@ export function settleItem(track: Track, changes: readonly Change[], eventAt: st
   const transitions: Transition[] = changes.map((c) => ({ messageId: m.id, seq: ++track.seq, status: c.status, code: c.code, eventAt }));
   const wasFinal = finished(track);
   track.current = changes[changes.length - 1] ?? track.current;
-  const deliveries: DlrDelivery[] = m.webhooks
-    ? transitions.map((t) => ({ tokenId: m.tokenId, messageId: m.id, seq: t.seq, payload: { id: m.id, ...(m.clientId ? { clientId: m.clientId } : {}), status: t.status, code: t.code, eventAt } }))
-    : [];
+  const deliveries: DlrDelivery[] = m.webhooks ? transitions.map((t) => ({ tokenId: m.tokenId, messageId: m.id, seq: t.seq, payload: dlrPayload(m, t) })) : [];
   const waiting = track.pending.length > 0 || track.retrying;
-  const refund = !wasFinal && finished(track) && refundable(track.state) ? { orgId: m.orgId, micros: m.chargedMicros } : undefined;
-  return { item: { tokenId: m.tokenId, transitions, deliverNow: waiting ? [] : deliveries, ...(refund ? { refund } : {}) }, deliveries };
+  const item: { -readonly [K in keyof BatchSettleItem]: BatchSettleItem[K] } = { tokenId: m.tokenId, transitions, deliverNow: waiting ? [] : deliveries };
+  if (!wasFinal && finished(track) && refundable(track.state)) item.refund = { orgId: m.orgId, micros: m.chargedMicros };
+  return { item, deliveries };
+}
+
+// Built without object spreads (a helper call each in a workflow bundle); `clientId` only when set.
+function dlrPayload(m: BatchMember, t: Transition): DlrPayload {
+  return m.clientId
+    ? { id: m.id, clientId: m.clientId, status: t.status, code: t.code, eventAt: t.eventAt }
+    : { id: m.id, status: t.status, code: t.code, eventAt: t.eventAt };
 }

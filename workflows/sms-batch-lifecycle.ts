@@ -83,7 +83,7 @@ export async function smsBatchLifecycle(input: BatchInput): Promise<BatchOutcome
   let settles = 0;
   const settle = async (batch: Array<{ track: Track; changes: Change[] }>): Promise<void> => {
     const eventAt = new Date().toISOString();
-    const prepared = batch.map(({ track, changes }) => ({ track, ...settleItem(track, changes, eventAt) }));
+    const prepared = batch.map(({ track, changes }) => { const { item, deliveries } = settleItem(track, changes, eventAt); return { track, item, deliveries }; });
     const items: BatchSettleItem[] = prepared.map((p) => p.item);
     const perMessage = Math.max(1, ...items.map((i) => i.deliverNow.length));
     const rounds = Math.ceil(items.length / WEBHOOK_LANES);
