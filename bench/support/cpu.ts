@@ -1,6 +1,6 @@
 // CPU time of another process (user + system), read from /proc/<pid>/stat, for the benchmarks'
 // "CPU per accepted message" figures. Linux only; undefined where /proc is not readable.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ is 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -24,4 +24,33 @@ export async function cpuDuring<T>(pid: number | undefined, work: () => Promise<
   const result = await work();
   const after = processCpuMs(pid);
   return { result, cpuMs: before === undefined || after === undefined ? undefined : after - before };
+}
+
+/** CPU milliseconds per thread name (comm) of `pid` so far: the JavaScript thread is `node`, others are libuv, V8 and native library threads. */
+export function threadCpuMs(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (pid === undefined) return out;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[\d-]+$/, '#');
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+      if (Number.isFinite(ms)) out.set(name, (out.get(name) ?? 0) + ms);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** Per-thread-name CPU between two threadCpuMs readings, largest first. */
+export function threadCpuDelta(before: Map<string, number>, after: Map<string, number>): Array<[string, number]> {
+  return [...after].map(([name, ms]): [string, number] => [name, ms - (before.get(name) ?? 0)]).filter(([, ms]) => ms > 0).sort((a, b) => b[1] - a[1]);
 }
