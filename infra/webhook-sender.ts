@@ -15,6 +15,8 @@ const TARGETS_KEPT = 10_000;
 interface Target {
   readonly secure: boolean;
   readonly options: http.RequestOptions;
+  /** The Host header (host and port as in the URL). */
+  readonly host: string;
 }
 
 export class HttpWebhookSender implements WebhookSender {
@@ -35,7 +37,7 @@ export class HttpWebhookSender implements WebhookSender {
       ...urlToHttpOptions(url), method: 'POST', agent: secure ? this.agents.https : this.agents.http,
     };
     if (this.targets.size >= TARGETS_KEPT) this.targets.clear();
-    const target = { secure, options };
+    const target = { secure, options, host: url.host };
     this.targets.set(raw, target);
     return target;
   }
@@ -49,7 +51,11 @@ export class HttpWebhookSender implements WebhookSender {
         reject(err instanceof Error ? err : new Error(String(err)));
         return;
       }
-      const options = { ...target.options, headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) } };
+      // Headers as a flat list (name, value, …): the request writes them as given, without a
+      // setHeader call and a header object per request (about 10 % of a DLR's sending CPU).
+      const headers: string[] = ['host', target.host, 'content-length', String(Buffer.byteLength(request.body))];
+      for (const name in request.headers) headers.push(name, request.headers[name] as string);
+      const options: http.RequestOptions = { ...target.options, setHost: false, headers };
       const onAnswer = (res: http.IncomingMessage): void => {
         res.on('error', fail);
         res.on('end', () => { clearTimeout(timer); resolve(res.statusCode ?? 0); });

@@ -32,7 +32,7 @@ afterAll(async () => {
 describe('HttpWebhookSender', () => {
   test('posts the body with the given headers and answers the status', async () => {
     expect(await sender.post({ url: `${url}/dlr`, body: '{"id":"m1"}', headers: { 'content-type': 'application/json', 'webhook-id': 'm1.1' }, timeoutMs: 2000 })).toBe(200);
-    expect(seen.at(-1)).toMatchObject({ body: '{"id":"m1"}', headers: { 'content-type': 'application/json', 'webhook-id': 'm1.1', 'content-length': '11' } });
+    expect(seen.at(-1)).toMatchObject({ body: '{"id":"m1"}', headers: { 'content-type': 'application/json', 'webhook-id': 'm1.1', 'content-length': '11', host: new URL(url).host } });
     expect(await sender.post({ url: `${url}/down`, body: '{}', headers: {}, timeoutMs: 2000 })).toBe(503);
   });
 
