@@ -23,7 +23,17 @@ export interface DurableSpec {
   readonly deliver?: 'all' | 'new';
   /** The server removes a consumer nobody pulled from for this long. */
   readonly inactiveMs?: number;
+  /** One process at a time receives (PINNED_GROUP): stream order across processes; see PullOptions.pinned. */
+  readonly pinned?: boolean;
 }
+
+/**
+ * The priority group of a pinned consumer (NATS pinned_client policy): the server delivers to
+ * one puller only; the others stand by and one takes over once the pinned one has not pulled
+ * for PIN_TTL_MS (a crash). Its unacknowledged messages come back after the ack wait.
+ */
+const PINNED_GROUP = 'pinned';
+const PIN_TTL_MS = 5_000;
 
 export function durableConfig(spec: DurableSpec): Partial<ConsumerConfig> & { durable_name: string } {
   const [only, ...more] = spec.filterSubjects;
@@ -35,6 +45,7 @@ export function durableConfig(spec: DurableSpec): Partial<ConsumerConfig> & { du
     max_ack_pending: spec.maxAckPending,
     ack_wait: spec.ackWaitMs * NANOS_PER_MS,
     ...(spec.inactiveMs === undefined ? {} : { inactive_threshold: spec.inactiveMs * NANOS_PER_MS }),
+    ...(spec.pinned ? { priority_groups: [PINNED_GROUP], priority_policy: 'pinned_client' as const, priority_timeout: PIN_TTL_MS * NANOS_PER_MS } : {}),
   };
 }
 
@@ -52,6 +63,8 @@ interface PullOptions {
   readonly log: Logger;
   /** Called after an interruption, before pulling again (e.g. to recreate the consumer). */
   readonly onInterrupted?: () => Promise<void>;
+  /** The durable was made with `pinned` (DurableSpec): pull in its priority group. */
+  readonly pinned?: boolean;
 }
 
 interface Puller {
@@ -72,7 +85,7 @@ function pullLoop(options: PullOptions, take: (msg: JsMsg) => Promise<void> | vo
     while (!stopped) {
       try {
         const consumer = await options.js.consumers.get(options.stream, options.durable);
-        messages = await consumer.consume({ max_messages: options.pull });
+        messages = await consumer.consume(options.pinned ? { max_messages: options.pull, group: PINNED_GROUP } : { max_messages: options.pull });
         if (stopped) {
           messages.stop();
           break;

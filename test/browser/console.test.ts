@@ -135,7 +135,7 @@ describe('console: tokens, webhook, messages', () => {
     for (;;) {
       expect(await visit(`/messages/${state.messageId}`)).toBe(200);
       const timeline = (await page.textContent('#timeline')) ?? '';
-      if (timeline.includes('delivered') && /HTTP 200, \d+ ms/.test(timeline.slice(timeline.indexOf('delivered')))) break;
+      if (timeline.includes('delivered (code') && /HTTP 200, \d+ ms/.test(timeline.slice(timeline.indexOf('delivered (code')))) break;
       if (Date.now() > deadline) throw new Error(`timeline never reached delivered: ${timeline}`);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
