@@ -1,0 +1,161 @@
+// The list tables of migration 0009 (sms_list, lookups_list) against real chdb, through the
+// product's list path (MessageHistory.list / LookupHistory.list), each answer compared with
+// FINAL on the history table, the truth:
+//  - transitions arriving out of order (the newest state first, older ones later, in separate
+//    inserts with merges stopped) and again after a restart (the engine closed and reopened on
+//    the same data dir, a replayed older state inserted again);
+//  - the migration on an existing data dir: a dir migrated up to 0008 with history in it, then
+//    migrated by the current code, lists the same rows as FINAL, and the backfill run twice
+//    changes nothing;
+//  - a `_start` beyond the end of the result is an empty page;
+//  - `containsi` finds a Greek capital match whichever rows share its block.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compile, LOOKUP_FIELDS, parseUrl, SMS_FIELDS } from '../../core/filters/grammar-a';
+import type { Lookup } from '../../core/lookup/lookup';
+import type { SmsMessage } from '../../core/sms/message';
+import { loadMigrations, migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
+import { createLogger } from '../../infra/logger';
+import { LookupHistory } from '../../stores/lookup-history';
+import { MessageHistory, type Visibility } from '../../stores/message-history';
+import { idAt, iso, makeMessage } from '../support/message-rows';
+
+const ORG: Visibility = { orgId: 'org-a', projectId: null };
+const T0 = Date.UTC(2026, 10, 20, 8, 0, 0);
+const log = createLogger('warn');
+const dirs: string[] = [];
+
+function open(dir?: string): { ch: ClickHouse; dir: string } {
+  const path = dir ?? mkdtempSync(join(tmpdir(), 'chdb-list-plan-'));
+  if (dir === undefined) dirs.push(path);
+  return { ch: openClickHouse({ url: undefined, user: 'default', password: '', database: 'list_plan', embeddedPath: path }), dir: path };
+}
+
+afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+
+/** A message's states: queued, sent, then delivered or failed (by its index), one second apart. */
+function lifeOf(i: number): SmsMessage[] {
+  const createdAt = iso(T0 + i * 60_000);
+  const base = makeMessage({ id: idAt(T0 + i * 60_000), createdAt, text: i % 3 === 0 ? 'ΚΩΔΙΚΌΣ code' : `Your code is ${i}`, country: i % 2 === 0 ? 'DE' : 'FR' });
+  const at = (s: number): string => iso(T0 + i * 60_000 + s * 1000);
+  return [
+    base,
+    { ...base, status: 'sent', sentAt: at(1), updatedAt: at(1) },
+    { ...base, status: i % 4 === 0 ? 'failed' : 'delivered', statusCode: i % 4 === 0 ? 5 : 0, sentAt: at(1), deliveredAt: at(2), updatedAt: at(2) },
+  ];
+}
+
+async function truth(ch: ClickHouse, qs: string): Promise<string[]> {
+  const c = compile(parseUrl(new URLSearchParams(qs)), SMS_FIELDS);
+  const result = await ch.client.query({
+    query: `SELECT id, status FROM ${ch.table('sms_messages')} FINAL WHERE org_id = {__org:String} AND (${c.where})
+            ORDER BY ${c.orderBy} LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}`,
+    query_params: { ...c.params, __org: ORG.orgId, __limit: c.limit, __offset: c.offset },
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ id: string; status: string }>()).map((r) => `${r.id}/${r.status}`);
+}
+
+const listed = async (ch: ClickHouse, qs: string): Promise<string[]> =>
+  (await new MessageHistory(ch).list(ORG, compile(parseUrl(new URLSearchParams(qs)), SMS_FIELDS))).map((m) => `${m.id}/${m.status}`);
+
+const QUERIES = [
+  '', 'status_eq=delivered', 'status_eq=sent', 'status_eq=queued', 'status_in=failed|sent&_start=2&_limit=3', 'country_eq=DE&_start=1&_limit=4',
+  `text_containsi=${encodeURIComponent('κωδικό')}`, '_sort=createdAt:+&_start=5&_limit=5', '_sort=status,createdAt', `createdAt_gte=${iso(T0 + 10 * 60_000)}`,
+  '_start=0&_limit=1000',
+];
+
+async function expectTruth(ch: ClickHouse): Promise<void> {
+  for (const qs of QUERIES) {
+    const expected = await truth(ch, qs);
+    expect(await listed(ch, qs)).toEqual(expected);
+  }
+}
+
+describe('transitions out of order and after a restart', () => {
+  const lives = Array.from({ length: 24 }, (_, i) => lifeOf(i));
+
+  test('the newest state first, older states later: lists show the newest state, as FINAL does', async () => {
+    const { ch, dir } = open();
+    await migrate(ch, log);
+    for (const table of ['sms_messages', 'sms_list']) await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table(table)}` });
+    const history = new MessageHistory(ch);
+    await history.insert(lives.map((l) => l[2] as SmsMessage));
+    await history.insert(lives.map((l) => l[0] as SmsMessage));
+    await history.insert(lives.map((l) => l[1] as SmsMessage));
+    await expectTruth(ch);
+    expect(await listed(ch, 'status_in=queued|sent')).toEqual([]);
+    expect((await listed(ch, '_start=0&_limit=1000')).length).toBe(24);
+    await ch.close();
+
+    // Restart: the same data dir, a replayed older state arrives again, merges allowed.
+    const again = open(dir).ch;
+    await migrate(again, log);
+    await new MessageHistory(again).insert(lives.map((l) => l[1] as SmsMessage));
+    await expectTruth(again);
+    expect(await listed(again, 'status_eq=sent')).toEqual([]);
+    await again.client.command({ query: `OPTIMIZE TABLE ${again.table('sms_list')} FINAL` });
+    await expectTruth(again);
+    await again.close();
+  }, 120_000);
+});
+
+describe('migration 0009 on an existing data dir', () => {
+  test('a dir at 0008 with history gets the list tables, filled; running the backfill again changes nothing', async () => {
+    const { ch, dir } = open();
+    const all = loadMigrations();
+    expect(all.map((m) => m.version)).toContain(9);
+    await migrate(ch, log, all.filter((m) => m.version <= 8));
+    const history = new MessageHistory(ch);
+    const lives = Array.from({ length: 30 }, (_, i) => lifeOf(i));
+    await history.insert(lives.flatMap((l) => l.slice(0, 2)));
+    await history.insert(lives.slice(0, 20).map((l) => l[2] as SmsMessage));
+    const lookup: Lookup = {
+      id: idAt(T0), orgId: 'org-a', projectId: 'p1', tokenId: 't1', source: 'http', country: 'DE', to: '+4915112345678', normalizedTo: '+4915112345678',
+      charged: true, priceMicros: 5000, currency: 'EUR', createdAt: iso(T0), deliveredAt: iso(T0 + 1000), updatedAt: iso(T0 + 1000),
+      status: 'delivered', statusCode: 0, subscriberStatus: 'active', imsi: null, servingMsc: null, ported: false, roaming: false, network: 'x',
+    };
+    await new LookupHistory(ch).insert([lookup]);
+    await ch.close();
+
+    const upgraded = open(dir).ch;
+    expect(await migrate(upgraded, log)).toEqual(all.filter((m) => m.version > 8).map((m) => m.version));
+    await expectTruth(upgraded);
+    const lookups = await new LookupHistory(upgraded).list(ORG, compile(parseUrl(new URLSearchParams('status_eq=delivered')), LOOKUP_FIELDS));
+    expect(lookups.map((l) => l.id)).toEqual([lookup.id]);
+    const projections = await (await upgraded.client.query({ query: `SELECT count() AS n FROM system.projections WHERE database = 'list_plan'`, format: 'JSONEachRow' })).json<{ n: string }>();
+    expect(Number(projections[0]?.n)).toBe(0);
+
+    // The backfill again (a migration interrupted after it and run once more): the same lists.
+    const backfill = (all.find((m) => m.version === 9)?.statements ?? []).filter((s) => s.startsWith('INSERT'));
+    expect(backfill).toHaveLength(2);
+    for (const statement of backfill) await upgraded.client.command({ query: statement.replaceAll('{db}', '`list_plan`') });
+    await expectTruth(upgraded);
+    await upgraded.close();
+  }, 120_000);
+});
+
+describe('pages', () => {
+  test('a _start beyond the end is an empty page; the last rows are a short page', async () => {
+    const { ch } = open();
+    await migrate(ch, log);
+    await new MessageHistory(ch).insert(Array.from({ length: 7 }, (_, i) => lifeOf(i)[2] as SmsMessage));
+    expect(await listed(ch, '_start=5&_limit=5')).toHaveLength(2);
+    expect(await listed(ch, '_start=7&_limit=5')).toEqual([]);
+    expect(await listed(ch, '_start=100000&_limit=1000')).toEqual([]);
+    await expectTruth(ch);
+    await ch.close();
+  }, 60_000);
+
+  test('containsi finds a Greek capital match first in a block read backwards', async () => {
+    const { ch } = open();
+    await migrate(ch, log);
+    // Oldest first: read backwards, the Greek row starts the block (positionCaseInsensitiveUTF8 missed it).
+    const texts = ['Order ready', 'ciao%_\\', 'code 9999', `O'Brien said "hi"`, 'Hello 👋 world', 'ÜBER straße', 'Votre code: ÉTÉ 2026', 'Your code is 1234', 'ΚΩΔΙΚΌΣ code'];
+    await new MessageHistory(ch).insert(texts.map((text, i) => ({ ...(lifeOf(i)[2] as SmsMessage), text, deliveredText: text })));
+    const found = await new MessageHistory(ch).list(ORG, compile(parseUrl(new URLSearchParams(`text_containsi=${encodeURIComponent('κωδικό')}`)), SMS_FIELDS));
+    expect(found.map((m) => m.text)).toEqual(['ΚΩΔΙΚΌΣ code']);
+    await ch.close();
+  }, 60_000);
+});
