@@ -19,22 +19,37 @@ const MESSAGES_STREAM = `KV_${BUCKETS.messages}`;
 const messageSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageState(id)}`;
 const MESSAGE_ID = /^[0-9a-f-]{36}$/;
 
-/** Each accepted message is serialized once: for its KV state and again inside the queued batch. */
-const serialized = new WeakMap<SmsMessage, string>();
-function json(message: SmsMessage): string {
-  let text = serialized.get(message);
-  if (text === undefined) {
-    text = JSON.stringify(message);
-    serialized.set(message, text);
+/** Each accepted message is serialized and UTF-8 encoded once: for its KV state and again inside the queued batch. */
+const serialized = new WeakMap<SmsMessage, Buffer>();
+function encoded(message: SmsMessage): Buffer {
+  let bytes = serialized.get(message);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(message));
+    serialized.set(message, bytes);
   }
-  return text;
+  return bytes;
+}
+
+const BATCH_HEAD = Buffer.from('{"messages":[');
+const BATCH_COMMA = Buffer.from(',');
+const BATCH_TAIL = Buffer.from(']}');
+
+/** `{"messages":[<part>,<part>…]}` from the parts' bytes, without decoding or encoding them again. */
+function batchBody(parts: readonly Buffer[], bytes: number): Buffer {
+  const chunks: Buffer[] = [BATCH_HEAD];
+  parts.forEach((part, i) => {
+    if (i > 0) chunks.push(BATCH_COMMA);
+    chunks.push(part);
+  });
+  chunks.push(BATCH_TAIL);
+  return Buffer.concat(chunks, BATCH_HEAD.length + BATCH_TAIL.length + bytes + Math.max(0, parts.length - 1));
 }
 
 export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage> {
   constructor(private readonly jetstream: PipelinedJetStream) {}
 
   async putAll(messages: readonly SmsMessage[]): Promise<void> {
-    await Promise.all(messages.map((m) => this.jetstream.publish(messageSubject(m.id), json(m))));
+    await Promise.all(messages.map((m) => this.jetstream.publish(messageSubject(m.id), encoded(m))));
   }
 
   async get(id: string): Promise<SmsMessage | null> {
@@ -69,7 +84,7 @@ export class KvClientIds implements ClientIds {
 }
 
 interface QueuedBatch {
-  readonly parts: string[];
+  readonly parts: Buffer[];
   readonly firstId: string;
   bytes: number;
   sent: boolean;
@@ -93,8 +108,9 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
   enqueue(messages: readonly SmsMessage[]): Promise<void> {
     const first = messages[0];
     if (!first) return Promise.resolve();
-    const parts = messages.map(json);
-    const bytes = parts.reduce((n, p) => n + p.length + 1, 0);
+    const parts = messages.map(encoded);
+    let bytes = 0;
+    for (const p of parts) bytes += p.length;
     let batch = this.open;
     if (batch && (batch.parts.length + parts.length > MAX_BATCH_MESSAGES || batch.bytes + bytes > MAX_BATCH_BYTES)) {
       this.send(batch);
@@ -117,7 +133,7 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
     if (batch.sent) return;
     batch.sent = true;
     // msgID (the batch's first message) makes a retried publish of the same batch a no-op within the duplicate window.
-    this.jetstream.publish(SUBJECTS.smsAccepted, `{"messages":[${batch.parts.join(',')}]}`, `accepted-${batch.firstId}`).then(
+    this.jetstream.publish(SUBJECTS.smsAccepted, batchBody(batch.parts, batch.bytes), `accepted-${batch.firstId}`).then(
       () => { for (const w of batch.waiters) w.resolve(); },
       (err: unknown) => { for (const w of batch.waiters) w.reject(err); },
     );

@@ -1,7 +1,6 @@
 // The Express application: ops endpoints, the SMS API v1 under /transactional/v1 and the
 // legacy API at the root of the host (spec 1 §1, §9), with one error mapping for all.
 import express, { type Express } from 'express';
-import { crc32 } from 'node:zlib';
 import { AppError } from '../../core/errors';
 import { ErrorFormats, errorHandler } from './errors';
 import { routeGuard, wellFormedUrl } from './guards';
@@ -15,17 +14,13 @@ import type { HttpDeps } from './deps';
 import { ingestErrorFormat, ingestRouter } from './ingest-api';
 import { audienceRouter } from './audience-api';
 import { CONSOLE_BASE, consoleRouter } from './console/router';
+import { weakEtag } from './respond';
 
 export type { HttpDeps, HttpEngines, SmsServices } from './deps';
 
 export const SMS_API_BASE = '/transactional/v1';
 
-/** A weak ETag from the body's length and CRC-32 (W/"<length hex>-<crc hex>"). */
-export function weakEtag(body: string | Buffer, encoding?: BufferEncoding): string {
-  const bytes = typeof body === 'string' ? Buffer.byteLength(body, encoding) : body.length;
-  const crc = typeof body === 'string' && encoding !== undefined && encoding !== 'utf8' && encoding !== 'utf-8' ? crc32(Buffer.from(body, encoding)) : crc32(body);
-  return `W/"${bytes.toString(16)}-${crc.toString(16)}"`;
-}
+export { weakEtag } from './respond';
 
 export function createHttpApp(deps: HttpDeps): Express {
   const app = express();

@@ -3,7 +3,7 @@
 // 405 with Allow, and a request body must be JSON in UTF-8 (415 otherwise) that decodes
 // without repair (400). The body is parsed here, once, so no router can read it leniently.
 import { isUtf8 } from 'node:buffer';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler } from 'express';
 import { AppError } from '../../core/errors';
 import { pathAnswer } from './routes';
 
@@ -54,6 +54,67 @@ export function contentTypeProblem(header: string | undefined): string | undefin
     }
   }
   return undefined;
+}
+
+const BOM = 0xfeff;
+
+/** What body-parser attaches to the errors it raises (gateways/http/errors.ts maps them by type). */
+function bodyError(err: Error, type: string, body?: string): Error {
+  return Object.assign(err, { type, status: 400, statusCode: 400, expose: true, ...(body === undefined ? {} : { body }) });
+}
+
+/**
+ * The common request — an uncompressed body with a Content-Length within the limit — read and
+ * parsed here, with body-parser's outcome for every input (UTF-8 checked without repair, a BOM
+ * dropped as its decoder does, non-strict JSON, the same error types) but without its stream
+ * pipeline and charset machinery. Returns false for every other request (body-parser reads it).
+ */
+function readIdentityJson(req: Request, next: NextFunction, limit: number): boolean {
+  const headers = req.headers;
+  const encoding = headers['content-encoding'];
+  if (headers['transfer-encoding'] !== undefined || (encoding !== undefined && encoding.toLowerCase() !== 'identity')) return false;
+  const declared = headers['content-length'];
+  const length = declared === undefined ? NaN : Number(declared);
+  if (!Number.isSafeInteger(length) || length <= 0 || length > limit) return false;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let done = false;
+  const fail = (err: Error): void => {
+    if (done) return;
+    done = true;
+    next(err);
+  };
+  req.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    received += chunk.length;
+  });
+  req.on('aborted', () => fail(bodyError(new Error('request aborted'), 'request.aborted')));
+  req.on('error', (err: Error) => fail(bodyError(err, 'request.aborted')));
+  req.on('end', () => {
+    if (done) return;
+    done = true;
+    const buf = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
+    if (received !== length) {
+      next(bodyError(new Error('request size did not match content length'), 'request.size.invalid'));
+      return;
+    }
+    if (!isUtf8(buf)) {
+      next(bodyError(new Error('the body is not valid UTF-8 (invalid bytes, overlong forms or encoded surrogates)'), 'body.utf8.invalid'));
+      return;
+    }
+    let text = buf.toString('utf8');
+    if (text.charCodeAt(0) === BOM) text = text.slice(1);
+    try {
+      (req as Request & { _body?: boolean })._body = true;
+      // A body of a BOM alone decodes to nothing, which body-parser reads as {} (as before).
+      req.body = text.length === 0 ? {} : (JSON.parse(text) as unknown);
+    } catch (err) {
+      next(bodyError(err instanceof Error ? err : new SyntaxError(String(err)), 'entity.parse.failed', text));
+      return;
+    }
+    next();
+  });
+  return true;
 }
 
 export interface RouteGuardOptions {
@@ -108,6 +169,6 @@ export function routeGuard(app: Express, options: RouteGuardOptions): RequestHan
       return;
     }
     // Also with `Content-Length: 0`, so that an empty body is a 400 "not JSON".
-    json(req, res, next);
+    if (!readIdentityJson(req, next, options.bodyLimitBytes)) json(req, res, next);
   };
 }

@@ -14,6 +14,7 @@ import type { Visibility } from '../../core/sms/history-ports';
 import { authenticate } from './auth';
 import type { HttpDeps } from './deps';
 import { rateLimit, type AddressCounter, type SmsRateLimitEndpoint } from './rate-limit';
+import { sendJson } from './respond';
 
 export interface SmsApiOptions {
   readonly tokenKinds: readonly TokenKind[];
@@ -73,12 +74,12 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
 
   router.post('/sms', ...limited('sms-create'), handle(async (req, res) => {
     const message = await services.acceptance.submitOne(submitter(req), req.body);
-    res.status(201).json({ entity: toSmsEntity(message) });
+    sendJson(res, 201, { entity: toSmsEntity(message) });
   }));
 
   router.post('/sms/bulk', ...limited('sms-bulk', config.rateLimits.bulkPerMinute), handle(async (req, res) => {
     const result = await services.acceptance.submitBulk(submitter(req), req.body);
-    res.status(201).json({ entities: result.entities.map(toSmsEntity), errors: result.errors });
+    sendJson(res, 201, { entities: result.entities.map(toSmsEntity), errors: result.errors });
   }));
 
   router.get('/sms', ...limited('sms-list'), handle(async (req, res) => {
