@@ -1,8 +1,9 @@
 // TEST_TOPOLOGY=cluster: the integration suites run against the scale-out topology
 // (scripts/topology: 3 clustered nats-servers, the Temporal server on PostgreSQL, each role its
-// own process) instead of the one-process stack. The product processes are (re)started with the
-// test settings of the embedded stack; the topology is brought down afterwards unless it was
-// up before the run (then it is left as found, with the product on the test settings).
+// own process) instead of the one-process stack. The product processes run with the test
+// settings of the embedded stack (those already running are restarted with them); the topology
+// is brought down afterwards unless it was up before the run (then it is left as found, with
+// the product on the test settings).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,9 +24,12 @@ export async function startClusterStack(log: (line: string) => void = (l) => pro
   const wasUp = pidOf('nats-1') !== undefined;
   process.env['TOPOLOGY_ENV'] = JSON.stringify(CLUSTER_TEST_ENV);
   log(`\n[test stack] the scale-out topology (scripts/topology); state in ${STATE}\n`);
+  // Product processes running before this run may have other settings: restarted. What up()
+  // starts has the test settings already.
+  const before = productProcesses().filter((p) => pidOf(p.name) !== undefined);
   await up();
-  for (const p of [...productProcesses()].reverse()) await stop(p.name);
-  await startProduct();
+  for (const p of [...before].reverse()) await stop(p.name);
+  if (before.length > 0) await startProduct();
   const info: StackInfo = {
     httpUrl: HTTP_URLS[0] as string, natsUrl: NATS_URL, temporalAddress: TEMPORAL_ADDRESS, namespace: TOPOLOGY.namespace, taskQueue: 'sms',
     dataDir: mkdtempSync(join(tmpdir(), 'sms-platform-cluster-test-')), productDataDir: join(STATE, 'product', 'gateway-http-1'),
