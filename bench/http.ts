@@ -8,7 +8,7 @@ import autocannon from 'autocannon';
 import express from 'express';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../test/support/global-setup';
 import { processCpuMs } from './support/cpu';
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
       getById: { name: 'GET /sms/{id}, 64 connections', ...read, ratioToCeiling: read.rps / ceiling.rps },
     };
     mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', values.out), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out), `${JSON.stringify(results, null, 2)}\n`);
     const cpuText = (f: Figure, per = 1): string => (f.cpuUsPerRequest === undefined ? '' : `  CPU ${(f.cpuUsPerRequest / per).toFixed(0)} µs/msg`);
     const row = (label: string, f: Figure, extra = '', per = 1): string => `${label.padEnd(38)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${String(f.p50).padStart(4)} ms  p99 ${String(f.p99).padStart(4)} ms  ${extra}${cpuText(f, per)}`;
     process.stdout.write([
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
       row('POST /sms/bulk (100 items)', bulkFig, `= ${results.bulk.messagesPerSecond.toFixed(0)} messages/s`, 100),
       row('GET /sms/{id}', read, `(${(results.getById.ratioToCeiling * 100).toFixed(0)}% of ceiling)`),
       `load average after: ${load.join(' ')}`,
-      `written to bench/results/${values.out}`,
+      `written to ${isAbsolute(values.out) ? values.out : `bench/results/${values.out}`}`,
       '',
     ].join('\n'));
   } finally {
