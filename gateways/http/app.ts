@@ -43,6 +43,9 @@ export function createHttpApp(deps: HttpDeps): Express {
   app.use(rateLimitHeadersOnEveryResponse(app, addresses));
   app.use(wellFormedUrl());
   app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
+  // The SMS API v1 first among the routers: its prefix overlaps no other router's paths, and the
+  // hot endpoints then skip matching the ops, OpenAPI, ingestion and audience layers.
+  app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
   app.use(opsRouter(deps.engines.probes));
   app.get('/openapi.json', (_req, res) => { res.json(openApiDocument()); });
   errorFormats.register(deps.config.ingest.basePath, ingestErrorFormat);
@@ -53,7 +56,6 @@ export function createHttpApp(deps: HttpDeps): Express {
     }));
   }
   if (deps.audience) app.use(`${deps.config.audience.basePath}/project/:project`, audienceRouter(deps.audience, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
-  app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
   app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy', addresses }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(deps.log, errorFormats));
