@@ -6,8 +6,7 @@
 //    MessageHistory.list (stores/scoped-query.ts listRows), with three filters, a sort and a
 //    page, filter values varying; p50/p90/p99 over --queries (default 240);
 //  - reference (always): the same query hand-written in plain SQL without FINAL
-//    (SELECT … WHERE … ORDER BY … LIMIT … OFFSET) on the table the product reads (--reference-table,
-//    default sms_list, migration 0009), the limit to approach, interleaved, with the
+//    (SELECT … WHERE … ORDER BY … LIMIT … OFFSET), the limit to approach, interleaved, with the
 //    ratio product / reference at p50 (it can show an older version of a record: its
 //    differences from the truth are counted, not asserted);
 //  - --baseline (default on): the truth, the list query as first shipped (SELECT … FINAL WHERE
@@ -40,7 +39,6 @@ const { values } = parseArgs({
     baseline: { type: 'boolean', default: true },
     'no-baseline': { type: 'boolean', default: false },
     'insert-only': { type: 'string' },
-    'reference-table': { type: 'string', default: 'sms_list' },
     out: { type: 'string', default: join(__dirname, 'results', 'list-filter.json') },
   },
 });
@@ -104,7 +102,7 @@ async function baselineList(ch: ClickHouse, compiled: CompiledQuery): Promise<Sm
 /** The same query hand-written without FINAL: the limit to approach (may show an older version). */
 async function referenceList(ch: ClickHouse, compiled: CompiledQuery): Promise<SmsMessage[]> {
   const result = await ch.client.query({
-    query: `SELECT ${MESSAGE_COLUMNS} FROM ${ch.table(values['reference-table'])} WHERE org_id = {__org:String} AND (${compiled.where})
+    query: `SELECT ${MESSAGE_COLUMNS} FROM ${ch.table('sms_messages')} WHERE org_id = {__org:String} AND (${compiled.where})
             ORDER BY ${compiled.orderBy} LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}`,
     query_params: { ...compiled.params, __org: ORG, __limit: compiled.limit, __offset: compiled.offset },
     format: 'JSONEachRow',
@@ -202,8 +200,7 @@ async function main(): Promise<void> {
                      (SELECT uniqExact(id) FROM ${ch.table('sms_messages')} WHERE org_id = '${ORG}') AS orgMessages,
                      (SELECT count() FROM system.parts WHERE database = '${DATABASE}' AND table = 'sms_messages' AND active) AS parts,
                      (SELECT sum(bytes_on_disk) FROM system.parts WHERE database = '${DATABASE}' AND table = 'sms_messages' AND active) AS bytes,
-                     (SELECT groupArray(name) FROM system.data_skipping_indices WHERE database = '${DATABASE}' AND table = 'sms_messages') AS skipIndexes,
-                     (SELECT sum(bytes_on_disk) FROM system.parts WHERE database = '${DATABASE}' AND active) AS databaseBytes`,
+                     (SELECT groupArray(name) FROM system.data_skipping_indices WHERE database = '${DATABASE}' AND table = 'sms_messages') AS skipIndexes`,
       format: 'JSONEachRow',
     })).json<Record<string, unknown>>())[0] ?? {};
     results['data'] = { ...meta, table: { ...table, mib: Math.round(Number(table['bytes']) / 2 ** 20) } };
@@ -304,7 +301,7 @@ async function main(): Promise<void> {
       `machine: ${machine.cpus} × ${machine.model ?? '?'}, ${machine.memoryGiB} GiB, node ${machine.node}; embedded chdb; load average ${String(results['loadAtStart'])} at start, ${String(results['loadAtEnd'])} at end (other work running)`,
       `data: ${meta.messages} messages, ${String(table['rows'])} rows (${String(table['orgRows'])} rows / ${String(table['orgMessages'])} messages in ${ORG}), ${String(table['parts'])} active parts, ${String((results['data'] as { table: { mib: number } }).table.mib)} MiB`,
       `GET /sms list (${strings.length} queries, 3 filters + sort + page): ${ms(list)}  [targets p50 ≤ 30 ms, p90 ≤ 80 ms, p99 ≤ 150 ms]`,
-      `hand-written reference (no FINAL, ${values['reference-table']}): ${ms(timing(reference))}; ratio at p50 ${(list.p50 / timing(reference).p50).toFixed(2)}; reference differs from product on ${referenceDiffers}`,
+      `hand-written reference (no FINAL): ${ms(timing(reference))}; ratio at p50 ${(list.p50 / timing(reference).p50).toFixed(2)}; reference differs from product on ${referenceDiffers}`,
       `  first page (${firstPage.length}): ${ms(timing(firstPage))}; pages 2-10 (${deeperPages.length}): ${ms(timing(deeperPages))}`,
       `  slowest: ${slowest.slice(0, 3).map((q) => `${q.ms} ms ${q.query}`).join('; ')}`,
       ...(withBaseline ? [`baseline (FINAL, as first shipped): ${ms(timing(baseline))}; same results: ${mismatches === 0 ? 'yes' : `NO (${mismatches})`}`] : []),

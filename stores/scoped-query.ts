@@ -2,19 +2,27 @@
 // project unless the token is account-wide), with WHERE/ORDER BY compiled from a catalogue
 // (Grammar A). Scope parameters are prefixed `__` so they never clash with compiled ones.
 //
-// The tables are ReplacingMergeTree (one row per state change, the newest per id wins):
-//  - lists read the list copy of a table without FINAL (stores/list-plan.ts);
-//  - a record by id and `_group` counts read FINAL; conditions only on stable columns (written
-//    once when the record is created and copied unchanged into each later state row) run as
-//    PREWHERE, before FINAL: all versions of a record agree on them, so filtering before or
-//    after choosing the newest row is the same.
+// The tables are ReplacingMergeTree (one row per state change, the newest per id wins), so
+// every read is FINAL. Lists stay fast on large organizations without changing results
+// (docs/grammar-a.md, "List query plan"; bench/list-filter.ts):
+//  - conditions only on stable columns (written once when the record is created and copied
+//    unchanged into each later state row) run as PREWHERE, before FINAL: all versions of a
+//    record agree on them, so filtering before or after choosing the newest row is the same;
+//  - pages ordered by `created_at DESC` (the default) are read newest first in time slices,
+//    [now-1d, ∞), [now-7d, now-1d), [now-30d, now-7d), (-∞, now-30d), stopping once the page is
+//    full. Every row of a slice sorts before every row of the next, so the concatenation is
+//    the exact order; a minmax index on created_at (migration 0004) lets each slice read
+//    only its granules.
 import type { CompiledQuery } from '../core/filters/grammar-a';
 import type { GroupCount, Visibility } from '../core/sms/history-ports';
 import type { ClickHouse } from '../infra/clickhouse';
-import { SCOPE, scopeParams } from './list-plan';
+import { toClickHouseTime } from './clickhouse-time';
 
 export type { GroupCount, Visibility } from '../core/sms/history-ports';
-export { listRows, type ListOptions } from './list-plan';
+
+const SCOPE = `org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)})`;
+
+const scopeParams = (v: Visibility): Record<string, unknown> => ({ __org: v.orgId, __project: v.projectId });
 
 /**
  * Columns whose value is the same in every state row of a record: set when it is created and
@@ -30,6 +38,12 @@ const STABLE_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
   ]),
   lookups: new Set(['id', 'org_id', 'project_id', 'token_id', 'source', 'country', 'recipient', 'normalized_to', 'currency', 'created_at']),
 };
+
+/**
+ * Where the versions of a table's records are read for verification (`keepNewest`): a narrow
+ * table with small granules (migration 0008), else the table itself.
+ */
+const VERSIONS: Readonly<Record<string, string>> = { sms_messages: 'sms_versions' };
 
 /** Words the Grammar A compiler writes into `where` that are not columns. */
 const SQL_WORDS: ReadonlySet<string> = new Set([
@@ -91,6 +105,118 @@ export async function getRow<R>(ch: ClickHouse, table: string, columns: string, 
     format: 'JSONEachRow',
   });
   return (await result.json<R>())[0] ?? null;
+}
+
+/** Time slices of a newest-first read: boundaries in days before now. */
+const SLICE_DAYS = [1, 7, 30] as const;
+const DAY_MS = 86_400_000;
+/** Up to this many rows, candidates come with every column (ClickHouse materializes the top rows lazily). */
+const FULL_ROWS_MAX = 1000;
+/** Candidates asked beyond what is still needed, for the older versions that fail verification. */
+const CANDIDATE_SLACK = 8;
+
+interface Slice { readonly from: number | null; readonly to: number | null }
+
+interface Keyed { id: string; updated_at: string }
+
+/**
+ * A page of current records without FINAL (docs/grammar-a.md, "List query plan"):
+ *  1. candidates: rows of any version that match, in list order (`updated_at DESC` breaks the
+ *     tie between versions of one id), with no merge of versions;
+ *  2. verification: the newest version of each candidate id, by primary key; a candidate is a
+ *     current record exactly when it is that newest version (the first one kept per id);
+ *  3. when older versions made the page short while more candidates exist, ask again for more.
+ * A record whose newest version matches is always a candidate, so the result equals FINAL's.
+ */
+export interface ListOptions {
+  /** Pages ending beyond this row read candidates as keys, then fetch the page (tests lower it). */
+  readonly fullRowsMax?: number;
+}
+
+export async function listRows<R>(
+  ch: ClickHouse, table: string, columns: string, v: Visibility, compiled: CompiledQuery, options: ListOptions = {},
+): Promise<R[]> {
+  const condition = `${SCOPE} AND (${compiled.where})`;
+  const params = { ...compiled.params, ...scopeParams(v) };
+  const need = compiled.offset + compiled.limit;
+  const sliced = /^created_at DESC(,|$)/.test(compiled.orderBy) && STABLE_COLUMNS[table]?.has('created_at') === true;
+  const full = need <= (options.fullRowsMax ?? FULL_ROWS_MAX);
+  const keyColumns = 'id, updated_at';
+  const read = (slice: Slice, want: number): Promise<Keyed[]> =>
+    currentInSlice(ch, table, full ? columns : keyColumns, condition, params, compiled.orderBy, slice, want);
+  const found: Keyed[] = [];
+  if (!sliced) found.push(...(await read({ from: null, to: null }, need)));
+  else {
+    // Newest first: after each slice, skip the next boundaries that the rows found per day so
+    // far say cannot complete the page (a rare filter goes to the whole rest in one read).
+    const now = Date.now();
+    let upper: number | null = null;
+    let days = 0;
+    while (found.length < need) {
+      const remaining = need - found.length;
+      const perDay = days === 0 ? Infinity : found.length / days;
+      const next: number | undefined = SLICE_DAYS.find((d) => d > days && perDay * (d - days) >= remaining * 1.5);
+      const lower = next === undefined ? null : now - next * DAY_MS;
+      found.push(...(await read({ from: lower, to: upper }, remaining)));
+      if (next === undefined) break;
+      upper = lower;
+      days = next;
+    }
+  }
+  const page = found.slice(compiled.offset, need);
+  if (full || page.length === 0) return page as unknown as R[];
+  return fetchVersions<R>(ch, table, columns, v.orgId, page);
+}
+
+async function currentInSlice(
+  ch: ClickHouse, table: string, columns: string, condition: string, params: Record<string, unknown>, orderBy: string, slice: Slice, want: number,
+): Promise<Keyed[]> {
+  const bounds = (slice.from === null ? '' : ` AND created_at >= {__from:DateTime64(3, 'UTC')}`)
+    + (slice.to === null ? '' : ` AND created_at < {__to:DateTime64(3, 'UTC')}`);
+  const sliceParams = {
+    ...(slice.from === null ? {} : { __from: toClickHouseTime(new Date(slice.from).toISOString()) }),
+    ...(slice.to === null ? {} : { __to: toClickHouseTime(new Date(slice.to).toISOString()) }),
+  };
+  for (let ask = want + CANDIDATE_SLACK; ; ask *= 4) {
+    const result = await ch.client.query({
+      query: `SELECT ${columns} FROM ${ch.table(table)} WHERE ${condition}${bounds}
+              ORDER BY ${orderBy}, updated_at DESC LIMIT {__limit:UInt32}`,
+      query_params: { ...params, ...sliceParams, __limit: ask },
+      format: 'JSONEachRow',
+    });
+    const candidates = await result.json<Keyed>();
+    const current = await keepNewest(ch, table, String(params['__org']), candidates);
+    if (current.length >= want || candidates.length < ask) return current.slice(0, want);
+  }
+}
+
+/** The candidates that are the newest version of their id, in their order, one per id. */
+async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[]): Promise<Keyed[]> {
+  if (candidates.length === 0) return [];
+  const result = await ch.client.query({
+    query: `SELECT id, max(updated_at) AS updated_at FROM ${ch.table(VERSIONS[table] ?? table)}
+            WHERE org_id = {__org:String} AND id IN {__ids:Array(String)} GROUP BY id`,
+    query_params: { __org: orgId, __ids: [...new Set(candidates.map((c) => c.id))] },
+    format: 'JSONEachRow',
+  });
+  const newest = new Map((await result.json<Keyed>()).map((r) => [r.id, r.updated_at]));
+  const kept = new Set<string>();
+  return candidates.filter((c) => {
+    if (kept.has(c.id) || newest.get(c.id) !== c.updated_at) return false;
+    kept.add(c.id);
+    return true;
+  });
+}
+
+/** Full rows of exact versions (a deep page whose candidates were read as keys only), in the page's order. */
+async function fetchVersions<R>(ch: ClickHouse, table: string, columns: string, orgId: string, page: readonly Keyed[]): Promise<R[]> {
+  const result = await ch.client.query({
+    query: `SELECT ${columns} FROM ${ch.table(table)} WHERE org_id = {__org:String} AND id IN {__ids:Array(String)} ORDER BY id, updated_at DESC LIMIT 1 BY id`,
+    query_params: { __org: orgId, __ids: page.map((k) => k.id) },
+    format: 'JSONEachRow',
+  });
+  const byId = new Map((await result.json<R & Keyed>()).map((r) => [r.id, r]));
+  return page.map((k) => byId.get(k.id)).filter((r): r is R & Keyed => r !== undefined);
 }
 
 /**

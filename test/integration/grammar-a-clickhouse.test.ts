@@ -143,7 +143,6 @@ beforeAll(async () => {
   // No background merges: the older state rows stay in their parts, so every read must
   // pick the newest row per id itself (FINAL), as it must between two merges in production.
   await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table('sms_messages')}` });
-  await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table('sms_list')}` });
   const all = [...FIXTURE.values()];
   // Separate inserts (separate parts), as the history writer flushes them: older states first,
   // the current state, then stale states that arrive late with an older updatedAt.

@@ -1,23 +1,17 @@
-// The list tables of migration 0009 (sms_list, lookups_list) against real chdb, through the
-// product's list path (MessageHistory.list / LookupHistory.list), each answer compared with
-// FINAL on the history table, the truth:
+// The list plan (stores/scoped-query.ts listRows) against real chdb, through the product's
+// list path (MessageHistory.list), each answer compared with FINAL on the history table:
 //  - transitions arriving out of order (the newest state first, older ones later, in separate
 //    inserts with merges stopped) and again after a restart (the engine closed and reopened on
 //    the same data dir, a replayed older state inserted again);
-//  - the migration on an existing data dir: a dir migrated up to 0008 with history in it, then
-//    migrated by the current code, lists the same rows as FINAL, and the backfill run twice
-//    changes nothing;
 //  - a `_start` beyond the end of the result is an empty page;
-//  - `containsi` finds a Greek capital match whichever rows share its block.
+//  - `containsi` finds a Greek capital match whichever rows share its block, first or last.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compile, LOOKUP_FIELDS, parseUrl, SMS_FIELDS } from '../../core/filters/grammar-a';
-import type { Lookup } from '../../core/lookup/lookup';
+import { compile, parseUrl, SMS_FIELDS } from '../../core/filters/grammar-a';
 import type { SmsMessage } from '../../core/sms/message';
-import { loadMigrations, migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
+import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
-import { LookupHistory } from '../../stores/lookup-history';
 import { MessageHistory, type Visibility } from '../../stores/message-history';
 import { idAt, iso, makeMessage } from '../support/message-rows';
 
@@ -79,7 +73,7 @@ describe('transitions out of order and after a restart', () => {
   test('the newest state first, older states later: lists show the newest state, as FINAL does', async () => {
     const { ch, dir } = open();
     await migrate(ch, log);
-    for (const table of ['sms_messages', 'sms_list']) await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table(table)}` });
+    await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table('sms_messages')}` });
     const history = new MessageHistory(ch);
     await history.insert(lives.map((l) => l[2] as SmsMessage));
     await history.insert(lives.map((l) => l[0] as SmsMessage));
@@ -95,44 +89,9 @@ describe('transitions out of order and after a restart', () => {
     await new MessageHistory(again).insert(lives.map((l) => l[1] as SmsMessage));
     await expectTruth(again);
     expect(await listed(again, 'status_eq=sent')).toEqual([]);
-    await again.client.command({ query: `OPTIMIZE TABLE ${again.table('sms_list')} FINAL` });
+    await again.client.command({ query: `OPTIMIZE TABLE ${again.table('sms_messages')} FINAL` });
     await expectTruth(again);
     await again.close();
-  }, 120_000);
-});
-
-describe('migration 0009 on an existing data dir', () => {
-  test('a dir at 0008 with history gets the list tables, filled; running the backfill again changes nothing', async () => {
-    const { ch, dir } = open();
-    const all = loadMigrations();
-    expect(all.map((m) => m.version)).toContain(9);
-    await migrate(ch, log, all.filter((m) => m.version <= 8));
-    const history = new MessageHistory(ch);
-    const lives = Array.from({ length: 30 }, (_, i) => lifeOf(i));
-    await history.insert(lives.flatMap((l) => l.slice(0, 2)));
-    await history.insert(lives.slice(0, 20).map((l) => l[2] as SmsMessage));
-    const lookup: Lookup = {
-      id: idAt(T0), orgId: 'org-a', projectId: 'p1', tokenId: 't1', source: 'http', country: 'DE', to: '+4915112345678', normalizedTo: '+4915112345678',
-      charged: true, priceMicros: 5000, currency: 'EUR', createdAt: iso(T0), deliveredAt: iso(T0 + 1000), updatedAt: iso(T0 + 1000),
-      status: 'delivered', statusCode: 0, subscriberStatus: 'active', imsi: null, servingMsc: null, ported: false, roaming: false, network: 'x',
-    };
-    await new LookupHistory(ch).insert([lookup]);
-    await ch.close();
-
-    const upgraded = open(dir).ch;
-    expect(await migrate(upgraded, log)).toEqual(all.filter((m) => m.version > 8).map((m) => m.version));
-    await expectTruth(upgraded);
-    const lookups = await new LookupHistory(upgraded).list(ORG, compile(parseUrl(new URLSearchParams('status_eq=delivered')), LOOKUP_FIELDS));
-    expect(lookups.map((l) => l.id)).toEqual([lookup.id]);
-    const projections = await (await upgraded.client.query({ query: `SELECT count() AS n FROM system.projections WHERE database = 'list_plan'`, format: 'JSONEachRow' })).json<{ n: string }>();
-    expect(Number(projections[0]?.n)).toBe(0);
-
-    // The backfill again (a migration interrupted after it and run once more): the same lists.
-    const backfill = (all.find((m) => m.version === 9)?.statements ?? []).filter((s) => s.startsWith('INSERT'));
-    expect(backfill).toHaveLength(2);
-    for (const statement of backfill) await upgraded.client.command({ query: statement.replaceAll('{db}', '`list_plan`') });
-    await expectTruth(upgraded);
-    await upgraded.close();
   }, 120_000);
 });
 
@@ -148,11 +107,12 @@ describe('pages', () => {
     await ch.close();
   }, 60_000);
 
-  test('containsi finds a Greek capital match first in a block read backwards', async () => {
+  test.each([['first', true], ['last', false]])('containsi finds a Greek capital match when it is the %s row of its block', async (_, first) => {
     const { ch } = open();
     await migrate(ch, log);
-    // Oldest first: read backwards, the Greek row starts the block (positionCaseInsensitiveUTF8 missed it).
-    const texts = ['Order ready', 'ciao%_\\', 'code 9999', `O'Brien said "hi"`, 'Hello 👋 world', 'ÜBER straße', 'Votre code: ÉTÉ 2026', 'Your code is 1234', 'ΚΩΔΙΚΌΣ code'];
+    // positionCaseInsensitiveUTF8 missed the Greek row when it started a block.
+    const others = ['Your code is 1234', 'Votre code: ÉTÉ 2026', 'ÜBER straße', 'Hello 👋 world', `O'Brien said "hi"`, 'code 9999', 'ciao%_\\', 'Order ready'];
+    const texts = first ? ['ΚΩΔΙΚΌΣ code', ...others] : [...others, 'ΚΩΔΙΚΌΣ code'];
     await new MessageHistory(ch).insert(texts.map((text, i) => ({ ...(lifeOf(i)[2] as SmsMessage), text, deliveredText: text })));
     const found = await new MessageHistory(ch).list(ORG, compile(parseUrl(new URLSearchParams(`text_containsi=${encodeURIComponent('κωδικό')}`)), SMS_FIELDS));
     expect(found.map((m) => m.text)).toEqual(['ΚΩΔΙΚΌΣ code']);
