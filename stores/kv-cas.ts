@@ -1,9 +1,15 @@
-// The compare-and-set operations of the hot KV counters (balances, rate limits): read a key
-// with its revision, replace it only at that revision, create it only if absent. Over the
-// process's pipelined JetStream client when given (no request object per call), else over the
-// client library's KV.
+// Compare-and-set access to one KV bucket (balances, rate limits, the lifecycle's per-message
+// records): read a key with its revision, replace it only at that revision, create it only if
+// absent, each answering the new revision. Over the process's pipelined JetStream client when
+// given (no request object, timer and Error per call), else over the client library's KV.
 import type { KV } from '@nats-io/kv';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+
+/** The process's pipelined client and the bucket's name. */
+export interface KvPipeline {
+  readonly jetstream: PipelinedJetStream;
+  readonly bucket: string;
+}
 
 export interface CasEntry {
   readonly value: Uint8Array;
@@ -14,12 +20,12 @@ export interface CasKv {
   /** The key's value and revision; null when absent; an empty value for a delete marker. */
   get(key: string): Promise<CasEntry | null>;
   /** Replaces the value if the key is still at `revision`; a lost race rejects (isRevisionConflict). */
-  update(key: string, value: string, revision: number): Promise<void>;
+  update(key: string, value: string, revision: number): Promise<number>;
   /** Creates the key if it has no message at all; a lost race rejects (isRevisionConflict). */
-  create(key: string, value: string): Promise<void>;
+  create(key: string, value: string): Promise<number>;
 }
 
-export function casKv(kv: KV, pipeline?: { readonly jetstream: PipelinedJetStream; readonly bucket: string }): CasKv {
+export function casKv(kv: KV, pipeline?: KvPipeline): CasKv {
   if (!pipeline) {
     return {
       get: async (key) => {
@@ -27,8 +33,8 @@ export function casKv(kv: KV, pipeline?: { readonly jetstream: PipelinedJetStrea
         if (!entry) return null;
         return { value: entry.operation === 'PUT' ? entry.value : new Uint8Array(0), revision: entry.revision };
       },
-      update: async (key, value, revision) => { await kv.update(key, value, revision); },
-      create: async (key, value) => { await kv.create(key, value); },
+      update: (key, value, revision) => kv.update(key, value, revision),
+      create: (key, value) => kv.create(key, value),
     };
   }
   const { jetstream, bucket } = pipeline;
@@ -39,7 +45,7 @@ export function casKv(kv: KV, pipeline?: { readonly jetstream: PipelinedJetStrea
       const entry = await jetstream.lastEntry(stream, subject(key));
       return entry ? { value: entry.data, revision: entry.revision } : null;
     },
-    update: async (key, value, revision) => { await jetstream.publishIfLast(subject(key), value, revision); },
-    create: async (key, value) => { await jetstream.publishIfLast(subject(key), value, 0); },
+    update: async (key, value, revision) => (await jetstream.publishIfLast(subject(key), value, revision)).seq,
+    create: async (key, value) => (await jetstream.publishIfLast(subject(key), value, 0)).seq,
   };
 }

@@ -1,7 +1,7 @@
 // The lifecycle's records in NATS KV: message states written by compare-and-set (bucket
 // `messages`), dead-lettered DLRs (`dead_dlrs`), once-only keys and the batch lifecycle that
 // owns each message (`idempotency`). The per-message reads and writes go through the process's
-// pipelined JetStream client when given (stores/lifecycle-kv.ts: no request object, timer and Error
+// pipelined JetStream client when given (stores/kv-cas.ts: no request object, timer and Error
 // per call, the client library's cost; docs/lifecycle.md), else through the client library's KV.
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
@@ -10,15 +10,15 @@ import type { DeadDlr } from '../core/sms/dlr';
 import type { DeadLetters, LifecycleOwner, LifecycleOwners, LifecycleStates, OnceKeys, VersionedMessage } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
 import { isRevisionConflict } from '../infra/nats';
-import { revisionKv, type KvPipeline, type RevisionKv } from './lifecycle-kv';
+import { casKv, type CasKv, type KvPipeline } from './kv-cas';
 
-export type { KvPipeline } from './lifecycle-kv';
+export type { KvPipeline } from './kv-cas';
 
 export class KvLifecycleStates implements LifecycleStates {
-  private readonly cas: RevisionKv;
+  private readonly cas: CasKv;
 
   constructor(kv: KV, pipeline?: KvPipeline) {
-    this.cas = revisionKv(kv, pipeline);
+    this.cas = casKv(kv, pipeline);
   }
 
   async read(messageId: string): Promise<VersionedMessage | null> {
@@ -46,10 +46,10 @@ export class KvDeadLetters implements DeadLetters {
 }
 
 export class KvOnceKeys implements OnceKeys {
-  private readonly cas: RevisionKv;
+  private readonly cas: CasKv;
 
   constructor(kv: KV, pipeline?: KvPipeline) {
-    this.cas = revisionKv(kv, pipeline);
+    this.cas = casKv(kv, pipeline);
   }
 
   async claim(key: string, value: string): Promise<boolean> {
@@ -76,10 +76,10 @@ const OWNER_CACHE_SIZE = 200_000;
  */
 export class KvLifecycleOwners implements LifecycleOwners {
   private readonly known = new Map<string, LifecycleOwner>();
-  private readonly cas: RevisionKv;
+  private readonly cas: CasKv;
 
   constructor(kv: KV, pipeline?: KvPipeline) {
-    this.cas = revisionKv(kv, pipeline);
+    this.cas = casKv(kv, pipeline);
   }
 
   private remember(messageId: string, owner: LifecycleOwner): LifecycleOwner {
