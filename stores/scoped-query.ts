@@ -177,7 +177,9 @@ async function currentInSlice(
     ...(slice.from === null ? {} : { __from: toClickHouseTime(new Date(slice.from).toISOString()) }),
     ...(slice.to === null ? {} : { __to: toClickHouseTime(new Date(slice.to).toISOString()) }),
   };
-  for (let ask = want + CANDIDATE_SLACK; ; ask *= 4) {
+  let rereads = 0;
+  for (let ask = want + CANDIDATE_SLACK; ;) {
+    const recent = toClickHouseTime(new Date(Date.now() - LATE_WRITE_MS).toISOString());
     const result = await ch.client.query({
       query: `SELECT ${columns} FROM ${ch.table(table)} WHERE ${condition}${bounds}
               ORDER BY ${orderBy}, updated_at DESC LIMIT {__limit:UInt32}`,
@@ -185,27 +187,69 @@ async function currentInSlice(
       format: 'JSONEachRow',
     });
     const candidates = await result.json<Keyed>();
-    const current = await keepNewest(ch, table, String(params['__org']), candidates);
+    const { current, unseen, lagging } = await keepNewest(ch, table, String(params['__org']), candidates);
+    // Between the two reads a record may change state: its candidate is then no longer the
+    // newest version, and the new one may match too; or the versions table may not yet hold a
+    // version the candidates show. Either way the slice is read again.
+    const late = unseen.filter((u) => u.updated_at >= recent);
+    const changed = lagging || (late.length > 0 && await anyMatches(ch, table, condition + bounds, { ...params, ...sliceParams }, late));
+    if (changed && rereads < MAX_REREADS) {
+      rereads += 1;
+      continue;
+    }
     if (current.length >= want || candidates.length < ask) return current.slice(0, want);
+    ask *= 4;
   }
 }
 
-/** The candidates that are the newest version of their id, in their order, one per id. */
-async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[]): Promise<Keyed[]> {
-  if (candidates.length === 0) return [];
+/** Times a slice is read again because a record changed state between its two reads. */
+const MAX_REREADS = 5;
+/**
+ * A version stamped this long before a read may still be landing in the table during it (the
+ * history writer batches, clocks of processes differ): older ones were there before the read.
+ */
+const LATE_WRITE_MS = 300_000;
+
+interface Verified {
+  /** The candidates that are the newest version of their id, in their order, one per id. */
+  readonly current: Keyed[];
+  /** Newest versions of dropped ids that no candidate shows: written after the candidates were read, or not matching. */
+  readonly unseen: Keyed[];
+  /** A candidate is newer than every version the versions table holds for its id (its insert is still landing there). */
+  readonly lagging: boolean;
+}
+
+async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[]): Promise<Verified> {
+  if (candidates.length === 0) return { current: [], unseen: [], lagging: false };
+  const ids = [...new Set(candidates.map((c) => c.id))];
   const result = await ch.client.query({
     query: `SELECT id, max(updated_at) AS updated_at FROM ${ch.table(VERSIONS[table] ?? table)}
             WHERE org_id = {__org:String} AND id IN {__ids:Array(String)} GROUP BY id`,
-    query_params: { __org: orgId, __ids: [...new Set(candidates.map((c) => c.id))] },
+    query_params: { __org: orgId, __ids: ids },
     format: 'JSONEachRow',
   });
   const newest = new Map((await result.json<Keyed>()).map((r) => [r.id, r.updated_at]));
   const kept = new Set<string>();
-  return candidates.filter((c) => {
+  const current = candidates.filter((c) => {
     if (kept.has(c.id) || newest.get(c.id) !== c.updated_at) return false;
     kept.add(c.id);
     return true;
   });
+  // updated_at is 'YYYY-MM-DD hh:mm:ss.mmm': its string order is its time order.
+  const lagging = candidates.some((c) => { const n = newest.get(c.id); return n === undefined || c.updated_at > n; });
+  const unseen = ids.filter((id) => !kept.has(id)).map((id) => ({ id, updated_at: newest.get(id) as string }));
+  return { current, unseen, lagging };
+}
+
+/** True when one of these exact versions matches the list's condition (it belongs in the page). */
+async function anyMatches(ch: ClickHouse, table: string, condition: string, params: Record<string, unknown>, versions: readonly Keyed[]): Promise<boolean> {
+  const result = await ch.client.query({
+    query: `SELECT id, updated_at FROM ${ch.table(table)} WHERE ${condition} AND id IN {__unseen:Array(String)}`,
+    query_params: { ...params, __unseen: versions.map((v) => v.id) },
+    format: 'JSONEachRow',
+  });
+  const wanted = new Set(versions.map((v) => `${v.id}@${v.updated_at}`));
+  return (await result.json<Keyed>()).some((r) => wanted.has(`${r.id}@${r.updated_at}`));
 }
 
 /** Full rows of exact versions (a deep page whose candidates were read as keys only), in the page's order. */
