@@ -187,7 +187,7 @@ async function currentInSlice(
       format: 'JSONEachRow',
     });
     const candidates = await result.json<Keyed>();
-    const { current, unseen, lagging } = await keepNewest(ch, table, String(params['__org']), candidates);
+    const { current, unseen, lagging } = await keepNewest(ch, table, String(params['__org']), candidates, recent);
     // Between the two reads a record may change state: its candidate is then no longer the
     // newest version, and the new one may match too; or the versions table may not yet hold a
     // version the candidates show. Either way the slice is read again.
@@ -215,11 +215,11 @@ interface Verified {
   readonly current: Keyed[];
   /** Newest versions of dropped ids that no candidate shows: written after the candidates were read, or not matching. */
   readonly unseen: Keyed[];
-  /** A candidate is newer than every version the versions table holds for its id (its insert is still landing there). */
+  /** A recent candidate is newer than every version the versions table holds for its id (its insert is still landing there). */
   readonly lagging: boolean;
 }
 
-async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[]): Promise<Verified> {
+async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[], recent: string): Promise<Verified> {
   if (candidates.length === 0) return { current: [], unseen: [], lagging: false };
   const ids = [...new Set(candidates.map((c) => c.id))];
   const result = await ch.client.query({
@@ -236,7 +236,7 @@ async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidat
     return true;
   });
   // updated_at is 'YYYY-MM-DD hh:mm:ss.mmm': its string order is its time order.
-  const lagging = candidates.some((c) => { const n = newest.get(c.id); return n === undefined || c.updated_at > n; });
+  const lagging = candidates.some((c) => { const n = newest.get(c.id); return c.updated_at >= recent && (n === undefined || c.updated_at > n); });
   const unseen = ids.filter((id) => !kept.has(id)).map((id) => ({ id, updated_at: newest.get(id) as string }));
   return { current, unseen, lagging };
 }
