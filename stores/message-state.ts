@@ -11,6 +11,7 @@ import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
 import { BUCKETS, KV_KEYS, SUBJECTS } from '../core/bus/names';
+import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { KvMirror } from './kv-mirror';
 
@@ -63,7 +64,7 @@ export class KvClientIds implements ClientIds {
   constructor(private readonly kv: KV) {}
 
   private key(scope: string, clientId: string): string {
-    return `${scope}.${createHash('sha256').update(clientId).digest('hex').slice(0, 40)}`;
+    return KV_KEYS.clientIdClaim(scope, createHash('sha256').update(clientId).digest('hex').slice(0, 40));
   }
 
   async claim(scope: string, clientId: string, messageId: string): Promise<string | null> {
@@ -78,8 +79,28 @@ export class KvClientIds implements ClientIds {
     }
   }
 
-  async release(scope: string, clientId: string): Promise<void> {
-    await this.kv.delete(this.key(scope, clientId));
+  async takeOver(scope: string, clientId: string, heldBy: string, messageId: string): Promise<boolean> {
+    const key = this.key(scope, clientId);
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== 'PUT' || entry.string() !== heldBy) return false;
+    try {
+      await this.kv.update(key, messageId, entry.revision);
+      return true;
+    } catch (err) {
+      if (isRevisionConflict(err)) return false;
+      throw err;
+    }
+  }
+
+  async release(scope: string, clientId: string, messageId: string): Promise<void> {
+    const key = this.key(scope, clientId);
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== 'PUT' || entry.string() !== messageId) return;
+    try {
+      await this.kv.delete(key, { previousSeq: entry.revision });
+    } catch (err) {
+      if (!isRevisionConflict(err)) throw err;
+    }
   }
 }
 

@@ -79,6 +79,8 @@ export const KV_KEYS = {
   messageState: (messageId: string) => `sms.${messageId}`,
   /** `messages`: the record of a lookup (a Lookup). */
   lookupState: (lookupId: string) => `lookup.${lookupId}`,
+  /** `idempotency`: a clientId's claim (the id of the message that holds it), per project scope and clientId digest. */
+  clientIdClaim: (scope: string, clientIdDigest: string) => `${scope}.${clientIdDigest}`,
   /** `idempotency`: makes a retried refund a no-op. */
   refund: (messageId: string) => `refund.${messageId}`,
   /** `idempotency`: the batch lifecycle that owns a message (a LifecycleOwner), claimed once before its hand-off. */

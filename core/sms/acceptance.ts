@@ -3,7 +3,7 @@
 // atomically (all-or-nothing), and makes the accepted messages durable (state in KV, queued
 // on JetStream) before answering. Spec 1 §2.1, §4 (bulk rules), §7, §8; DESIGN §4.
 import { AppError, validationError, type FieldErrors } from '../errors';
-import { newId } from '../ids';
+import { idTime, newId } from '../ids';
 import { encodeText } from './encoding';
 import type { MessageSource, ReceiptRequest, SmsMessage } from './message';
 import { checkPhoneNumber } from './phone';
@@ -56,7 +56,16 @@ export interface AcceptanceDeps {
   readonly now?: () => Date;
 }
 
+/** A retry whose clientId is held by a request still in flight waits this long for its message. */
 const REPLAY_WAIT_MS = 3000;
+/** A request that has not charged, or not stored its messages, this long after it began gives up. */
+const ACCEPT_DEADLINE_MS = 20_000;
+/**
+ * A claim this old whose message has no state was left by a request that died (kill -9)
+ * between its claim and its state: a retry takes it over. Well past ACCEPT_DEADLINE_MS, so the
+ * original has given up before a retry can take its clientId.
+ */
+export const CLAIM_TAKEOVER_MS = 60_000;
 
 export class SmsAcceptance {
   constructor(private readonly deps: AcceptanceDeps) {}
@@ -88,6 +97,7 @@ export class SmsAcceptance {
   }
 
   private async submit(submitter: Submitter, items: readonly unknown[], receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<{ entities: SmsMessage[]; errors: ItemError[] }> {
+    const started = Date.now();
     const now = (this.deps.now ? this.deps.now() : new Date()).toISOString();
     const results: ItemResult[] = new Array<ItemResult>(items.length);
     // Items whose opt-out answer is not at hand wait for it; the others are prepared in one pass.
@@ -108,27 +118,32 @@ export class SmsAcceptance {
     let fresh = prepared;
     const replays = new Map<number, SmsMessage>();
     if (withClientId) {
-      const claims = await Promise.all(prepared.map(async (p) => (p.message.clientId ? this.deps.clientIds.claim(scope, p.message.clientId, p.message.id) : null)));
-      fresh = prepared.filter((_, i) => claims[i] === null);
-      await Promise.all(prepared.map(async (p, i) => {
-        const existing = claims[i];
-        if (existing) replays.set(p.index, await this.original(existing, p.message.clientId ?? ''));
-      }));
+      const originals = await Promise.all(prepared.map((p) => (p.message.clientId ? this.claimOrReplay(scope, p.message) : null)));
+      fresh = prepared.filter((_, i) => originals[i] === null);
+      prepared.forEach((p, i) => { const original = originals[i]; if (original) replays.set(p.index, original); });
     }
 
-    const releaseClaims = (): Promise<unknown> => Promise.all(fresh.filter((p) => p.message.clientId).map((p) => this.deps.clientIds.release(scope, p.message.clientId as string)));
+    const releaseClaims = (): Promise<unknown> => Promise.all(fresh.filter((p) => p.message.clientId).map((p) => this.deps.clientIds.release(scope, p.message.clientId as string, p.message.id)));
+    const tooLate = (): boolean => Date.now() - started > ACCEPT_DEADLINE_MS;
+    const lateError = (): AppError => new AppError('INTERNAL', `accepting took longer than ${ACCEPT_DEADLINE_MS / 1000} s (the message bus is slow or unreachable); nothing was charged, retry with backoff`);
+    if (tooLate()) {
+      await releaseClaims();
+      throw lateError();
+    }
     const total = fresh.reduce((sum, p) => sum + p.message.priceUserMicros, 0);
     if (!(await this.deps.funds.charge(submitter.orgId, total))) {
       await releaseClaims();
       throw new AppError('INSUFFICIENT_FUNDS', `the balance does not cover ${fresh.length === 1 ? 'this message' : `the ${fresh.length} accepted messages`}; add funds and retry`);
     }
     try {
+      if (tooLate()) throw lateError();
       const messages = fresh.map((p) => p.message);
       await this.deps.states.putAll(messages);
       await this.deps.queue.enqueue(messages);
     } catch (err) {
       await this.deps.funds.credit(submitter.orgId, total);
       await releaseClaims();
+      if (err instanceof AppError) throw err;
       throw new AppError('INTERNAL', 'the messages could not be queued; nothing was charged, retry with backoff', { cause: err });
     }
 
@@ -225,13 +240,37 @@ export class SmsAcceptance {
     });
   }
 
-  /** The message that already holds a clientId; waits briefly if its request is still in flight. */
-  private async original(id: string, clientId: string): Promise<SmsMessage> {
+  /**
+   * Claims the message's clientId: null when it is this message's now (claimed, or taken over
+   * from a request that died before storing its message), else the message that holds it.
+   */
+  private async claimOrReplay(scope: string, message: SmsMessage): Promise<SmsMessage | null> {
+    const clientId = message.clientId as string;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const heldBy = await this.deps.clientIds.claim(scope, clientId, message.id);
+      if (heldBy === null) return null;
+      const original = await this.original(heldBy, clientId);
+      if (original) return original;
+      if (await this.deps.clientIds.takeOver(scope, clientId, heldBy, message.id)) return null;
+    }
+    throw new AppError('INTERNAL', `clientId "${clientId}" changed hands while this request was being accepted; retry shortly`);
+  }
+
+  /**
+   * The message that holds a clientId; waits briefly if its request is still in flight. Null
+   * when the claim is older than CLAIM_TAKEOVER_MS and its message was never stored.
+   */
+  private async original(id: string, clientId: string): Promise<SmsMessage | null> {
     const deadline = Date.now() + REPLAY_WAIT_MS;
     for (;;) {
       const message = await this.deps.states.get(id);
       if (message) return message;
-      if (Date.now() > deadline) throw new AppError('INTERNAL', `clientId "${clientId}" is held by a message still being accepted; retry shortly`);
+      const age = Date.now() - idTime(id);
+      if (age >= CLAIM_TAKEOVER_MS) return null;
+      if (Date.now() > deadline) {
+        const wait = Math.ceil((CLAIM_TAKEOVER_MS - age) / 1000);
+        throw new AppError('INTERNAL', `clientId "${clientId}" is held by a request still being accepted; retry shortly (if that request died, its claim is released to a retry in ${wait} s)`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -21,7 +21,10 @@ export interface MessageStates {
 export interface ClientIds {
   /** Claims clientId for the message id; returns the id that already holds it, if any. */
   claim(scope: string, clientId: string, messageId: string): Promise<string | null>;
-  release(scope: string, clientId: string): Promise<void>;
+  /** Moves the claim from `heldBy` to `messageId` by compare-and-set; false when it no longer names `heldBy`. */
+  takeOver(scope: string, clientId: string, heldBy: string, messageId: string): Promise<boolean>;
+  /** Frees the claim if `messageId` still holds it (a claim taken over stays with its new holder). */
+  release(scope: string, clientId: string, messageId: string): Promise<void>;
 }
 
 export interface AcceptedQueue {

@@ -23,7 +23,7 @@ function app(): ReturnType<typeof createHttpApp> {
     prices: { price: (_o: string, _k: string, country: string): Price | undefined => (country === 'DE' ? { country, currency: 'EUR', priceMicros: 75_000 } : undefined) },
     funds: { charge: async () => true, credit: async () => undefined },
     states: { putAll: async () => undefined, get: async () => null },
-    clientIds: { claim: async () => null, release: async () => undefined },
+    clientIds: { claim: async () => null, takeOver: async () => false, release: async () => undefined },
     queue: { enqueue: async () => undefined },
     optOuts: { isOptedOut: () => false },
     now: () => new Date('2026-01-01T00:00:00.000Z'),

@@ -43,7 +43,7 @@ class World {
       credit: async (_o: string, micros: number) => { this.balance += micros; },
     },
     states: { putAll: async () => undefined, get: async () => null },
-    clientIds: { claim: async () => null, release: async () => undefined },
+    clientIds: { claim: async () => null, takeOver: async () => false, release: async () => undefined },
     queue: { enqueue: async (ms: readonly SmsMessage[]) => { this.queued.push(...ms); } },
     optOuts: { isOptedOut: async () => false },
   });

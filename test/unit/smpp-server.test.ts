@@ -56,7 +56,7 @@ class World {
       credit: async (_org: string, micros: number) => { this.balance += micros; },
     },
     states: { putAll: async (ms: readonly SmsMessage[]) => { for (const m of ms) this.messages.set(m.id, m); }, get: async (id: string) => this.messages.get(id) ?? null },
-    clientIds: { claim: async () => null, release: async () => undefined },
+    clientIds: { claim: async () => null, takeOver: async () => false, release: async () => undefined },
     queue: { enqueue: async (ms: readonly SmsMessage[]) => { this.queued.push(...ms); } },
     optOuts: { isOptedOut: async () => false },
   });
