@@ -15,7 +15,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { compileFilter, ParamBinder, parseSearch, sqlContext, type AudienceQuery } from '../core/filters/grammar-b';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
@@ -23,7 +23,7 @@ import { AudienceSearch, type SearchScope } from '../stores/audience-search';
 import { FULL_COLUMNS } from '../stores/audience-rows';
 import { BENCH_PROJECT, generateContacts, generateEvents } from './audience-data';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
   options: {
     contacts: { type: 'string', default: '1000000' },
     events: { type: 'string', default: '10000000' },

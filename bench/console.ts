@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { chromium } from 'playwright-core';
 import { ensureChromium } from '../test/browser/chromium';
 import { startStack } from '../test/support/global-setup';
@@ -14,7 +14,7 @@ import { OperatorStore } from '../stores/operator-store';
 import { api } from '../test/support/stack';
 import { createTenant, V1, withAccounts } from '../test/support/tenants';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, messages: { type: 'string', default: '1000' } } });
+const { values } = benchArgs({ options: { runs: { type: 'string', default: '5' }, messages: { type: 'string', default: '1000' } } });
 const say = (line: string): void => { process.stderr.write(`[bench:console] ${line}\n`); };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 

@@ -9,10 +9,10 @@ import autocannon from 'autocannon';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { processCpuMs, threadCpuDelta, threadCpuMs } from './support/cpu';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
   options: {
     base: { type: 'string' },
     rounds: { type: 'string', default: '3' },

@@ -9,12 +9,12 @@ import express from 'express';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { startStack } from '../test/support/global-setup';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
   options: {
     runs: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },

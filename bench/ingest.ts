@@ -9,13 +9,13 @@ import autocannon from 'autocannon';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { migrate, openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { startStack } from '../test/support/global-setup';
 import { createDatasourceAt } from './support/tenant';
 
-const { values } = parseArgs({ options: {
+const { values } = benchArgs({ options: {
   runs: { type: 'string', default: '3' }, only: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, users: { type: 'string', default: '10000' },
 } });
 const RUNS = Number(values.runs);

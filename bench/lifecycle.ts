@@ -12,7 +12,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { connectTemporal } from '../infra/temporal';
 import { startStack, type RunningStack } from '../test/support/global-setup';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
@@ -21,7 +21,7 @@ import { natsServerPid } from './support/nats-cost';
 import { historyEvents, isTemporalSdkThread, processCpuSeconds, temporalServerPid, threadCpuSeconds } from './support/temporal-cost';
 import { createTenantAt } from './support/tenant';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
   options: {
     messages: { type: 'string', default: '10000' }, 'per-message-messages': { type: 'string' }, timeout: { type: 'string', default: '1200' },
     modes: { type: 'string', default: 'batch,per-message' }, rate: { type: 'string' }, 'batch-max': { type: 'string', default: '500' }, ceiling: { type: 'boolean', default: false },

@@ -20,7 +20,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { compile, parseUrl, SMS_FIELDS, type CompiledQuery } from '../core/filters/grammar-a';
 import type { SmsMessage } from '../core/sms/message';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
@@ -28,7 +28,7 @@ import { createLogger } from '../infra/logger';
 import { fromRow, MESSAGE_COLUMNS, MessageHistory } from '../stores/message-history';
 import { generateMessageBatches, GENERATED_COUNTRIES, seededRandom } from '../test/support/message-rows';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
   options: {
     messages: { type: 'string', default: '10000000' },
     batch: { type: 'string', default: '100000' },

@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { STREAMS, SUBJECTS } from '../infra/nats';
@@ -21,7 +21,7 @@ import { freePort } from '../test/support/global-setup';
 import { startBenchEngines } from './support/engines';
 import { createDatasourceAt } from './support/tenant';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '100000' }, users: { type: 'string', default: '1000' } } });
+const { values } = benchArgs({ options: { events: { type: 'string', default: '100000' }, users: { type: 'string', default: '1000' } } });
 const TOTAL = Number(values.events);
 const USERS = Number(values.users);
 const ROOT = join(__dirname, '..');

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { createLogger } from '../infra/logger';
 import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
@@ -18,7 +18,7 @@ import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
 import { runCluster } from './reliability-cluster';
 
-const { values } = parseArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
+const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
 const TOTAL = Number(values.messages);
 const ROOT = join(__dirname, '..');
 const say = (line: string): void => { process.stderr.write(`[reliability ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };

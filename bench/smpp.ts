@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { connect, PDU, type PduOptions, type Session } from 'smpp';
 import { toGsm7Bytes } from '../core/sms/encoding';
 import type { SmsMessage } from '../core/sms/message';
@@ -26,7 +26,7 @@ import { issueSmpp, startGatewayHarness } from '../test/support/smpp-client';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
 
-const { values } = parseArgs({
+const { values } = benchArgs({
   options: {
     runs: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },

@@ -10,11 +10,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, cold: { type: 'boolean', default: false }, 'skip-bootstrap': { type: 'boolean', default: false } } });
+const { values } = benchArgs({ options: { runs: { type: 'string', default: '3' }, cold: { type: 'boolean', default: false }, 'skip-bootstrap': { type: 'boolean', default: false } } });
 const ROOT = join(__dirname, '..');
 const say = (line: string): void => { process.stderr.write(`[bench:startup] ${line}\n`); };
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

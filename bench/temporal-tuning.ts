@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { createLogger } from '../infra/logger';
 import { portOpen, Supervisor } from '../infra/supervisor';
 import { DEV_SERVER_TUNING, devServerSpec, type DevServerTuning } from '../infra/temporal';
@@ -34,7 +34,7 @@ const VARIANTS: Record<string, DevServerTuning> = {
   tuned: DEV_SERVER_TUNING,
 };
 
-const { values } = parseArgs({ options: { workflows: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '3' }, signals: { type: 'string', default: '1' }, variants: { type: 'string' } } });
+const { values } = benchArgs({ options: { workflows: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '3' }, signals: { type: 'string', default: '1' }, variants: { type: 'string' } } });
 const WORKFLOWS = Number(values.workflows);
 const ROUNDS = Number(values.rounds);
 const SIGNALS = Number(values.signals);

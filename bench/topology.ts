@@ -9,7 +9,7 @@ import autocannon from 'autocannon';
 import { readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs } from './cli-args';
 import { sleep } from '../infra/supervisor';
 import { HTTP_URLS, NATS_URL, productProcesses, TOPOLOGY } from '../scripts/topology/plan';
 import { pidOf, stop } from '../scripts/topology/processes';
@@ -19,7 +19,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webh
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
 
-const { values } = parseArgs({ options: { messages: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '10' }, only: { type: 'string', default: 'embedded,cluster' } } });
+const { values } = benchArgs({ options: { messages: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '10' }, only: { type: 'string', default: 'embedded,cluster' } } });
 const MESSAGES = Number(values.messages);
 const SECONDS = Number(values.seconds);
 const say = (line: string): void => { process.stderr.write(`[bench:topology ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
