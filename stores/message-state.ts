@@ -13,6 +13,7 @@ import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts }
 import { BUCKETS, KV_KEYS, SUBJECTS } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+import { casKv, type CasEntry, type CasKv } from './kv-cas';
 import { KvMirror } from './kv-mirror';
 
 /** The stream behind a KV bucket, and a key's subject in it. */
@@ -61,7 +62,11 @@ export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage>
 }
 
 export class KvClientIds implements ClientIds {
-  constructor(private readonly kv: KV) {}
+  private readonly cas: CasKv;
+
+  constructor(private readonly kv: KV) {
+    this.cas = casKv(kv);
+  }
 
   private key(scope: string, clientId: string): string {
     return KV_KEYS.clientIdClaim(scope, createHash('sha256').update(clientId).digest('hex').slice(0, 40));
@@ -81,10 +86,10 @@ export class KvClientIds implements ClientIds {
 
   async takeOver(scope: string, clientId: string, heldBy: string, messageId: string): Promise<boolean> {
     const key = this.key(scope, clientId);
-    const entry = await this.kv.get(key);
-    if (!entry || entry.operation !== 'PUT' || entry.string() !== heldBy) return false;
+    const entry = await this.cas.get(key);
+    if (!entry || this.text(entry) !== heldBy) return false;
     try {
-      await this.kv.update(key, messageId, entry.revision);
+      await this.cas.update(key, messageId, entry.revision);
       return true;
     } catch (err) {
       if (isRevisionConflict(err)) return false;
@@ -94,13 +99,17 @@ export class KvClientIds implements ClientIds {
 
   async release(scope: string, clientId: string, messageId: string): Promise<void> {
     const key = this.key(scope, clientId);
-    const entry = await this.kv.get(key);
-    if (!entry || entry.operation !== 'PUT' || entry.string() !== messageId) return;
+    const entry = await this.cas.get(key);
+    if (!entry || this.text(entry) !== messageId) return;
     try {
       await this.kv.delete(key, { previousSeq: entry.revision });
     } catch (err) {
       if (!isRevisionConflict(err)) throw err;
     }
+  }
+
+  private text(entry: CasEntry): string {
+    return new TextDecoder().decode(entry.value);
   }
 }
 

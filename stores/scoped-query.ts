@@ -187,11 +187,10 @@ async function currentInSlice(
       format: 'JSONEachRow',
     });
     const candidates = await result.json<Keyed>();
-    const { current, unseen, lagging } = await keepNewest(ch, table, String(params['__org']), candidates, recent);
+    const { current, late, lagging } = await keepNewest(ch, table, String(params['__org']), candidates, recent);
     // Between the two reads a record may change state: its candidate is then no longer the
     // newest version, and the new one may match too; or the versions table may not yet hold a
     // version the candidates show. Either way the slice is read again.
-    const late = unseen.filter((u) => u.updated_at >= recent);
     const changed = lagging || (late.length > 0 && await anyMatches(ch, table, condition + bounds, { ...params, ...sliceParams }, late));
     if (changed && rereads < MAX_REREADS) {
       rereads += 1;
@@ -213,14 +212,14 @@ const LATE_WRITE_MS = 300_000;
 interface Verified {
   /** The candidates that are the newest version of their id, in their order, one per id. */
   readonly current: Keyed[];
-  /** Newest versions of dropped ids that no candidate shows: written after the candidates were read, or not matching. */
-  readonly unseen: Keyed[];
+  /** Recent newest versions (stamped after `recent`) of ids no candidate kept: written after the candidates were read, or not matching. */
+  readonly late: Keyed[];
   /** A recent candidate is newer than every version the versions table holds for its id (its insert is still landing there). */
   readonly lagging: boolean;
 }
 
 async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidates: readonly Keyed[], recent: string): Promise<Verified> {
-  if (candidates.length === 0) return { current: [], unseen: [], lagging: false };
+  if (candidates.length === 0) return { current: [], late: [], lagging: false };
   const ids = [...new Set(candidates.map((c) => c.id))];
   const result = await ch.client.query({
     query: `SELECT id, max(updated_at) AS updated_at FROM ${ch.table(VERSIONS[table] ?? table)}
@@ -237,8 +236,12 @@ async function keepNewest(ch: ClickHouse, table: string, orgId: string, candidat
   });
   // updated_at is 'YYYY-MM-DD hh:mm:ss.mmm': its string order is its time order.
   const lagging = candidates.some((c) => { const n = newest.get(c.id); return c.updated_at >= recent && (n === undefined || c.updated_at > n); });
-  const unseen = ids.filter((id) => !kept.has(id)).map((id) => ({ id, updated_at: newest.get(id) as string }));
-  return { current, unseen, lagging };
+  const late: Keyed[] = [];
+  for (const id of ids) {
+    const updatedAt = newest.get(id);
+    if (!kept.has(id) && updatedAt !== undefined && updatedAt >= recent) late.push({ id, updated_at: updatedAt });
+  }
+  return { current, late, lagging };
 }
 
 /** True when one of these exact versions matches the list's condition (it belongs in the page). */
