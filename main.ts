@@ -1,14 +1,19 @@
-// Entry point of every process: `npm start` runs all roles in one process on the embedded
-// engines; `--role=<name>` (repeatable, or comma-separated) runs some roles alone.
+// Entry point of every process: `npm start` runs every role on the embedded engines (the
+// gateways here, the lifecycle worker and the carrier in two role processes it starts:
+// PROCESS_LAYOUT, roles/process-plan.ts); `--role=<name>` (repeatable, or comma-separated) runs
+// some roles alone, in this process.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
+import { registry } from './infra/metrics';
 import { serveMetrics } from './infra/metrics-server';
+import { ROLE_PROCESS_ENV, connectToParent, startRoleProcesses, type RoleProcesses } from './infra/role-processes';
 import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { OperatorStore } from './stores/operator-store';
 import { startEngines, type Engines } from './roles/engines';
+import { ROLES, planProcesses, type ProcessPlan, type Role } from './roles/process-plan';
 import { startHttpGateway } from './roles/gateway-http';
 import { startSmppGateway } from './roles/gateway-smpp';
 import { buildAcceptanceCore, type AcceptanceCore } from './roles/acceptance';
@@ -20,9 +25,6 @@ import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { lifecyclePorts, startWorker } from './roles/worker';
 import { startPipelineMetrics } from './roles/pipeline-metrics';
 import { serveClickHouse } from './infra/clickhouse-remote';
-
-export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier', 'ingest-writer'] as const;
-export type Role = (typeof ROLES)[number];
 
 /** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
 const CLICKHOUSE_ROLES: readonly Role[] = ['gateway-http', 'ingest-writer'];
@@ -43,7 +45,7 @@ function parsePort(value: string): number {
   return port;
 }
 
-function parseRoles(argv: string[]): Role[] {
+function parseRoles(argv: string[]): { roles: Role[]; every: boolean } {
   const program = new Command()
     .name('sms-platform')
     .addOption(new Option('--role <roles...>', `roles to run: all, ${ROLES.join(', ')}`).default(['all']))
@@ -54,20 +56,22 @@ function parseRoles(argv: string[]): Role[] {
   metricsPort = program.opts<{ metricsPort?: number }>().metricsPort;
   serveClickHousePort = program.opts<{ serveClickhouse?: number }>().serveClickhouse;
   const requested = (program.opts<{ role: string[] }>().role).flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
-  if (requested.includes('all')) return [...ROLES];
+  if (requested.includes('all')) return { roles: [...ROLES], every: true };
   for (const role of requested) {
     if (!(ROLES as readonly string[]).includes(role)) program.error(`unknown role "${role}"; known roles: all, ${ROLES.join(', ')}`);
   }
-  return requested as Role[];
+  return { roles: requested as Role[], every: false };
 }
 
-async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
+async function run(config: Config, plan: ProcessPlan, log: Logger): Promise<void> {
   const started = performance.now();
+  const roles = plan.own;
   const engines: Engines = await startEngines(config, log, {
     clickhouse: roles.some((r) => CLICKHOUSE_ROLES.includes(r)),
     processName: `sms-platform:${roles.join('+')}`,
   });
   const running: Stoppable[] = [];
+  let children: RoleProcesses | undefined;
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -78,6 +82,7 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       process.exit(1);
     }, 9_500);
     hardStop.unref();
+    children?.beginStop();
     for (const role of running.reverse()) await role.stop().catch((err: unknown) => log.warn({ err }, 'role stop failed'));
     await engines.stop();
     clearTimeout(hardStop);
@@ -106,6 +111,21 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     });
     return core;
   };
+
+  // A role process stops with its parent, even one killed with -9 (the IPC channel closes).
+  const parent = connectToParent(() => registry.ownMetrics(), () => void shutdown('parent exited'));
+  const childrenReady = plan.children.length === 0 ? undefined : startRoleProcesses(plan.children.map((child) => ({
+    name: child.name,
+    roles: child.roles,
+    env: {
+      NATS_URL: config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`,
+      TEMPORAL_ADDRESS: engines.temporalAddress,
+      DATA_DIR: join(config.dataDir, 'processes', child.name),
+      DEMO_SEED: 'false',
+    },
+  })), { script: __filename, execArgv: process.execArgv }, log);
+  // Awaited before the gateways open; a failure is seen there, not as an unhandled rejection.
+  childrenReady?.catch(() => undefined);
 
   try {
     if (metricsPort !== undefined) running.push(await serveMetrics(metricsPort, config.http.host, log));
@@ -138,6 +158,12 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
     if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
     // One per deployment, like the ingest writer: consumer lag, dead letters, refunds (roles/pipeline-metrics.ts).
     if (roles.includes('ingest-writer')) running.push(await startPipelineMetrics(engines.nats, log));
+    if (childrenReady) {
+      children = await childrenReady;
+      running.push(children);
+      const peers = children;
+      registry.setPeers(() => peers.metrics());
+    }
     if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, await acceptanceCore(), log));
     if (roles.includes('gateway-smpp')) {
       const core = await acceptanceCore();
@@ -155,10 +181,15 @@ async function run(config: Config, roles: Role[], log: Logger): Promise<void> {
       ? await ensureDemo({ accounts: engines.accounts, balances: engines.balances, kv: engines.nats.kv.accounts, dataDir: config.dataDir })
       : undefined;
     const seeded = base ? { ...base, demo: await ensureDemoIngest({ accounts: engines.accounts, kv: engines.nats.kv.accounts, dataDir: config.dataDir, operators: await OperatorStore.open(engines.nats.nc, config.nats.replicas) }, base.demo) } : undefined;
-    log.info({ roles, ms: Math.round(performance.now() - started) }, 'ready');
+    log.info({ roles, ms: Math.round(performance.now() - started), processes: children?.pids }, 'ready');
+    if (parent) {
+      parent.ready();
+      return;
+    }
     const lines = [
       '',
       `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,
+      ...plan.children.map((child, i) => `  + process    ${child.name} (roles: ${child.roles.join(', ')}; pid ${children?.pids[i] ?? '?'})`),
       roles.includes('gateway-http') ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
       roles.includes('gateway-http') ? `  Ingestion    http://localhost:${config.http.port}${config.ingest.basePath}/project/{project}/datasource/{datasource}/stream` : '',
       roles.includes('gateway-http') ? `  Audience     http://localhost:${config.http.port}${config.audience.basePath}/project/{project}/audience/search` : '',
@@ -185,10 +216,11 @@ async function main(): Promise<void> {
     process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
     process.exit(2);
   }
-  const roles = parseRoles(process.argv);
-  const log = createLogger(config.logLevel, { roles: roles.join('+') });
+  const { roles, every } = parseRoles(process.argv);
+  const plan = planProcesses(roles, { every, layout: config.processLayout, child: process.env[ROLE_PROCESS_ENV] !== undefined });
+  const log = createLogger(config.logLevel, { roles: plan.own.join('+') });
   try {
-    await run(config, roles, log);
+    await run(config, plan, log);
   } catch (err) {
     log.fatal({ err }, 'start-up failed');
     process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -34,6 +34,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'CLICKHOUSE_USER', type: 'string', default: 'default', description: 'ClickHouse user (external server only).' },
   { name: 'CLICKHOUSE_PASSWORD', type: 'string', default: '', description: 'ClickHouse password (external server only).' },
   { name: 'CLICKHOUSE_DATABASE', type: 'string', default: 'sms_platform', description: 'ClickHouse database the product owns; created by the migrations.' },
+  { name: 'PROCESS_LAYOUT', type: 'string', default: 'split', description: 'With every role (`npm start`): `split` runs the lifecycle worker and the carrier connector (with the simulator) in two child processes beside the gateways, so each has a core; `single` runs every role in one process.' },
   { name: 'LOG_LEVEL', type: 'string', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace.' },
   { name: 'HTTP_BODY_LIMIT_BYTES', type: 'integer', default: 1048576, description: 'Largest accepted request body; larger bodies get 413.' },
   { name: 'RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per organization per endpoint.' },
@@ -69,6 +70,7 @@ export interface Config {
   readonly temporal: { readonly address: string | undefined; readonly namespace: string; readonly taskQueue: string; readonly port: number; readonly uiPort: number };
   readonly clickhouse: { readonly url: string | undefined; readonly user: string; readonly password: string; readonly database: string };
   readonly logLevel: string;
+  readonly processLayout: 'split' | 'single';
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
   readonly ingest: { readonly basePath: string; readonly ratePerMinute: number };
   readonly audience: { readonly basePath: string };
@@ -169,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporal: { address: opt('TEMPORAL_ADDRESS'), namespace: str('TEMPORAL_NAMESPACE'), taskQueue: str('TEMPORAL_TASK_QUEUE'), port: num('TEMPORAL_PORT'), uiPort: num('TEMPORAL_UI_PORT') },
     clickhouse: { url: opt('CLICKHOUSE_URL'), user: str('CLICKHOUSE_USER'), password: str('CLICKHOUSE_PASSWORD'), database: str('CLICKHOUSE_DATABASE') },
     logLevel: str('LOG_LEVEL'),
+    processLayout: processLayout(str('PROCESS_LAYOUT')),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
     ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE') },
     audience: { basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')) },
@@ -181,6 +184,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhook: { attemptTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), initialIntervalMs: num('WEBHOOK_RETRY_INITIAL_MS'), maximumIntervalMs: num('WEBHOOK_RETRY_MAX_MS'), retryHours: num('WEBHOOK_RETRY_HOURS') },
     },
   });
+}
+
+function processLayout(value: string): 'split' | 'single' {
+  if (value === 'split' || value === 'single') return value;
+  throw new ConfigError(`PROCESS_LAYOUT must be "split" or "single", got "${value}"`);
 }
 
 /** A mount path: starts with "/", no trailing "/", plain path characters only. */

@@ -2,27 +2,49 @@
 // Labels are bounded sets only (status, outcome, stream, consumer, command...): never an
 // organization, token, message, phone number or anything else a customer chooses
 // (docs/metrics.md lists every metric and which process exports it).
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const SCRAPE_SOURCE_TIMEOUT_MS = 1000;
+
+/** Metrics of another process of this product (a role process): JSON to aggregate, exporter text to append. */
+export type PeerMetricsSource = () => Promise<ReadonlyArray<{ readonly json: object[]; readonly text: string }>>;
 
 /**
  * The process's registry. Exposition in another process-local exporter (the Temporal SDK's
  * Rust core serves its own Prometheus text on a loopback port) is appended to ours, so one
- * scrape of /metrics covers the whole process.
+ * scrape of /metrics covers the whole process. With role processes (infra/role-processes.ts)
+ * their samples are added in: counters and histograms summed, so one scrape covers `npm start`.
  */
 class ProcessRegistry extends Registry {
   private readonly sources = new Set<string>();
+  private peers: PeerMetricsSource | undefined;
 
   /** Adds a Prometheus text endpoint whose samples are appended to every exposition. */
   addSource(url: string): void {
     this.sources.add(url);
   }
 
+  /** Adds the metrics of this process's role processes to every exposition. */
+  setPeers(peers: PeerMetricsSource): void {
+    this.peers = peers;
+  }
+
+  /** This process's samples with its exporters' text, for a parent to aggregate. */
+  async ownMetrics(): Promise<{ json: object[]; text: string }> {
+    const [json, text] = await Promise.all([this.getMetricsAsJSON(), this.sourcesText()]);
+    return { json, text };
+  }
+
   override async metrics(): Promise<string> {
-    const own = await super.metrics();
-    if (this.sources.size === 0) return own;
-    const extra = await Promise.all([...this.sources].map(async (url) => {
+    const peers = this.peers ? await this.peers() : [];
+    const own = peers.length === 0 ? await super.metrics() : await AggregatorRegistry.aggregate([await this.getMetricsAsJSON(), ...peers.map((p) => p.json)]).metrics();
+    const extra = [await this.sourcesText(), ...peers.map((p) => p.text)];
+    return [own, ...extra.filter((text) => text.length > 0)].map((text) => (text.endsWith('\n') ? text : `${text}\n`)).join('');
+  }
+
+  private async sourcesText(): Promise<string> {
+    if (this.sources.size === 0) return '';
+    const texts = await Promise.all([...this.sources].map(async (url) => {
       try {
         const res = await fetch(url, { signal: AbortSignal.timeout(SCRAPE_SOURCE_TIMEOUT_MS) });
         return res.ok ? await res.text() : '';
@@ -30,7 +52,7 @@ class ProcessRegistry extends Registry {
         return ''; // the exporter is not up yet (or gone): our own metrics still answer
       }
     }));
-    return [own, ...extra.filter((text) => text.length > 0)].map((text) => (text.endsWith('\n') ? text : `${text}\n`)).join('');
+    return texts.filter((text) => text.length > 0).map((text) => (text.endsWith('\n') ? text : `${text}\n`)).join('');
   }
 }
 

@@ -5,9 +5,33 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ is 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** CPU milliseconds used so far by `pid` and its finished, waited-for children. */
+/**
+ * The role processes `pid` started (PROCESS_LAYOUT=split: children running main.ts with some
+ * roles), found by their parent pid in /proc; empty for any other process.
+ */
+export function roleProcessPids(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+      if (ppid === pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('main.ts')) found.push(Number(entry));
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return found;
+}
+
+/** CPU milliseconds used so far by `pid` and its role processes (and their finished, waited-for children). */
 export function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
+  const own = ownCpuMs(pid);
+  if (own === undefined) return undefined;
+  return roleProcessPids(pid).reduce((sum, child) => sum + (ownCpuMs(child) ?? 0), own);
+}
+
+function ownCpuMs(pid: number): number | undefined {
   try {
     // Fields after the command name `(…)`: state is field 3, utime 14, stime 15.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];

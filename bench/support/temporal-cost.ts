@@ -2,6 +2,7 @@
 // threads (from /proc, Linux), and history events of every workflow execution in the namespace.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
+import { roleProcessPids } from './cpu';
 
 const TICKS_PER_SECOND = 100;
 
@@ -12,22 +13,35 @@ function cpuSecondsOf(statPath: string): number {
 
 /** CPU seconds of a process, or of each of its threads grouped by thread name. */
 export function processCpuSeconds(pid: number): number {
-  return cpuSecondsOf(`/proc/${pid}/stat`);
+  return [pid, ...roleProcessPids(pid)].reduce((sum, p) => sum + cpuSecondsOf(`/proc/${p}/stat`), 0);
 }
 
+/** Per thread name; the threads of role processes (PROCESS_LAYOUT=split) are named `<roles>/<thread>`. */
 export function threadCpuSeconds(pid: number): Map<string, number> {
   const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      // Worker threads (the SDK's workflow threads) share the process's name; the main thread is the pid.
-      const name = tid === String(pid) ? 'main' : comm === 'node' ? 'node-worker-thread' : comm;
-      byName.set(name, (byName.get(name) ?? 0) + cpuSecondsOf(`/proc/${pid}/task/${tid}/stat`));
-    } catch {
-      // the thread ended between the listing and the read
+  for (const owner of [pid, ...roleProcessPids(pid)]) {
+    const prefix = owner === pid ? '' : `${roleNames(owner)}/`;
+    for (const tid of readdirSync(`/proc/${owner}/task`)) {
+      try {
+        const comm = readFileSync(`/proc/${owner}/task/${tid}/comm`, 'utf8').trim();
+        // Worker threads (the SDK's workflow threads) share the process's name; the main thread is the pid.
+        const name = prefix + (tid === String(owner) ? 'main' : comm === 'node' ? 'node-worker-thread' : comm);
+        byName.set(name, (byName.get(name) ?? 0) + cpuSecondsOf(`/proc/${owner}/task/${tid}/stat`));
+      } catch {
+        // the thread ended between the listing and the read
+      }
     }
   }
   return byName;
+}
+
+/** The roles a role process runs (`--role=worker` → `worker`). */
+function roleNames(pid: number): string {
+  try {
+    return /--role=([^\0]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[1] ?? String(pid);
+  } catch {
+    return String(pid);
+  }
 }
 
 /** The pid of the Temporal dev server listening on `port` (its command line names the port). */
@@ -62,5 +76,6 @@ export async function historyEvents(client: Client): Promise<Record<string, { ru
  * with everything else, so they are not counted here (the product's whole CPU is reported beside).
  */
 export function isTemporalSdkThread(name: string): boolean {
-  return name === 'node-worker-thread' || /tokio/i.test(name);
+  const thread = name.slice(name.lastIndexOf('/') + 1);
+  return thread === 'node-worker-thread' || /tokio/i.test(thread);
 }

@@ -1,0 +1,218 @@
+// Role processes: children of `npm start` that run some roles of the product in a Node
+// process of their own (PROCESS_LAYOUT=split, docs/decisions.md), so that the lifecycle and the
+// carrier use the machine's other core instead of sharing the gateways' event loop. Each child
+// runs main.ts with its roles and an IPC channel to the parent: it says when it is ready,
+// answers metrics requests (the parent's /metrics covers every process), and stops when the
+// parent asks or when the channel closes (the parent exited, even by kill -9). A child that
+// exits on its own is started again after a back-off.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Logger } from './logger';
+
+/** Set in a child's environment: the name of its role process. */
+export const ROLE_PROCESS_ENV = 'SMS_PLATFORM_ROLE_PROCESS';
+
+/** A child's metrics: prom-client's JSON (aggregated with the parent's) and exporter text appended as is. */
+export interface PeerMetrics {
+  readonly json: object[];
+  readonly text: string;
+}
+
+export interface RoleProcessSpec {
+  /** Names the process in logs and in its data directory. */
+  readonly name: string;
+  readonly roles: readonly string[];
+  /** Added to the parent's environment. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+type ToChild = { readonly type: 'metrics'; readonly id: number };
+type ToParent =
+  | { readonly type: 'ready' }
+  | { readonly type: 'metrics'; readonly id: number; readonly metrics: PeerMetrics };
+
+const READY_TIMEOUT_MS = 120_000;
+/** A child asked to stop is killed after this long. */
+const STOP_GRACE_MS = 5_000;
+const METRICS_TIMEOUT_MS = 2_000;
+/** Waits before starting a child that exited on its own again; the last one repeats. */
+const RESTART_DELAYS_MS = [1_000, 2_000, 5_000, 10_000, 30_000] as const;
+/** A child that ran this long before it exited starts again after the first delay. */
+const STABLE_MS = 60_000;
+
+export class RoleProcessError extends Error {
+  override readonly name = 'RoleProcessError';
+}
+
+class RoleProcess {
+  private child: ChildProcess | undefined;
+  private startedAt = 0;
+  private restarts = 0;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+  private readonly waiting = new Map<number, (metrics: PeerMetrics | null) => void>();
+
+  constructor(private readonly spec: RoleProcessSpec, private readonly entry: Entry, private readonly log: Logger) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Starts the child and resolves once it is ready; rejects if it exits or stays silent first. */
+  start(): Promise<void> {
+    const child = spawn(process.execPath, [...this.entry.execArgv, this.entry.script, `--role=${this.spec.roles.join(',')}`], {
+      env: { ...process.env, ...this.spec.env, [ROLE_PROCESS_ENV]: this.spec.name },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child = child;
+    this.startedAt = Date.now();
+    child.on('message', (message: ToParent) => {
+      if (message.type === 'metrics') {
+        this.waiting.get(message.id)?.(message.metrics);
+        this.waiting.delete(message.id);
+      }
+    });
+    child.once('exit', (code, signal) => this.exited(child, code, signal));
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        fail(new RoleProcessError(`the ${this.spec.name} process (roles ${this.spec.roles.join(', ')}) was not ready within ${READY_TIMEOUT_MS / 1000} s; see its log lines above`));
+      }, READY_TIMEOUT_MS);
+      const onMessage = (message: ToParent): void => {
+        if (message.type !== 'ready') return;
+        cleanup();
+        this.log.info({ process: this.spec.name, pid: child.pid, roles: this.spec.roles }, 'role process ready');
+        resolve();
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+        fail(new RoleProcessError(`the ${this.spec.name} process (roles ${this.spec.roles.join(', ')}) exited during start-up (${signal ?? `code ${code}`}); see its log lines above`));
+      };
+      const onError = (err: Error): void => fail(new RoleProcessError(`the ${this.spec.name} process could not be started: ${err.message}`));
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        child.off('error', onError);
+      };
+      const fail = (err: Error): void => {
+        cleanup();
+        child.kill('SIGKILL');
+        reject(err);
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.once('error', onError);
+    });
+  }
+
+  private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    for (const resolve of this.waiting.values()) resolve(null);
+    this.waiting.clear();
+    if (this.stopping || child !== this.child) return;
+    if (Date.now() - this.startedAt >= STABLE_MS) this.restarts = 0;
+    const delay = RESTART_DELAYS_MS[Math.min(this.restarts, RESTART_DELAYS_MS.length - 1)] ?? 30_000;
+    this.restarts += 1;
+    this.log.error({ process: this.spec.name, pid: child.pid, code, signal, restartInMs: delay }, 'role process exited; starting it again');
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopping) return;
+      this.start().catch((err: unknown) => this.log.error({ err, process: this.spec.name }, 'role process did not start again'));
+    }, delay);
+  }
+
+  /** The child's metrics, or null when it does not answer (starting, restarting, stuck). */
+  metrics(): Promise<PeerMetrics | null> {
+    const child = this.child;
+    if (!child?.connected) return Promise.resolve(null);
+    const id = this.nextId++;
+    return new Promise<PeerMetrics | null>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        resolve(null);
+      }, METRICS_TIMEOUT_MS);
+      this.waiting.set(id, (metrics) => {
+        clearTimeout(timer);
+        resolve(metrics);
+      });
+      const request: ToChild = { type: 'metrics', id };
+      child.send(request, (err) => {
+        if (err) this.waiting.get(id)?.(null);
+      });
+    });
+  }
+
+  /** Asks the child to stop (SIGTERM) without waiting. */
+  beginStop(): void {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  }
+
+  async stop(): Promise<void> {
+    this.beginStop();
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const killer = setTimeout(() => {
+      this.log.warn({ process: this.spec.name, pid: child.pid }, `role process still running ${STOP_GRACE_MS / 1000} s after SIGTERM; killing it`);
+      child.kill('SIGKILL');
+    }, STOP_GRACE_MS);
+    await exited;
+    clearTimeout(killer);
+  }
+}
+
+export interface RoleProcesses {
+  readonly pids: ReadonlyArray<number | undefined>;
+  /** Every child's metrics that answered. */
+  metrics(): Promise<PeerMetrics[]>;
+  beginStop(): void;
+  stop(): Promise<void>;
+}
+
+/** What a child runs: node with `execArgv` (this process's: `--import tsx`) on `script` (main.ts). */
+export interface Entry {
+  readonly script: string;
+  readonly execArgv: readonly string[];
+}
+
+/** Starts one child per spec, all at once; resolves when every one is ready. */
+export async function startRoleProcesses(specs: readonly RoleProcessSpec[], entry: Entry, log: Logger): Promise<RoleProcesses> {
+  const processes = specs.map((spec) => new RoleProcess(spec, entry, log));
+  const handle: RoleProcesses = {
+    get pids() { return processes.map((p) => p.pid); },
+    metrics: async () => (await Promise.all(processes.map((p) => p.metrics()))).filter((m): m is PeerMetrics => m !== null),
+    beginStop: () => processes.forEach((p) => p.beginStop()),
+    stop: async () => { await Promise.all(processes.map((p) => p.stop())); },
+  };
+  const started = await Promise.allSettled(processes.map((p) => p.start()));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await handle.stop();
+    throw failed.reason;
+  }
+  return handle;
+}
+
+/** In a child: the parent's channel. Null when this process is no role process. */
+export interface ParentChannel {
+  ready(): void;
+}
+
+/**
+ * Connects a child to its parent: metrics requests are answered with `metrics()`, and when the
+ * channel closes (the parent is gone) `parentGone` runs.
+ */
+export function connectToParent(metrics: () => Promise<PeerMetrics>, parentGone: () => void): ParentChannel | null {
+  const send = process.send?.bind(process);
+  if (!send || process.env[ROLE_PROCESS_ENV] === undefined) return null;
+  process.on('message', (message: ToChild) => {
+    if (message.type !== 'metrics') return;
+    metrics().then(
+      (m) => { if (process.connected) send({ type: 'metrics', id: message.id, metrics: m } satisfies ToParent); },
+      () => { if (process.connected) send({ type: 'metrics', id: message.id, metrics: { json: [], text: '' } } satisfies ToParent); },
+    );
+  });
+  process.once('disconnect', parentGone);
+  return { ready: () => { if (process.connected) send({ type: 'ready' } satisfies ToParent); } };
+}

@@ -1,0 +1,108 @@
+// Role processes (infra/role-processes.ts, PROCESS_LAYOUT=split): real child processes over the
+// real IPC channel, with a fixture child that speaks the protocol (test/support/role-process).
+// What `npm start` relies on: children ready before the gateways open, their metrics in the
+// parent's /metrics, a crashed child started again, no child outliving its parent.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { AggregatorRegistry } from 'prom-client';
+import { createLogger } from '../../infra/logger';
+import { RoleProcessError, startRoleProcesses, type RoleProcesses } from '../../infra/role-processes';
+import { planProcesses, ROLES } from '../../roles/process-plan';
+
+const FIXTURE = join(__dirname, '..', 'support', 'role-process');
+const TSX = ['--import', 'tsx'];
+const CHILD = { script: join(FIXTURE, 'child.ts'), execArgv: TSX };
+const log = createLogger('fatal');
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return check();
+}
+
+describe('which roles run where (roles/process-plan.ts)', () => {
+  test('npm start (every role, split): the worker and the carrier with the simulator each get a process; the gateways stay', () => {
+    const plan = planProcesses([...ROLES], { every: true, layout: 'split', child: false });
+    expect(plan.own).toEqual(['gateway-http', 'gateway-smpp', 'ingest-writer']);
+    expect(plan.children).toEqual([{ name: 'lifecycle', roles: ['worker'] }, { name: 'carrier', roles: ['carrier', 'simulator'] }]);
+    expect([...plan.own, ...plan.children.flatMap((c) => c.roles)].sort()).toEqual([...ROLES].sort());
+  });
+
+  test('PROCESS_LAYOUT=single, a --role selection, or a role process itself: no children', () => {
+    expect(planProcesses([...ROLES], { every: true, layout: 'single', child: false })).toEqual({ own: ROLES, children: [] });
+    expect(planProcesses(['worker', 'carrier'], { every: false, layout: 'split', child: false })).toEqual({ own: ['worker', 'carrier'], children: [] });
+    expect(planProcesses([...ROLES], { every: true, layout: 'split', child: true }).children).toEqual([]);
+  });
+});
+
+describe('role processes (infra/role-processes.ts)', () => {
+  let children: RoleProcesses | undefined;
+  afterEach(async () => {
+    await children?.stop();
+    children = undefined;
+  });
+
+  test('children start, answer metrics (summed with the parent\'s), and stop', async () => {
+    children = await startRoleProcesses([
+      { name: 'one', roles: ['a'], env: {} },
+      { name: 'two', roles: ['b'], env: {} },
+    ], CHILD, log);
+    const pids = children.pids.filter((p): p is number => p !== undefined);
+    expect(new Set(pids).size).toBe(2);
+    const peers = await children.metrics();
+    expect(peers.map((p) => p.text).sort()).toEqual(['# fixture exporter of a\n', '# fixture exporter of b\n']);
+    const text = await AggregatorRegistry.aggregate(peers.map((p) => p.json)).metrics();
+    expect(text).toContain('fixture_events_total{role="a"} 2');
+    expect(text).toContain('fixture_events_total{role="b"} 2');
+    await children.stop();
+    expect(await until(() => pids.every((p) => !alive(p)), 5000)).toBe(true);
+  });
+
+  test('a child killed with -9 is started again and answers', async () => {
+    children = await startRoleProcesses([{ name: 'crashy', roles: ['a'], env: {} }], CHILD, log);
+    const first = children.pids[0] as number;
+    process.kill(first, 'SIGKILL');
+    const handle = children;
+    expect(await until(() => handle.pids[0] !== undefined && handle.pids[0] !== first && alive(handle.pids[0]), 10_000)).toBe(true);
+    let answered = 0;
+    const deadline = Date.now() + 10_000;
+    while (answered === 0 && Date.now() < deadline) {
+      answered = (await handle.metrics()).length;
+      if (answered === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(answered).toBe(1);
+  });
+
+  test('a child that exits during start-up fails the start with an error naming it', async () => {
+    await expect(startRoleProcesses([{ name: 'broken', roles: ['fail'], env: {} }], CHILD, log))
+      .rejects.toThrow(new RoleProcessError('the broken process (roles fail) exited during start-up (code 3); see its log lines above'));
+  });
+
+  test('a child does not outlive a parent killed with -9', async () => {
+    const parent = spawn(process.execPath, [...TSX, join(FIXTURE, 'parent.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      parent.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        if (out.includes('\n')) resolve(out.split('\n')[0] ?? '');
+      });
+      parent.once('exit', () => reject(new Error(`the fixture parent exited early: ${out}`)));
+    });
+    const child = (JSON.parse(line) as { child: number }).child;
+    expect(alive(child)).toBe(true);
+    parent.kill('SIGKILL');
+    expect(await until(() => !alive(child), 5000)).toBe(true);
+  });
+});
