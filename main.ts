@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, type Logger } from './infra/logger';
 import { registry } from './infra/metrics';
 import { serveMetrics } from './infra/metrics-server';
-import { ROLE_PROCESS_ENV, connectToParent, startRoleProcesses, type RoleProcesses } from './infra/role-processes';
+import { ROLE_PROCESS_OPTION, connectToParent, startRoleProcesses, type RoleProcesses } from './infra/role-processes';
 import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { OperatorStore } from './stores/operator-store';
@@ -45,25 +45,27 @@ function parsePort(value: string): number {
   return port;
 }
 
-function parseRoles(argv: string[]): { roles: Role[]; every: boolean } {
+function parseRoles(argv: string[]): { roles: Role[]; every: boolean; roleProcess: boolean } {
   const program = new Command()
     .name('sms-platform')
     .addOption(new Option('--role <roles...>', `roles to run: all, ${ROLES.join(', ')}`).default(['all']))
     .addOption(new Option('--serve-clickhouse <port>', 'serve this process\'s embedded ClickHouse to the other processes of this machine (CLICKHOUSE_URL=chdb+http://127.0.0.1:<port>)').argParser(Number))
+    .addOption(new Option(`${ROLE_PROCESS_OPTION} <name>`, 'set by `npm start` on the role processes it starts').hideHelp())
     .addOption(new Option('--metrics-port <port>', 'serve /metrics on this port too (for processes without the HTTP gateway)').argParser(parsePort))
     .allowExcessArguments(false)
     .parse(argv);
   metricsPort = program.opts<{ metricsPort?: number }>().metricsPort;
   serveClickHousePort = program.opts<{ serveClickhouse?: number }>().serveClickhouse;
   const requested = (program.opts<{ role: string[] }>().role).flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
-  if (requested.includes('all')) return { roles: [...ROLES], every: true };
+  const roleProcess = program.opts<{ roleProcess?: string }>().roleProcess !== undefined;
+  if (requested.includes('all')) return { roles: [...ROLES], every: true, roleProcess };
   for (const role of requested) {
     if (!(ROLES as readonly string[]).includes(role)) program.error(`unknown role "${role}"; known roles: all, ${ROLES.join(', ')}`);
   }
-  return { roles: requested as Role[], every: false };
+  return { roles: requested as Role[], every: false, roleProcess };
 }
 
-async function run(config: Config, plan: ProcessPlan, log: Logger): Promise<void> {
+async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log: Logger): Promise<void> {
   const started = performance.now();
   const roles = plan.own;
   const engines: Engines = await startEngines(config, log, {
@@ -113,7 +115,7 @@ async function run(config: Config, plan: ProcessPlan, log: Logger): Promise<void
   };
 
   // A role process stops with its parent, even one killed with -9 (the IPC channel closes).
-  const parent = connectToParent(() => registry.ownMetrics(), () => void shutdown('parent exited'));
+  const parent = connectToParent(roleProcess, () => registry.ownMetrics(), () => void shutdown('parent exited'));
   const childrenReady = plan.children.length === 0 ? undefined : startRoleProcesses(plan.children.map((child) => ({
     name: child.name,
     roles: child.roles,
@@ -216,11 +218,11 @@ async function main(): Promise<void> {
     process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
     process.exit(2);
   }
-  const { roles, every } = parseRoles(process.argv);
-  const plan = planProcesses(roles, { every, layout: config.processLayout, child: process.env[ROLE_PROCESS_ENV] !== undefined });
+  const { roles, every, roleProcess } = parseRoles(process.argv);
+  const plan = planProcesses(roles, { every, layout: config.processLayout, child: roleProcess });
   const log = createLogger(config.logLevel, { roles: plan.own.join('+') });
   try {
-    await run(config, plan, log);
+    await run(config, plan, roleProcess, log);
   } catch (err) {
     log.fatal({ err }, 'start-up failed');
     process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);

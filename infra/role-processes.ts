@@ -8,8 +8,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from './logger';
 
-/** Set in a child's environment: the name of its role process. */
-export const ROLE_PROCESS_ENV = 'SMS_PLATFORM_ROLE_PROCESS';
+/** The command-line option that makes main.ts a role process (its value names it). */
+export const ROLE_PROCESS_OPTION = '--role-process';
 
 /** A child's metrics: prom-client's JSON (aggregated with the parent's) and exporter text appended as is. */
 export interface PeerMetrics {
@@ -60,8 +60,8 @@ class RoleProcess {
 
   /** Starts the child and resolves once it is ready; rejects if it exits or stays silent first. */
   start(): Promise<void> {
-    const child = spawn(process.execPath, [...this.entry.execArgv, this.entry.script, `--role=${this.spec.roles.join(',')}`], {
-      env: { ...process.env, ...this.spec.env, [ROLE_PROCESS_ENV]: this.spec.name },
+    const child = spawn(process.execPath, [...this.entry.execArgv, this.entry.script, `--role=${this.spec.roles.join(',')}`, `${ROLE_PROCESS_OPTION}=${this.spec.name}`], {
+      env: { ...process.env, ...this.spec.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child = child;
@@ -200,12 +200,13 @@ export interface ParentChannel {
 }
 
 /**
- * Connects a child to its parent: metrics requests are answered with `metrics()`, and when the
- * channel closes (the parent is gone) `parentGone` runs.
+ * Connects a role process (`isRoleProcess`: started with ROLE_PROCESS_OPTION) to its parent:
+ * metrics requests are answered with `metrics()`, and when the channel closes (the parent is
+ * gone) `parentGone` runs. Null in any other process.
  */
-export function connectToParent(metrics: () => Promise<PeerMetrics>, parentGone: () => void): ParentChannel | null {
+export function connectToParent(isRoleProcess: boolean, metrics: () => Promise<PeerMetrics>, parentGone: () => void): ParentChannel | null {
   const send = process.send?.bind(process);
-  if (!send || process.env[ROLE_PROCESS_ENV] === undefined) return null;
+  if (!send || !isRoleProcess) return null;
   process.on('message', (message: ToChild) => {
     if (message.type !== 'metrics') return;
     metrics().then(

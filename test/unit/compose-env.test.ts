@@ -10,6 +10,7 @@ import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { ENV_VARS } from '../../config';
+import { ROLES } from '../../roles/process-plan';
 import { productProcesses, TOPOLOGY } from '../../scripts/topology/plan';
 import { DYNAMIC_CONFIG } from '../../scripts/topology/temporal-config';
 
@@ -136,7 +137,7 @@ function loadCompose(): { doc: Record<string, unknown>; services: Service[]; pro
   return { ...parsed, products: productServices(parsed.services) };
 }
 
-/** Role lists from main.ts (not imported: importing main.ts would start the process). */
+/** Role lists: ROLES from roles/process-plan.ts, CLICKHOUSE_ROLES from main.ts (not imported: importing main.ts would start the process). */
 function rolesFromMain(): { roles: string[]; clickhouseRoles: string[] } {
   const main = read(join(ROOT, 'main.ts'));
   const list = (re: RegExp, what: string): string[] => {
@@ -145,7 +146,7 @@ function rolesFromMain(): { roles: string[]; clickhouseRoles: string[] } {
     return [...(m[1] as string).matchAll(/'([^']+)'/g)].map((x) => x[1] as string);
   };
   return {
-    roles: list(/export const ROLES\s*=\s*\[([^\]]*)\]/, 'export const ROLES = [...]'),
+    roles: [...ROLES],
     clickhouseRoles: list(/const CLICKHOUSE_ROLES\b[^=]*=\s*\[([^\]]*)\]/, 'const CLICKHOUSE_ROLES = [...]'),
   };
 }
@@ -242,7 +243,7 @@ describe('compose/docker-compose.yml', () => {
     expect(composeEnvProblems(withClickHouse, clickhouseRoles)).toEqual([]);
   });
 
-  test('compose: every product service runs a role of main.ts ROLES, and every role has a service', () => {
+  test('compose: every product service runs a role of ROLES (roles/process-plan.ts), and every role has a service', () => {
     const { products } = loadCompose();
     const { roles } = rolesFromMain();
     const served = products.map(roleOf);

@@ -6,6 +6,7 @@ const role = process.argv.find((a) => a.startsWith('--role='))?.slice('--role='.
 if (role === 'fail') process.exit(3);
 const counter = { name: 'fixture_events_total', help: 'events seen by the fixture', type: 'counter', aggregator: 'sum', values: [{ value: 2, labels: { role } }] };
 const channel = connectToParent(
+  process.argv.some((a) => a.startsWith('--role-process=')),
   () => Promise.resolve({ json: [counter], text: `# fixture exporter of ${role}\n` }),
   () => process.exit(0),
 );
