@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   const runs = Number(values.runs);
   const dir = values.data ?? mkdtempSync(join(tmpdir(), 'bench-audience-'));
   mkdirSync(dir, { recursive: true });
-  const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'bench_audience', embeddedPath: dir });
+  const ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'bench_audience', embeddedPath: dir });
   const results: Record<string, unknown> = { startedAt: new Date().toISOString(), loadAtStart: load() };
   try {
     await migrate(ch, createLogger('warn'));

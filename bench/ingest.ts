@@ -58,7 +58,7 @@ async function cpuSeconds(httpUrl: string, dataDir: string): Promise<{ product: 
 
 /** Raw chdb: 100,000-row inserts into the events table (with its event_keys view), rows/s (the ceiling). */
 async function chdbCeiling(): Promise<number> {
-  const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'bench_ceiling', embeddedPath: mkdtempSync(join(tmpdir(), 'bench-ingest-chdb-')) });
+  const ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'bench_ceiling', embeddedPath: mkdtempSync(join(tmpdir(), 'bench-ingest-chdb-')) });
   try {
     await migrate(ch, createLogger('error'));
     // The writer's own format (JSONCompactEachRow in column order), rows built beforehand: only the insert is timed.

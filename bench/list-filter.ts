@@ -113,7 +113,7 @@ async function referenceList(ch: ClickHouse, compiled: CompiledQuery): Promise<S
 /** Insert rate of the history writer's insert (MessageHistory.insert) into a fresh data dir. */
 async function insertOnly(messages: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-list-insert-'));
-  const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: DATABASE, embeddedPath: dir });
+  const ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: DATABASE, embeddedPath: dir });
   try {
     await migrate(ch, createLogger('warn'));
     const history = new MessageHistory(ch);
@@ -183,7 +183,7 @@ async function main(): Promise<void> {
   if (values['insert-only'] !== undefined) return insertOnly(Number(values['insert-only']));
   const machine = { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform };
   const dir = values.data ?? mkdtempSync(join(tmpdir(), 'bench-list-filter-'));
-  const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: DATABASE, embeddedPath: dir });
+  const ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: DATABASE, embeddedPath: dir });
   const results: Record<string, unknown> = { machine, at: new Date().toISOString(), loadAtStart: load() };
   try {
     await migrate(ch, createLogger('warn'));

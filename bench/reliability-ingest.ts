@@ -144,7 +144,7 @@ async function main(): Promise<void> {
 
   product?.kill('SIGTERM');
   await new Promise<void>((resolve) => { if (product?.exitCode !== null) resolve(); else product.once('exit', () => resolve()); });
-  const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'sms_platform', embeddedPath: join(productDir, 'clickhouse') });
+  const ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'sms_platform', embeddedPath: join(productDir, 'clickhouse') });
   const rows = async <T>(query: string): Promise<T[]> => (await ch.client.query({ query, query_params: { ds: datasourceId }, format: 'JSONEachRow' })).json<T>();
   const [totals] = await rows<{ rows: string; ids: string }>(`SELECT count() AS rows, uniqExact(event_id) AS ids FROM ${ch.table('events')} WHERE datasource_id = {ds:String}`);
   const stored = new Set((await rows<{ event_id: string }>(`SELECT DISTINCT event_id FROM ${ch.table('events')} WHERE datasource_id = {ds:String}`)).map((r) => r.event_id));

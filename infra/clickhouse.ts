@@ -2,7 +2,6 @@
 // embedded engine (chdb, in-process, one data directory per process). Versioned migrations
 // from infra/migrations/*.sql run at start, idempotently, with identical SQL on both.
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from './logger';
@@ -30,7 +29,8 @@ type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export function openClickHouse(options: ClickHouseOptions): ClickHouse {
+/** Opens ClickHouse; the embedded engine (chdb, about 150 MiB of memory) is loaded only by a process that opens it. */
+export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouse> {
   if (!IDENTIFIER.test(options.database)) throw new Error(`CLICKHOUSE_DATABASE must be a plain identifier, got "${options.database}"`);
   let client: ClickHouseClient;
   const remoteChdb = options.url?.startsWith(`${REMOTE_CHDB_SCHEME}//`) ?? false;
@@ -41,6 +41,7 @@ export function openClickHouse(options: ClickHouseOptions): ClickHouse {
     client = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 30_000 });
   } else {
     mkdirSync(options.embeddedPath, { recursive: true });
+    const { createChdbConnection } = await import('chdb/connection');
     // chdb implements the client's Connection contract against its own copy of
     // @clickhouse/client-common's types; the two copies differ only nominally.
     const connection = createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection;

@@ -87,7 +87,7 @@ export async function startEngines(config: Config, log: Logger, options: { click
 
     let clickhouse: ClickHouse | undefined;
     if (options.clickhouse) {
-      clickhouse = openClickHouse({ ...config.clickhouse, embeddedPath: join(config.dataDir, 'clickhouse') });
+      clickhouse = await openClickHouse({ ...config.clickhouse, embeddedPath: join(config.dataDir, 'clickhouse') });
       closers.push(() => (clickhouse as ClickHouse).close());
       await migrate(clickhouse, log);
     }

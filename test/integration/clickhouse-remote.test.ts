@@ -15,10 +15,10 @@ let remote: ClickHouse;
 let served: { stop(): Promise<void> };
 
 beforeAll(async () => {
-  owner = openClickHouse({ url: undefined, user: 'default', password: '', database: 'remote_db', embeddedPath: mkdtempSync(join(tmpdir(), 'chdb-remote-')) });
+  owner = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'remote_db', embeddedPath: mkdtempSync(join(tmpdir(), 'chdb-remote-')) });
   const port = await freePort();
   served = await serveClickHouse(owner.client, port, log);
-  remote = openClickHouse({ url: `chdb+http://127.0.0.1:${port}`, user: 'default', password: '', database: 'remote_db', embeddedPath: '/nonexistent' });
+  remote = await openClickHouse({ url: `chdb+http://127.0.0.1:${port}`, user: 'default', password: '', database: 'remote_db', embeddedPath: '/nonexistent' });
 }, 60_000);
 
 afterAll(async () => {

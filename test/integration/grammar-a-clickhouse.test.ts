@@ -137,7 +137,7 @@ let history: MessageHistory;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'chdb-grammar-a-'));
-  ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_a', embeddedPath: dir });
+  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_a', embeddedPath: dir });
   await migrate(ch, createLogger('warn'));
   history = new MessageHistory(ch);
   // No background merges: the older state rows stay in their parts, so every read must

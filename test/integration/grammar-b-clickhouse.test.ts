@@ -28,7 +28,7 @@ const scope: SearchScope = { project: 'p1', timezone: TZ, now: NOW };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'chdb-grammar-b-'));
-  ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_b', embeddedPath: dir });
+  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_b', embeddedPath: dir });
   await migrate(ch, createLogger('warn'));
   await insertModel(ch, CONTACTS, EVENTS);
   await insertModel(ch, AUTUMN_CONTACTS, []);

@@ -43,7 +43,7 @@ const source: SegmentSource = { getRoot: async (project, slug) => segments.get(p
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'chdb-grammar-b-prop-'));
-  ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_b_prop', embeddedPath: dir });
+  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_b_prop', embeddedPath: dir });
   await migrate(ch, createLogger('warn'));
 }, 60_000);
 

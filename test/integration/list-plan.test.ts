@@ -22,10 +22,10 @@ const T0 = Date.UTC(2026, 10, 20, 8, 0, 0);
 const log = createLogger('warn');
 const dirs: string[] = [];
 
-function open(dir?: string): { ch: ClickHouse; dir: string } {
+async function open(dir?: string): Promise<{ ch: ClickHouse; dir: string }> {
   const path = dir ?? mkdtempSync(join(tmpdir(), 'chdb-list-plan-'));
   if (dir === undefined) dirs.push(path);
-  return { ch: openClickHouse({ url: undefined, user: 'default', password: '', database: 'list_plan', embeddedPath: path }), dir: path };
+  return { ch: await openClickHouse({ url: undefined, user: 'default', password: '', database: 'list_plan', embeddedPath: path }), dir: path };
 }
 
 afterAll(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
@@ -73,7 +73,7 @@ describe('transitions out of order and after a restart', () => {
   const lives = Array.from({ length: 24 }, (_, i) => lifeOf(i));
 
   test('the newest state first, older states later: lists show the newest state, as FINAL does', async () => {
-    const { ch, dir } = open();
+    const { ch, dir } = await open();
     await migrate(ch, log);
     await ch.client.command({ query: `SYSTEM STOP MERGES ${ch.table('sms_messages')}` });
     const history = new MessageHistory(ch);
@@ -86,7 +86,7 @@ describe('transitions out of order and after a restart', () => {
     await ch.close();
 
     // Restart: the same data dir, a replayed older state arrives again, merges allowed.
-    const again = open(dir).ch;
+    const again = (await open(dir)).ch;
     await migrate(again, log);
     await new MessageHistory(again).insert(lives.map((l) => l[1] as SmsMessage));
     await expectTruth(again);
@@ -99,7 +99,7 @@ describe('transitions out of order and after a restart', () => {
 
 describe('pages', () => {
   test('a _start beyond the end is an empty page; the last rows are a short page', async () => {
-    const { ch } = open();
+    const { ch } = await open();
     await migrate(ch, log);
     await new MessageHistory(ch).insert(Array.from({ length: 7 }, (_, i) => lifeOf(i)[2] as SmsMessage));
     expect(await listed(ch, '_start=5&_limit=5')).toHaveLength(2);
@@ -110,7 +110,7 @@ describe('pages', () => {
   }, 60_000);
 
   test.each([['first', true], ['last', false]])('containsi finds a Greek capital match when it is the %s row of its block', async (_, first) => {
-    const { ch } = open();
+    const { ch } = await open();
     await migrate(ch, log);
     // positionCaseInsensitiveUTF8 missed the Greek row when it started a block.
     const others = ['Your code is 1234', 'Votre code: ÉTÉ 2026', 'ÜBER straße', 'Hello 👋 world', `O'Brien said "hi"`, 'code 9999', 'ciao%_\\', 'Order ready'];
@@ -139,7 +139,7 @@ describe('a state written while a page is read', () => {
   }
 
   test.each(['', '_start=2&_limit=2', 'status_eq=queued'])('list %p: the changed message is listed in its new state where that matches, as FINAL shows it', async (qs) => {
-    const { ch } = open();
+    const { ch } = await open();
     await migrate(ch, log);
     const now = Date.now();
     const queued = Array.from({ length: 4 }, (_, i) => makeMessage({ createdAt: iso(now - (4 - i) * 1000), updatedAt: iso(now - (4 - i) * 1000) }));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { newId } from '../../core/ids';
 import type { SmsMessage } from '../../core/sms/message';
-import { loadMigrations, migrate, openClickHouse } from '../../infra/clickhouse';
+import { loadMigrations, migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { STREAMS } from '../../core/bus/names';
 import { connectNats, type Nats } from '../../infra/nats';
@@ -59,7 +59,8 @@ describe('smoke: Temporal', () => {
 });
 
 describe('smoke: ClickHouse (chdb) through the project store', () => {
-  const ch = openClickHouse({ url: undefined, user: 'default', password: '', database: 'smoke_db', embeddedPath: mkdtempSync(join(tmpdir(), 'chdb-smoke-')) });
+  let ch: ClickHouse;
+  beforeAll(async () => { ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'smoke_db', embeddedPath: mkdtempSync(join(tmpdir(), 'chdb-smoke-')) }); });
   afterAll(() => ch.close());
 
   test('migrations apply once and are idempotent', async () => {
