@@ -57,7 +57,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['gateways/**/*.ts', 'stores/**/*.ts', 'infra/**/*.ts', 'schemas/**/*.ts', 'config/**/*.ts'],
+    files: ['gateways/**/*.ts', 'stores/**/*.ts', 'infra/**/*.ts', 'config/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [inward('Adapters never reach up into the wiring or the workflow layer; take a port.', folders('roles', 'activities', 'workflows', 'cli', 'bench'))],

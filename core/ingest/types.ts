@@ -1,6 +1,6 @@
 // Ingestion domain (spec 2): datasources of a project, their attribute and event specs, and
 // the records a validated batch turns into. Wire shapes (the spec's JSON) live in
-// schemas/ingest.ts; bus payloads in core/bus/ingest.ts.
+// core/schemas/ingest.ts; bus payloads in core/bus/ingest.ts.
 
 /** The JSON type an attribute or event parameter holds; `date` and `geopoint` only when declared or native. */
 export const ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'date', 'array', 'object', 'geopoint'] as const;

@@ -6,7 +6,7 @@ import { ErrorFormats, errorHandler } from './errors';
 import { routeGuard, wellFormedUrl } from './guards';
 import { requestObservability } from './observability';
 import { opsRouter } from './ops';
-import { openApiDocument } from '../../schemas/openapi';
+import { openApiDocument } from '../../core/schemas/openapi';
 import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
 import { routePattern } from './routes';
 import { smsApiRouter } from './sms-api';

@@ -4,7 +4,7 @@
 import { compile, parseUrl, SMS_FIELDS } from '../../core/filters/grammar-a';
 import { isId, newId } from '../../core/ids';
 import { checkSmsItem } from '../../core/sms/validate';
-import { openApiDocument } from '../../schemas/openapi';
+import { openApiDocument } from '../../core/schemas/openapi';
 
 interface Operation {
   parameters?: { name: string; schema: { pattern?: string; enum?: string[] } }[];

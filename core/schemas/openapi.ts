@@ -4,8 +4,8 @@ import {
   balanceSchema, bulkErrorSchema, dlrHistoryEntrySchema, dlrSchema, groupCountSchema, ID_PATTERN, lookupCreateSchema, lookupSchema, priceEntrySchema, problemSchema,
   rateLimitedSchema, smsBulkSchema, smsCreateItemSchema, smsSchema, validationErrorSchema,
 } from './sms';
-import { ERRORS as ERROR_REGISTRY } from '../core/errors';
-import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../core/filters/grammar-a';
+import { ERRORS as ERROR_REGISTRY } from '../errors';
+import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../filters/grammar-a';
 import {
   aggregationSchema, audienceContactSchema, audienceNodeSchema, audienceSearchResponseSchema, audienceSearchSchema, SEGMENT_SLUG_PATTERN, segmentCreateSchema,
 } from './audience';

@@ -1,8 +1,8 @@
 // Wire contract of the ingestion API (spec 2 §2, §4, §7), as JSON Schemas: the OpenAPI
 // document (schemas/openapi.ts) is assembled from them, and the router validates the body
 // shape with the batch schema; per-item rules are core/ingest/validate.ts (each item on its own).
-import { ATTRIBUTE_TYPES } from '../core/ingest/types';
-import { NATIVE_ATTRIBUTES } from '../core/ingest/values';
+import { ATTRIBUTE_TYPES } from '../ingest/types';
+import { NATIVE_ATTRIBUTES } from '../ingest/values';
 
 export const MAX_BATCH_ITEMS = 100;
 
