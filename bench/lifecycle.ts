@@ -7,8 +7,9 @@
 // server process, and the SDK threads of the product process (core + workflow threads), beside
 // the product's whole CPU. Optionally the dev server's ceiling for a trivial per-message workflow.
 // Usage: npm run bench:lifecycle [-- --messages 10000] [--per-message-messages 2000]
-//        [--modes batch,per-message] [--rate 100] [--batch-max 500] [--ceiling]
+//        [--modes batch,per-message] [--rate 100] [--batch-max 500] [--ceiling] [--workers 2]
 // (--rate: offered messages/s, for latency below saturation; without it the whole batch is sent at once)
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,8 @@ const { values } = benchArgs({
   options: {
     messages: { type: 'string', default: '10000' }, 'per-message-messages': { type: 'string' }, timeout: { type: 'string', default: '1200' },
     modes: { type: 'string', default: 'batch,per-message' }, rate: { type: 'string' }, 'batch-max': { type: 'string', default: '500' }, ceiling: { type: 'boolean', default: false },
+    // Worker processes in all: the stack's own, plus `--role=worker` processes beside it (issue 13's multi-process check).
+    workers: { type: 'string', default: '1' },
   },
 });
 const MODES = String(values.modes).split(',').map((m) => m.trim()).filter((m): m is Mode => m === 'batch' || m === 'per-message');
@@ -40,10 +43,11 @@ type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
 
 interface CpuMark { readonly server: number; readonly product: number; readonly nats: number; readonly bench: number; readonly threads: Map<string, number> }
 
-function cpuMark(serverPid: number | undefined, productPid: number | undefined, natsPid: number | undefined): CpuMark {
+function cpuMark(serverPid: number | undefined, productPid: number | undefined, natsPid: number | undefined, extraPids: readonly number[] = []): CpuMark {
   const own = process.cpuUsage();
+  const extra = extraPids.reduce((sum, pid) => sum + processCpuSeconds(pid), 0);
   return {
-    server: serverPid ? processCpuSeconds(serverPid) : 0, product: productPid ? processCpuSeconds(productPid) : 0, nats: natsPid ? processCpuSeconds(natsPid) : 0,
+    server: serverPid ? processCpuSeconds(serverPid) : 0, product: (productPid ? processCpuSeconds(productPid) : 0) + extra, nats: natsPid ? processCpuSeconds(natsPid) : 0,
     bench: (own.user + own.system) / 1e6, threads: productPid ? threadCpuSeconds(productPid) : new Map(),
   };
 }
@@ -92,11 +96,13 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
   const temporal = await connectTemporal({ address: stack.info.temporalAddress, namespace: 'default' });
   const serverPid = temporalServerPid(stack.info.temporalAddress.split(':').at(-1) ?? '');
   const natsPid = natsServerPid(stack.info.natsUrl.split(':').at(-1) ?? '');
+  const extraWorkers = await Promise.all(Array.from({ length: Math.max(0, Number(values.workers) - 1) }, (_, i) => startExtraWorker(stack, i + 1)));
+  const extraPids = extraWorkers.map((w) => w.pid).filter((pid): pid is number => pid !== undefined);
   try {
-    say(`${mode}: stack up (Temporal dev server pid ${serverPid ?? '?'}, product pid ${stack.pid ?? '?'}); load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    const before = cpuMark(serverPid, stack.pid, natsPid);
+    say(`${mode}: stack up (Temporal dev server pid ${serverPid ?? '?'}, product pid ${stack.pid ?? '?'}${extraPids.length > 0 ? `, extra worker pids ${extraPids.join(', ')}` : ''}); load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    const before = cpuMark(serverPid, stack.pid, natsPid, extraPids);
     const { acceptedAt, done, started, acceptSeconds } = await sendAndWait(stack, receiver, n);
-    const after = cpuMark(serverPid, stack.pid, natsPid);
+    const after = cpuMark(serverPid, stack.pid, natsPid, extraPids);
     const last = Math.max(...done.values());
     const seconds = (last - started) / 1000;
     const latencies = [...done.entries()].map(([id, at]) => at - (acceptedAt.get(id) ?? at));
@@ -108,7 +114,7 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
     const sdkSeconds = threads.filter(([name]) => isTemporalSdkThread(name)).reduce((sum, [, cpu]) => sum + cpu, 0);
     const perMessageMs = (cpuSeconds: number): number => round((cpuSeconds * 1000) / Math.max(1, done.size), 2);
     const result = {
-      mode, offeredRate: RATE ?? 0, messages: done.size, accepted: acceptedAt.size, seconds: round(seconds), messagesPerSecond: round(done.size / seconds), acceptedPerSecond: round(acceptedAt.size / acceptSeconds), dlrsPerSecond: round(dlrs / seconds),
+      mode, workers: 1 + extraPids.length, offeredRate: RATE ?? 0, messages: done.size, accepted: acceptedAt.size, seconds: round(seconds), messagesPerSecond: round(done.size / seconds), acceptedPerSecond: round(acceptedAt.size / acceptSeconds), dlrsPerSecond: round(dlrs / seconds),
       p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99),
       historyEventsPerMessage: round(events / Math.max(1, done.size), 2), executions: histories,
       temporalServerCpuMsPerMessage: perMessageMs(after.server - before.server), temporalSdkCpuMsPerMessage: perMessageMs(sdkSeconds),
@@ -121,10 +127,31 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
     say(`${mode}: ${result.messagesPerSecond} messages/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.historyEventsPerMessage} history events/message, Temporal CPU ${result.temporalCpuMsPerMessage} ms/message (server ${result.temporalServerCpuMsPerMessage}, SDK ${result.temporalSdkCpuMsPerMessage}); product ${result.productCpuMsPerMessage} ms/message; nats-server ${result.natsServerCpuMsPerMessage}, bench ${result.benchCpuMsPerMessage}, all ${result.allCpuMsPerMessage} ms/message`);
     return result;
   } finally {
+    for (const worker of extraWorkers) worker.kill('SIGTERM');
+    await Promise.all(extraWorkers.map((w) => (w.exitCode !== null ? undefined : new Promise((resolve) => w.once('exit', resolve)))));
     await temporal.close();
     await stack.stop();
     await receiver.close();
   }
+}
+
+/** One more `--role=worker` process on the stack's engines; resolves once it logs that it is ready. */
+function startExtraWorker(stack: RunningStack, n: number): Promise<ChildProcess> {
+  const env = { ...stack.info.productEnv, DATA_DIR: join(stack.info.dataDir, `extra-worker-${n}`), LOG_LEVEL: 'info' };
+  const worker = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'main.ts'), '--role=worker'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer): void => {
+      seen = (seen + chunk.toString('utf8')).slice(-4096);
+      if (seen.includes('"msg":"ready"')) {
+        worker.stdout.off('data', onData);
+        worker.stdout.resume();
+        resolve(worker);
+      }
+    };
+    worker.stdout.on('data', onData);
+    worker.once('exit', (code) => reject(new Error(`extra worker ${n} exited with ${code} before it was ready`)));
+  });
 }
 
 async function runCeiling(signals: number, n: number): Promise<CeilingResult> {

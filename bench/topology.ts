@@ -13,7 +13,7 @@ import { benchArgs } from './cli-args';
 import { sleep } from '../infra/supervisor';
 import { HTTP_URLS, NATS_URL, productProcesses, TOPOLOGY } from '../scripts/topology/plan';
 import { pidOf, stop } from '../scripts/topology/processes';
-import { startProduct, up } from '../scripts/topology/topology';
+import { down, startProduct, up } from '../scripts/topology/topology';
 import { startStack } from '../test/support/global-setup';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver';
 import { processCpuMs } from './support/cpu';
@@ -88,7 +88,7 @@ async function measureStack(urls: readonly string[], natsUrl: string, replicas: 
 }
 
 async function embedded(): Promise<StackFigures> {
-  say('embedded stack (nats-server, Temporal dev server, one product process with every role and chdb)');
+  say('embedded stack (nats-server, Temporal dev server, the product as `npm start` runs it: three processes, chdb in the gateways\' one)');
   const stack = await startStack(SETTINGS, (l) => process.stderr.write(l));
   try {
     const components = (): Components => ({
@@ -119,7 +119,12 @@ async function cluster(): Promise<StackFigures> {
     simulator: named('simulator'),
     'writer (chdb)': named('writer'),
   });
-  return measureStack(HTTP_URLS, NATS_URL, TOPOLOGY.natsReplicas, components);
+  try {
+    return await measureStack(HTTP_URLS, NATS_URL, TOPOLOGY.natsReplicas, components);
+  } finally {
+    // Measured, the topology goes: sixteen idle processes would skew whatever runs next.
+    await down();
+  }
 }
 
 async function main(): Promise<void> {
