@@ -14,12 +14,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
+import { ENV_VARS } from '../config';
 import { connectTemporal } from '../infra/temporal';
 import { startStack, type RunningStack } from '../test/support/global-setup';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './support/ceiling';
 import { natsServerPid } from './support/nats-cost';
-import { historyEvents, isTemporalSdkThread, processCpuSeconds, temporalServerPid, threadCpuSeconds } from './support/temporal-cost';
+import { historyEvents, isTemporalSdkThread, longestHistory, processCpuSeconds, temporalServerPid, threadCpuSeconds } from './support/temporal-cost';
 import { createTenantAt } from './support/tenant';
 
 const { values } = benchArgs({
@@ -38,6 +39,8 @@ const BULK = RATE ? Math.max(1, Math.min(100, Math.round(RATE))) : 100;
 const say = (line: string): void => { process.stderr.write(`[bench:lifecycle] ${line}\n`); };
 const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0; };
 const round = (x: number, digits = 1): number => Number(x.toFixed(digits));
+
+const WEBHOOK_TIMEOUT_MS = Number(ENV_VARS.find((v) => v.name === 'WEBHOOK_TIMEOUT_MS')?.default ?? 5000);
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
 
@@ -92,6 +95,9 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
   const stack = await startStack({
     LOG_LEVEL: 'error', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800', RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000',
     LIFECYCLE_BATCH_MAX_MESSAGES: mode === 'batch' ? String(values['batch-max']) : '1',
+    // The product's default (the test stack's 2 s is for observing retries quickly): on a saturated
+    // machine a 2 s timeout of the loopback receiver sends whole settles to the retry schedule.
+    WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
   });
   const temporal = await connectTemporal({ address: stack.info.temporalAddress, namespace: 'default' });
   const serverPid = temporalServerPid(stack.info.temporalAddress.split(':').at(-1) ?? '');
@@ -109,6 +115,7 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
     const dlrs = receiver.received.filter((r) => r.answered === 200).length;
     await new Promise((resolve) => setTimeout(resolve, 2000)); // visibility catches up
     const histories = await historyEvents(temporal.client);
+    const longest = await longestHistory(temporal.client);
     const events = Object.values(histories).reduce((sum, h) => sum + h.events, 0);
     const threads = [...after.threads.entries()].map(([name, cpu]) => [name, cpu - (before.threads.get(name) ?? 0)] as const).filter(([, cpu]) => cpu > 0.05).sort((a, b) => b[1] - a[1]);
     const sdkSeconds = threads.filter(([name]) => isTemporalSdkThread(name)).reduce((sum, [, cpu]) => sum + cpu, 0);
@@ -116,7 +123,7 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
     const result = {
       mode, workers: 1 + extraPids.length, offeredRate: RATE ?? 0, messages: done.size, accepted: acceptedAt.size, seconds: round(seconds), messagesPerSecond: round(done.size / seconds), acceptedPerSecond: round(acceptedAt.size / acceptSeconds), dlrsPerSecond: round(dlrs / seconds),
       p50Ms: pct(latencies, 50), p99Ms: pct(latencies, 99),
-      historyEventsPerMessage: round(events / Math.max(1, done.size), 2), executions: histories,
+      historyEventsPerMessage: round(events / Math.max(1, done.size), 2), executions: histories, longestHistory: longest,
       temporalServerCpuMsPerMessage: perMessageMs(after.server - before.server), temporalSdkCpuMsPerMessage: perMessageMs(sdkSeconds),
       temporalCpuMsPerMessage: perMessageMs(after.server - before.server + sdkSeconds), productCpuMsPerMessage: perMessageMs(after.product - before.product),
       natsServerCpuMsPerMessage: perMessageMs(after.nats - before.nats), benchCpuMsPerMessage: perMessageMs(after.bench - before.bench),

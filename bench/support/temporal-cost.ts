@@ -2,6 +2,7 @@
 // threads (from /proc, Linux), and history events of every workflow execution in the namespace.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { roleProcessPids } from './cpu';
 
 const TICKS_PER_SECOND = 100;
@@ -68,6 +69,22 @@ export async function historyEvents(client: Client): Promise<Record<string, { ru
     byType[info.type] = entry;
   }
   return byType;
+}
+
+/** The execution with the longest history, and its events counted by type: where the events per message go. */
+export async function longestHistory(client: Client): Promise<{ workflowId: string; runId: string; events: number; byEventType: Record<string, number> } | null> {
+  let longest: { workflowId: string; runId: string; events: number } | null = null;
+  for await (const info of client.workflow.list()) {
+    if (!longest || info.historyLength > longest.events) longest = { workflowId: info.workflowId, runId: info.runId, events: info.historyLength };
+  }
+  if (!longest) return null;
+  const history = await client.workflow.getHandle(longest.workflowId, longest.runId).fetchHistory();
+  const byEventType: Record<string, number> = {};
+  for (const event of history.events ?? []) {
+    const name = temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType);
+    byEventType[name] = (byEventType[name] ?? 0) + 1;
+  }
+  return { ...longest, byEventType };
 }
 
 /**
