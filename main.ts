@@ -166,7 +166,11 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
       const peers = children;
       registry.setPeers(() => peers.metrics());
     }
-    if (roles.includes('gateway-http')) running.push(await startHttpGateway(config, engines, await acceptanceCore(), log));
+    if (roles.includes('gateway-http')) {
+      // /health also answers for the role processes (`process:<name>`: up with the IPC round trip, or why not).
+      const probed = children ? { ...engines, probes: { ...engines.probes, ...children.probes } } : engines;
+      running.push(await startHttpGateway(config, probed, await acceptanceCore(), log));
+    }
     if (roles.includes('gateway-smpp')) {
       const core = await acceptanceCore();
       const gateway = await startSmppGateway({

@@ -62,6 +62,13 @@ collectDefaultMetrics({ register: registry });
 const SIZE_BUCKETS = [1, 5, 10, 50, 100, 250, 500, 1000, 2000, 5000, 10_000];
 const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60, 300];
 
+export const roleProcessRestarts = new Counter({
+  name: 'role_process_restarts_total',
+  help: 'Role processes of npm start (PROCESS_LAYOUT=split) that exited on their own and were started again',
+  labelNames: ['process'] as const,
+  registers: [registry],
+});
+
 export const httpRequests = new Histogram({
   name: 'http_request_duration_seconds',
   help: 'HTTP requests by route and status',

@@ -7,6 +7,7 @@
 // exits on its own is started again after a back-off.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from './logger';
+import { roleProcessRestarts } from './metrics';
 
 /** The command-line option that makes main.ts a role process (its value names it). */
 export const ROLE_PROCESS_OPTION = '--role-process';
@@ -25,15 +26,17 @@ export interface RoleProcessSpec {
   readonly env: Readonly<Record<string, string>>;
 }
 
-type ToChild = { readonly type: 'metrics'; readonly id: number };
+type ToChild = { readonly type: 'metrics' | 'ping'; readonly id: number };
 type ToParent =
   | { readonly type: 'ready' }
-  | { readonly type: 'metrics'; readonly id: number; readonly metrics: PeerMetrics };
+  | { readonly type: 'metrics'; readonly id: number; readonly metrics: PeerMetrics }
+  | { readonly type: 'pong'; readonly id: number };
 
 const READY_TIMEOUT_MS = 120_000;
 /** A child asked to stop is killed after this long. */
 const STOP_GRACE_MS = 5_000;
-const METRICS_TIMEOUT_MS = 2_000;
+/** A metrics request or a ping not answered within this long is taken as no answer. */
+const ANSWER_TIMEOUT_MS = 2_000;
 /** Waits before starting a child that exited on its own again; the last one repeats. */
 const RESTART_DELAYS_MS = [1_000, 2_000, 5_000, 10_000, 30_000] as const;
 /** A child that ran this long before it exited starts again after the first delay. */
@@ -50,7 +53,8 @@ class RoleProcess {
   private stopping = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
-  private readonly waiting = new Map<number, (metrics: PeerMetrics | null) => void>();
+  private readonly waiting = new Map<number, (answer: ToParent | null) => void>();
+  private lastExit: { readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly at: number } | undefined;
 
   constructor(private readonly spec: RoleProcessSpec, private readonly entry: Entry, private readonly log: Logger) {}
 
@@ -67,8 +71,8 @@ class RoleProcess {
     this.child = child;
     this.startedAt = Date.now();
     child.on('message', (message: ToParent) => {
-      if (message.type === 'metrics') {
-        this.waiting.get(message.id)?.(message.metrics);
+      if (message.type === 'metrics' || message.type === 'pong') {
+        this.waiting.get(message.id)?.(message);
         this.waiting.delete(message.id);
       }
     });
@@ -108,6 +112,8 @@ class RoleProcess {
     for (const resolve of this.waiting.values()) resolve(null);
     this.waiting.clear();
     if (this.stopping || child !== this.child) return;
+    this.lastExit = { code, signal, at: Date.now() };
+    roleProcessRestarts.inc({ process: this.spec.name });
     if (Date.now() - this.startedAt >= STABLE_MS) this.restarts = 0;
     const delay = RESTART_DELAYS_MS[Math.min(this.restarts, RESTART_DELAYS_MS.length - 1)] ?? 30_000;
     this.restarts += 1;
@@ -120,20 +126,38 @@ class RoleProcess {
   }
 
   /** The child's metrics, or null when it does not answer (starting, restarting, stuck). */
-  metrics(): Promise<PeerMetrics | null> {
+  async metrics(): Promise<PeerMetrics | null> {
+    const answer = await this.ask('metrics');
+    return answer?.type === 'metrics' ? answer.metrics : null;
+  }
+
+  /** Round trip to the child in ms (/health); throws naming why when it does not answer. */
+  async ping(): Promise<number> {
+    const started = performance.now();
+    if (!this.child?.connected) {
+      const exit = this.lastExit;
+      throw new Error(exit
+        ? `the ${this.spec.name} process is not running: it exited (${exit.signal ?? `code ${exit.code}`}) ${Math.round((Date.now() - exit.at) / 1000)} s ago and is being started again`
+        : `the ${this.spec.name} process is not running`);
+    }
+    if ((await this.ask('ping'))?.type !== 'pong') throw new Error(`the ${this.spec.name} process did not answer within ${ANSWER_TIMEOUT_MS} ms`);
+    return performance.now() - started;
+  }
+
+  private ask(type: ToChild['type']): Promise<ToParent | null> {
     const child = this.child;
     if (!child?.connected) return Promise.resolve(null);
     const id = this.nextId++;
-    return new Promise<PeerMetrics | null>((resolve) => {
+    return new Promise<ToParent | null>((resolve) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
         resolve(null);
-      }, METRICS_TIMEOUT_MS);
-      this.waiting.set(id, (metrics) => {
+      }, ANSWER_TIMEOUT_MS);
+      this.waiting.set(id, (answer) => {
         clearTimeout(timer);
-        resolve(metrics);
+        resolve(answer);
       });
-      const request: ToChild = { type: 'metrics', id };
+      const request: ToChild = { type, id };
       child.send(request, (err) => {
         if (err) this.waiting.get(id)?.(null);
       });
@@ -164,6 +188,9 @@ class RoleProcess {
 
 export interface RoleProcesses {
   readonly pids: ReadonlyArray<number | undefined>;
+  /** A /health probe per child, named `process:<name>`: IPC round trip in ms, or why it is down. */
+  readonly probes: Readonly<Record<string, () => Promise<number>>>;
+
   /** Every child's metrics that answered. */
   metrics(): Promise<PeerMetrics[]>;
   beginStop(): void;
@@ -181,6 +208,7 @@ export async function startRoleProcesses(specs: readonly RoleProcessSpec[], entr
   const processes = specs.map((spec) => new RoleProcess(spec, entry, log));
   const handle: RoleProcesses = {
     get pids() { return processes.map((p) => p.pid); },
+    probes: Object.fromEntries(specs.map((spec, i) => [`process:${spec.name}`, () => (processes[i] as RoleProcess).ping()])),
     metrics: async () => (await Promise.all(processes.map((p) => p.metrics()))).filter((m): m is PeerMetrics => m !== null),
     beginStop: () => processes.forEach((p) => p.beginStop()),
     stop: async () => { await Promise.all(processes.map((p) => p.stop())); },
@@ -208,6 +236,10 @@ export function connectToParent(isRoleProcess: boolean, metrics: () => Promise<P
   const send = process.send?.bind(process);
   if (!send || !isRoleProcess) return null;
   process.on('message', (message: ToChild) => {
+    if (message.type === 'ping') {
+      if (process.connected) send({ type: 'pong', id: message.id } satisfies ToParent);
+      return;
+    }
     if (message.type !== 'metrics') return;
     metrics().then(
       (m) => { if (process.connected) send({ type: 'metrics', id: message.id, metrics: m } satisfies ToParent); },

@@ -113,6 +113,14 @@ describe('smoke: accounts through the admin CLI and HTTP', () => {
     });
   });
 
+  test('/health of npm start answers for its role processes too (README, "Processes of `npm start`")', async () => {
+    if (stack().metrics) return; // the scale-out topology (TEST_TOPOLOGY=cluster) has no role processes
+    const health = await api('/health');
+    expect(health.body).toMatchObject({
+      engines: { 'process:lifecycle': { status: 'up', rttMs: expect.any(Number) }, 'process:carrier': { status: 'up', rttMs: expect.any(Number) } },
+    });
+  });
+
   test('/metrics answers in Prometheus text format', async () => {
     const metrics = await api('/metrics');
     expect(metrics.status).toBe(200);

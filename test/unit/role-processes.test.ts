@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { AggregatorRegistry } from 'prom-client';
 import { createLogger } from '../../infra/logger';
+import { roleProcessRestarts } from '../../infra/metrics';
 import { RoleProcessError, startRoleProcesses, type RoleProcesses } from '../../infra/role-processes';
 import { planProcesses, ROLES } from '../../roles/process-plan';
 
@@ -73,8 +74,19 @@ describe('role processes (infra/role-processes.ts)', () => {
   test('a child killed with -9 is started again and answers', async () => {
     children = await startRoleProcesses([{ name: 'crashy', roles: ['a'], env: {} }], CHILD, log);
     const first = children.pids[0] as number;
+    const probe = children.probes['process:crashy'] as () => Promise<number>;
+    expect(await probe()).toBeGreaterThanOrEqual(0);
+    const restartsBefore = (await roleProcessRestarts.get()).values.find((v) => v.labels['process'] === 'crashy')?.value ?? 0;
     process.kill(first, 'SIGKILL');
     const handle = children;
+    // Between the kill and the restart (1 s later) /health names the exit.
+    let why = '';
+    const downUntil = Date.now() + 900;
+    while (!why.includes('not running') && Date.now() < downUntil) {
+      why = await probe().then(() => '', (err: unknown) => (err instanceof Error ? err.message : String(err)));
+      if (!why.includes('not running')) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(why).toMatch(/^the crashy process is not running: it exited \(SIGKILL\) \d+ s ago and is being started again$/);
     expect(await until(() => handle.pids[0] !== undefined && handle.pids[0] !== first && alive(handle.pids[0]), 10_000)).toBe(true);
     let answered = 0;
     const deadline = Date.now() + 10_000;
@@ -83,6 +95,8 @@ describe('role processes (infra/role-processes.ts)', () => {
       if (answered === 0) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(answered).toBe(1);
+    expect(await probe()).toBeGreaterThanOrEqual(0);
+    expect((await roleProcessRestarts.get()).values.find((v) => v.labels['process'] === 'crashy')?.value).toBe(restartsBefore + 1);
   });
 
   test('a child that exits during start-up fails the start with an error naming it', async () => {
