@@ -12,7 +12,7 @@ import { ROLE_PROCESS_OPTION, connectToParent, startRoleProcesses, type RoleProc
 import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { OperatorStore } from './stores/operator-store';
-import { startEngines, type Engines } from './roles/engines';
+import { assertFree, startEngines, type Engines } from './roles/engines';
 import { ROLES, planProcesses, type ProcessPlan, type Role } from './roles/process-plan';
 import { startHttpGateway } from './roles/gateway-http';
 import { startSmppGateway } from './roles/gateway-smpp';
@@ -68,14 +68,21 @@ function parseRoles(argv: string[]): { roles: Role[]; every: boolean; roleProces
 async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log: Logger): Promise<void> {
   const started = performance.now();
   const roles = plan.own;
+  // Before anything starts: a port taken by another process is named with its variable.
+  const everyRole = [...roles, ...plan.children.flatMap((c) => c.roles)];
+  if (everyRole.includes('gateway-http')) await assertFree(config.http.port, 'HTTP', 'HTTP_PORT');
+  if (everyRole.includes('gateway-smpp')) await assertFree(config.smpp.port, 'SMPP', 'SMPP_PORT');
+  if (everyRole.includes('simulator') && config.carrier.routes.some((r) => r.name === 'simulator')) await assertFree(config.simulator.port, 'carrier simulator', 'SIMULATOR_PORT');
   const engines: Engines = await startEngines(config, log, {
     clickhouse: roles.some((r) => CLICKHOUSE_ROLES.includes(r)),
     processName: `sms-platform:${roles.join('+')}`,
   });
   const running: Stoppable[] = [];
-  let children: RoleProcesses | undefined;
+  // Assigned once the engines are up; the shutdown below may run before (a signal during start-up).
+  let children: RoleProcesses | undefined = undefined;
   let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
+  /** Stops the roles, then the engines, and exits with `exitCode` (1 after a fault: process managers restart on it). */
+  const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
@@ -86,21 +93,23 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     hardStop.unref();
     children?.beginStop();
     for (const role of running.reverse()) await role.stop().catch((err: unknown) => log.warn({ err }, 'role stop failed'));
+    // Still starting when this process failed: not among the running roles yet.
+    await children?.stop();
     await engines.stop();
     clearTimeout(hardStop);
     log.info('stopped');
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   // A fault must not leave the engine children orphaned.
   process.on('uncaughtException', (err) => {
     log.fatal({ err }, 'uncaught exception');
-    void shutdown('uncaughtException').finally(() => process.exit(1));
+    void shutdown('uncaughtException', 1);
   });
   process.on('unhandledRejection', (err) => {
     log.fatal({ err }, 'unhandled rejection');
-    void shutdown('unhandledRejection').finally(() => process.exit(1));
+    void shutdown('unhandledRejection', 1);
   });
 
   // One acceptance core per process (roles/acceptance.ts), built by the first role that needs it;
@@ -116,7 +125,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
 
   // A role process stops with its parent, even one killed with -9 (the IPC channel closes).
   const parent = connectToParent(roleProcess, () => registry.ownMetrics(), () => void shutdown('parent exited'));
-  const childrenReady = plan.children.length === 0 ? undefined : startRoleProcesses(plan.children.map((child) => ({
+  children = plan.children.length === 0 ? undefined : startRoleProcesses(plan.children.map((child) => ({
     name: child.name,
     roles: child.roles,
     env: {
@@ -127,7 +136,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     },
   })), { script: __filename, execArgv: process.execArgv }, log);
   // Awaited before the gateways open; a failure is seen there, not as an unhandled rejection.
-  childrenReady?.catch(() => undefined);
+  children?.ready.catch(() => undefined);
 
   try {
     if (metricsPort !== undefined) running.push(await serveMetrics(metricsPort, config.http.host, log));
@@ -160,8 +169,8 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
     // One per deployment, like the ingest writer: consumer lag, dead letters, refunds (roles/pipeline-metrics.ts).
     if (roles.includes('ingest-writer')) running.push(await startPipelineMetrics(engines.nats, log));
-    if (childrenReady) {
-      children = await childrenReady;
+    if (children) {
+      await children.ready;
       running.push(children);
       const peers = children;
       registry.setPeers(() => peers.metrics());
@@ -209,8 +218,9 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     ];
     process.stderr.write(lines.filter((l) => l !== '').join('\n') + '\n');
   } catch (err) {
-    await shutdown('startup-failure');
-    throw err;
+    // Said before the shutdown, which exits.
+    reportStartupFailure(log, err);
+    await shutdown('startup-failure', 1);
   }
 }
 
@@ -228,10 +238,14 @@ async function main(): Promise<void> {
   try {
     await run(config, plan, roleProcess, log);
   } catch (err) {
-    log.fatal({ err }, 'start-up failed');
-    process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    reportStartupFailure(log, err);
     process.exit(1);
   }
+}
+
+function reportStartupFailure(log: Logger, err: unknown): void {
+  log.fatal({ err }, 'start-up failed');
+  process.stderr.write(`start-up failed: ${err instanceof Error ? err.message : String(err)}\n`);
 }
 
 void main();

@@ -187,6 +187,8 @@ class RoleProcess {
 }
 
 export interface RoleProcesses {
+  /** Resolves once every child is ready; rejects (after stopping them all) when one fails to start. */
+  readonly ready: Promise<void>;
   readonly pids: ReadonlyArray<number | undefined>;
   /** A /health probe per child, named `process:<name>`: IPC round trip in ms, or why it is down. */
   readonly probes: Readonly<Record<string, () => Promise<number>>>;
@@ -203,23 +205,29 @@ export interface Entry {
   readonly execArgv: readonly string[];
 }
 
-/** Starts one child per spec, all at once; resolves when every one is ready. */
-export async function startRoleProcesses(specs: readonly RoleProcessSpec[], entry: Entry, log: Logger): Promise<RoleProcesses> {
+/**
+ * Starts one child per spec, all at once. The handle comes back at once (so a parent that fails
+ * while they start can still stop them); `ready` says when every one is ready.
+ */
+export function startRoleProcesses(specs: readonly RoleProcessSpec[], entry: Entry, log: Logger): RoleProcesses {
   const processes = specs.map((spec) => new RoleProcess(spec, entry, log));
-  const handle: RoleProcesses = {
+  const started = processes.map((p) => p.start());
+  const stop = async (): Promise<void> => { await Promise.all(processes.map((p) => p.stop())); };
+  const ready = Promise.allSettled(started).then(async (outcomes) => {
+    const failed = outcomes.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await stop();
+      throw failed.reason;
+    }
+  });
+  return {
+    ready,
     get pids() { return processes.map((p) => p.pid); },
     probes: Object.fromEntries(specs.map((spec, i) => [`process:${spec.name}`, () => (processes[i] as RoleProcess).ping()])),
     metrics: async () => (await Promise.all(processes.map((p) => p.metrics()))).filter((m): m is PeerMetrics => m !== null),
     beginStop: () => processes.forEach((p) => p.beginStop()),
-    stop: async () => { await Promise.all(processes.map((p) => p.stop())); },
+    stop,
   };
-  const started = await Promise.allSettled(processes.map((p) => p.start()));
-  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) {
-    await handle.stop();
-    throw failed.reason;
-  }
-  return handle;
 }
 
 /** In a child: the parent's channel. Null when this process is no role process. */
@@ -247,5 +255,7 @@ export function connectToParent(isRoleProcess: boolean, metrics: () => Promise<P
     );
   });
   process.once('disconnect', parentGone);
+  // The parent may have gone while this process was still loading.
+  if (!process.connected) queueMicrotask(parentGone);
   return { ready: () => { if (process.connected) send({ type: 'ready' } satisfies ToParent); } };
 }

@@ -32,7 +32,8 @@ export class PortInUseError extends Error {
   override readonly name = 'PortInUseError';
 }
 
-async function assertFree(port: number, what: string, variable: string): Promise<void> {
+/** Fails with a message naming the variable to change when something already listens on `port`. */
+export async function assertFree(port: number, what: string, variable: string): Promise<void> {
   if (await portOpen(port)) {
     throw new PortInUseError(`port ${port} (${what}) is already in use: stop the other process (another \`npm start\`?) or set ${variable}`);
   }

@@ -56,10 +56,11 @@ describe('role processes (infra/role-processes.ts)', () => {
   });
 
   test('children start, answer metrics (summed with the parent\'s), and stop', async () => {
-    children = await startRoleProcesses([
+    children = startRoleProcesses([
       { name: 'one', roles: ['a'], env: {} },
       { name: 'two', roles: ['b'], env: {} },
     ], CHILD, log);
+    await children.ready;
     const pids = children.pids.filter((p): p is number => p !== undefined);
     expect(new Set(pids).size).toBe(2);
     const peers = await children.metrics();
@@ -72,7 +73,8 @@ describe('role processes (infra/role-processes.ts)', () => {
   });
 
   test('a child killed with -9 is started again and answers', async () => {
-    children = await startRoleProcesses([{ name: 'crashy', roles: ['a'], env: {} }], CHILD, log);
+    children = startRoleProcesses([{ name: 'crashy', roles: ['a'], env: {} }], CHILD, log);
+    await children.ready;
     const first = children.pids[0] as number;
     const probe = children.probes['process:crashy'] as () => Promise<number>;
     expect(await probe()).toBeGreaterThanOrEqual(0);
@@ -100,7 +102,7 @@ describe('role processes (infra/role-processes.ts)', () => {
   });
 
   test('a child that exits during start-up fails the start with an error naming it', async () => {
-    await expect(startRoleProcesses([{ name: 'broken', roles: ['fail'], env: {} }], CHILD, log))
+    await expect(startRoleProcesses([{ name: 'broken', roles: ['fail'], env: {} }], CHILD, log).ready)
       .rejects.toThrow(new RoleProcessError('the broken process (roles fail) exited during start-up (code 3); see its log lines above'));
   });
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { createLogger } from '../../../infra/logger';
 import { startRoleProcesses } from '../../../infra/role-processes';
 
-void startRoleProcesses([{ name: 'orphan', roles: ['orphan'], env: {} }], { script: join(__dirname, 'child.ts'), execArgv: process.execArgv }, createLogger('fatal', {})).then((children) => {
+const children = startRoleProcesses([{ name: 'orphan', roles: ['orphan'], env: {} }], { script: join(__dirname, 'child.ts'), execArgv: process.execArgv }, createLogger('fatal', {}));
+void children.ready.then(() => {
   process.stdout.write(`${JSON.stringify({ child: children.pids[0] })}\n`);
   setInterval(() => undefined, 60_000);
 });
