@@ -1,0 +1,74 @@
+// A pinned durable consumer (infra/consumer.ts, NATS pinned_client priority group) on the real
+// nats-server: with two processes pulling, one receives everything in stream order; when its
+// connection dies, the other takes over within the pin's timeout and nothing is lost or
+// reordered. The carrier-events bridge relies on it (docs/decisions.md, issue 18): events of one
+// message handled by two processes could be signalled out of order.
+import { randomUUID } from 'node:crypto';
+import type { JsMsg } from '@nats-io/jetstream';
+import { consumeBatches, ensureDurable, type RunningConsumer } from '../../infra/consumer';
+import { createLogger } from '../../infra/logger';
+import { connectNats, type Nats } from '../../infra/nats';
+import { stack } from '../support/stack';
+
+const log = createLogger('error');
+const open = (name: string): Promise<Nats> => connectNats({ servers: stack().natsUrl, replicas: 1, messageStateTtlHours: 1, name }, log);
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && !check()) await new Promise((resolve) => setTimeout(resolve, 100));
+  return check();
+}
+
+describe('pinned durable consumer on a real nats-server', () => {
+  const id = randomUUID().slice(0, 8);
+  const stream = `PINTEST_${id}`;
+  const subject = `pintest.${id}.events`;
+  const durable = 'pinned-test';
+  let admin: Nats;
+  let a: Nats;
+  let b: Nats;
+  const consumers: RunningConsumer[] = [];
+
+  beforeAll(async () => {
+    admin = await open('pinned-admin');
+    await admin.jsm.streams.add({ name: stream, subjects: [subject] });
+    await ensureDurable(admin.jsm, { stream, name: durable, filterSubjects: [subject], maxAckPending: 100, ackWaitMs: 30_000, pinned: true });
+    [a, b] = await Promise.all([open('pinned-a'), open('pinned-b')]);
+  });
+  afterAll(async () => {
+    for (const c of consumers) await c.stop();
+    await admin.jsm.streams.delete(stream).catch(() => undefined);
+    await Promise.all([admin.close(), a.close().catch(() => undefined), b.close()]);
+  });
+
+  test('one process receives everything in order; after its connection dies the other takes over, nothing lost or reordered', async () => {
+    const got: Record<'a' | 'b', number[]> = { a: [], b: [] };
+    const start = (name: 'a' | 'b', nats: Nats): void => {
+      consumers.push(consumeBatches({
+        js: nats.js, stream, durable, pull: 10, log, maxBatch: 10, maxWaitMs: 0, pinned: true,
+        handle: async (msgs: JsMsg[]) => {
+          for (const msg of msgs) {
+            got[name].push(Number(msg.string()));
+            msg.ack();
+          }
+        },
+      }));
+    };
+    start('a', a);
+    start('b', b);
+    for (let i = 1; i <= 20; i++) await admin.js.publish(subject, String(i));
+    expect(await until(() => got.a.length + got.b.length === 20, 10_000)).toBe(true);
+    const pinned = got.a.length === 20 ? 'a' : 'b';
+    const other = pinned === 'a' ? 'b' : 'a';
+    expect(got[pinned]).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(got[other]).toEqual([]);
+
+    // The pinned process dies: its connection goes without a goodbye.
+    await (pinned === 'a' ? a : b).nc.close();
+    for (let i = 21; i <= 40; i++) await admin.js.publish(subject, String(i));
+    // The pin times out after 5 s without pulls (PIN_TTL_MS); then the other one is pinned.
+    expect(await until(() => got[other].length === 20, 20_000)).toBe(true);
+    expect(got[other]).toEqual(Array.from({ length: 20 }, (_, i) => i + 21));
+    expect(got[pinned]).toHaveLength(20);
+  });
+});
