@@ -12,8 +12,8 @@ import { ROLE_PROCESS_OPTION, connectToParent, startRoleProcesses, type RoleProc
 import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { OperatorStore } from './stores/operator-store';
-import { assertFree, startEngines, type Engines } from './roles/engines';
-import { ROLES, planProcesses, type ProcessPlan, type Role } from './roles/process-plan';
+import { assertRolePortsFree, simulatorRoute, startEngines, type Engines } from './roles/engines';
+import { ROLES, planProcesses, roleProcessEnv, type ProcessPlan, type Role } from './roles/process-plan';
 import { startHttpGateway } from './roles/gateway-http';
 import { startSmppGateway } from './roles/gateway-smpp';
 import { buildAcceptanceCore, type AcceptanceCore } from './roles/acceptance';
@@ -68,18 +68,19 @@ function parseRoles(argv: string[]): { roles: Role[]; every: boolean; roleProces
 async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log: Logger): Promise<void> {
   const started = performance.now();
   const roles = plan.own;
-  // Before anything starts: a port taken by another process is named with its variable.
-  const everyRole = [...roles, ...plan.children.flatMap((c) => c.roles)];
-  if (everyRole.includes('gateway-http')) await assertFree(config.http.port, 'HTTP', 'HTTP_PORT');
-  if (everyRole.includes('gateway-smpp')) await assertFree(config.smpp.port, 'SMPP', 'SMPP_PORT');
-  if (everyRole.includes('simulator') && config.carrier.routes.some((r) => r.name === 'simulator')) await assertFree(config.simulator.port, 'carrier simulator', 'SIMULATOR_PORT');
+  await assertRolePortsFree(config, [...roles, ...plan.children.flatMap((c) => c.roles)]);
   const engines: Engines = await startEngines(config, log, {
     clickhouse: roles.some((r) => CLICKHOUSE_ROLES.includes(r)),
     processName: `sms-platform:${roles.join('+')}`,
   });
+  const children: RoleProcesses | undefined = plan.children.length === 0 ? undefined : startRoleProcesses(
+    plan.children.map((child) => ({ name: child.name, roles: child.roles, env: roleProcessEnv(child, { ...engines, dataDir: config.dataDir }) })),
+    { script: __filename, execArgv: process.execArgv },
+    log,
+  );
+  // Awaited before the gateways open; a failure is seen there, not as an unhandled rejection.
+  children?.ready.catch(() => undefined);
   const running: Stoppable[] = [];
-  // Assigned once the engines are up; the shutdown below may run before (a signal during start-up).
-  let children: RoleProcesses | undefined = undefined;
   let stopping = false;
   /** Stops the roles, then the engines, and exits with `exitCode` (1 after a fault: process managers restart on it). */
   const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
@@ -125,18 +126,6 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
 
   // A role process stops with its parent, even one killed with -9 (the IPC channel closes).
   const parent = connectToParent(roleProcess, () => registry.ownMetrics(), () => void shutdown('parent exited'));
-  children = plan.children.length === 0 ? undefined : startRoleProcesses(plan.children.map((child) => ({
-    name: child.name,
-    roles: child.roles,
-    env: {
-      NATS_URL: config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`,
-      TEMPORAL_ADDRESS: engines.temporalAddress,
-      DATA_DIR: join(config.dataDir, 'processes', child.name),
-      DEMO_SEED: 'false',
-    },
-  })), { script: __filename, execArgv: process.execArgv }, log);
-  // Awaited before the gateways open; a failure is seen there, not as an unhandled rejection.
-  children?.ready.catch(() => undefined);
 
   try {
     if (metricsPort !== undefined) running.push(await serveMetrics(metricsPort, config.http.host, log));
@@ -159,9 +148,9 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     }
     // The simulator runs only where a route named `simulator` points at it: the default routes
     // do; production CARRIER_ROUTES do not (DESIGN §3: never enabled in production configs).
-    const simulatorRoute = config.carrier.routes.find((r) => r.name === 'simulator');
-    if (roles.includes('simulator') && simulatorRoute) {
-      running.push(await startCarrierSimulator({ port: config.simulator.port, latencyMs: config.carrier.simulatorLatencyMs, systemId: simulatorRoute.systemId, password: simulatorRoute.password, nats: engines.nats.nc, log }));
+    const simulator = simulatorRoute(config);
+    if (roles.includes('simulator') && simulator) {
+      running.push(await startCarrierSimulator({ port: config.simulator.port, latencyMs: config.carrier.simulatorLatencyMs, systemId: simulator.systemId, password: simulator.password, nats: engines.nats.nc, log }));
     }
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
@@ -172,8 +161,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     if (children) {
       await children.ready;
       running.push(children);
-      const peers = children;
-      registry.setPeers(() => peers.metrics());
+      registry.setPeers(() => children.metrics());
     }
     if (roles.includes('gateway-http')) {
       // /health also answers for the role processes (`process:<name>`: up with the IPC round trip, or why not).

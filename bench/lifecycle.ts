@@ -118,7 +118,8 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
     const longest = await longestHistory(temporal.client);
     const events = Object.values(histories).reduce((sum, h) => sum + h.events, 0);
     const threads = [...after.threads.entries()].map(([name, cpu]) => [name, cpu - (before.threads.get(name) ?? 0)] as const).filter(([, cpu]) => cpu > 0.05).sort((a, b) => b[1] - a[1]);
-    const sdkSeconds = threads.filter(([name]) => isTemporalSdkThread(name)).reduce((sum, [, cpu]) => sum + cpu, 0);
+    const withRoleProcesses = threads.some(([name]) => name.includes('/'));
+    const sdkSeconds = threads.filter(([name]) => isTemporalSdkThread(name, withRoleProcesses)).reduce((sum, [, cpu]) => sum + cpu, 0);
     const perMessageMs = (cpuSeconds: number): number => round((cpuSeconds * 1000) / Math.max(1, done.size), 2);
     const result = {
       mode, workers: 1 + extraPids.length, offeredRate: RATE ?? 0, messages: done.size, accepted: acceptedAt.size, seconds: round(seconds), messagesPerSecond: round(done.size / seconds), acceptedPerSecond: round(acceptedAt.size / acceptSeconds), dlrsPerSecond: round(dlrs / seconds),

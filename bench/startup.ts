@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
-import { roleProcessPids } from './support/cpu';
+import { roleProcessName, roleProcessPids } from './support/cpu';
 
 const { values } = benchArgs({ options: { runs: { type: 'string', default: '3' }, cold: { type: 'boolean', default: false }, 'skip-bootstrap': { type: 'boolean', default: false } } });
 const ROOT = join(__dirname, '..');
@@ -44,10 +44,7 @@ async function startOnce(dataDir: string): Promise<{ seconds: number; rssMiB: Re
   const runDir = join(dataDir, 'run');
   const rssMiB: Record<string, number> = { product: rssKiB(child.pid ?? 0) / 1024 };
   // The role processes of PROCESS_LAYOUT=split (README, "Processes of `npm start`"), by their roles.
-  for (const pid of roleProcessPids(child.pid ?? 0)) {
-    const roles = /--role=([^\0]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[1] ?? String(pid);
-    rssMiB[`product (${roles})`] = rssKiB(pid) / 1024;
-  }
+  for (const pid of roleProcessPids(child.pid ?? 0)) rssMiB[`product (${roleProcessName(pid)})`] = rssKiB(pid) / 1024;
   for (const file of existsSync(runDir) ? readdirSync(runDir) : []) rssMiB[file.replace(/\.pid$/, '')] = rssKiB(Number(readFileSync(join(runDir, file), 'utf8'))) / 1024;
   return {
     seconds,

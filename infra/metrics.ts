@@ -6,8 +6,14 @@ import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefault
 
 const SCRAPE_SOURCE_TIMEOUT_MS = 1000;
 
-/** Metrics of another process of this product (a role process): JSON to aggregate, exporter text to append. */
-export type PeerMetricsSource = () => Promise<ReadonlyArray<{ readonly json: object[]; readonly text: string }>>;
+/** One process's metrics as another process takes them in: prom-client's JSON to aggregate, exporter text to append. */
+export interface PeerMetrics {
+  readonly json: object[];
+  readonly text: string;
+}
+
+/** Ends a non-empty exposition with a newline, so that expositions can be concatenated. */
+const terminated = (text: string): string => (text.length === 0 || text.endsWith('\n') ? text : `${text}\n`);
 
 /**
  * The process's registry. Exposition in another process-local exporter (the Temporal SDK's
@@ -17,7 +23,7 @@ export type PeerMetricsSource = () => Promise<ReadonlyArray<{ readonly json: obj
  */
 class ProcessRegistry extends Registry {
   private readonly sources = new Set<string>();
-  private peers: PeerMetricsSource | undefined;
+  private peers: (() => Promise<readonly PeerMetrics[]>) | undefined;
 
   /** Adds a Prometheus text endpoint whose samples are appended to every exposition. */
   addSource(url: string): void {
@@ -25,12 +31,12 @@ class ProcessRegistry extends Registry {
   }
 
   /** Adds the metrics of this process's role processes to every exposition. */
-  setPeers(peers: PeerMetricsSource): void {
+  setPeers(peers: () => Promise<readonly PeerMetrics[]>): void {
     this.peers = peers;
   }
 
   /** This process's samples with its exporters' text, for a parent to aggregate. */
-  async ownMetrics(): Promise<{ json: object[]; text: string }> {
+  async ownMetrics(): Promise<PeerMetrics> {
     const [json, text] = await Promise.all([this.getMetricsAsJSON(), this.sourcesText()]);
     return { json, text };
   }
@@ -38,8 +44,7 @@ class ProcessRegistry extends Registry {
   override async metrics(): Promise<string> {
     const peers = this.peers ? await this.peers() : [];
     const own = peers.length === 0 ? await super.metrics() : await AggregatorRegistry.aggregate([await this.getMetricsAsJSON(), ...peers.map((p) => p.json)]).metrics();
-    const extra = [await this.sourcesText(), ...peers.map((p) => p.text)];
-    return [own, ...extra.filter((text) => text.length > 0)].map((text) => (text.endsWith('\n') ? text : `${text}\n`)).join('');
+    return [own, await this.sourcesText(), ...peers.map((p) => p.text)].map(terminated).join('');
   }
 
   private async sourcesText(): Promise<string> {
@@ -52,7 +57,7 @@ class ProcessRegistry extends Registry {
         return ''; // the exporter is not up yet (or gone): our own metrics still answer
       }
     }));
-    return texts.filter((text) => text.length > 0).map((text) => (text.endsWith('\n') ? text : `${text}\n`)).join('');
+    return texts.map(terminated).join('');
   }
 }
 

@@ -7,16 +7,10 @@
 // exits on its own is started again after a back-off.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from './logger';
-import { roleProcessRestarts } from './metrics';
+import { roleProcessRestarts, type PeerMetrics } from './metrics';
 
 /** The command-line option that makes main.ts a role process (its value names it). */
 export const ROLE_PROCESS_OPTION = '--role-process';
-
-/** A child's metrics: prom-client's JSON (aggregated with the parent's) and exporter text appended as is. */
-export interface PeerMetrics {
-  readonly json: object[];
-  readonly text: string;
-}
 
 export interface RoleProcessSpec {
   /** Names the process in logs and in its data directory. */

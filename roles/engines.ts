@@ -2,7 +2,7 @@
 // ones are configured), connections to NATS, Temporal and ClickHouse, the migrations, and
 // the stores built on them. One `stop()` closes everything in reverse order.
 import { join } from 'node:path';
-import type { Config } from '../config';
+import type { CarrierRoute, Config } from '../config';
 import { clickhouseRtt, migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { connectNats, natsRtt, type Nats } from '../infra/nats';
@@ -19,6 +19,8 @@ export interface Engines {
   readonly nats: Nats;
   readonly temporal: Temporal;
   readonly temporalAddress: string;
+  /** The NATS server(s) this process connected to (the embedded one, or NATS_URL). */
+  readonly natsUrl: string;
   readonly clickhouse: ClickHouse | undefined;
   readonly accounts: AccountStore;
   readonly directory: AccountDirectory;
@@ -32,8 +34,23 @@ export class PortInUseError extends Error {
   override readonly name = 'PortInUseError';
 }
 
+/** The route to the embedded carrier simulator; none in production CARRIER_ROUTES (DESIGN §3). */
+export function simulatorRoute(config: Config): CarrierRoute | undefined {
+  return config.carrier.routes.find((r) => r.name === 'simulator');
+}
+
+/**
+ * Before anything starts: a port the given roles listen on, taken by another process, fails with
+ * a message naming its variable (the engines' ports are checked where they are spawned).
+ */
+export async function assertRolePortsFree(config: Config, roles: readonly string[]): Promise<void> {
+  if (roles.includes('gateway-http')) await assertFree(config.http.port, 'HTTP', 'HTTP_PORT');
+  if (roles.includes('gateway-smpp')) await assertFree(config.smpp.port, 'SMPP', 'SMPP_PORT');
+  if (roles.includes('simulator') && simulatorRoute(config)) await assertFree(config.simulator.port, 'carrier simulator', 'SIMULATOR_PORT');
+}
+
 /** Fails with a message naming the variable to change when something already listens on `port`. */
-export async function assertFree(port: number, what: string, variable: string): Promise<void> {
+async function assertFree(port: number, what: string, variable: string): Promise<void> {
   if (await portOpen(port)) {
     throw new PortInUseError(`port ${port} (${what}) is already in use: stop the other process (another \`npm start\`?) or set ${variable}`);
   }
@@ -106,6 +123,7 @@ export async function startEngines(config: Config, log: Logger, options: { click
       nats,
       temporal,
       temporalAddress,
+      natsUrl,
       clickhouse,
       accounts: new AccountStore(nats.kv.accounts),
       directory,

@@ -3,6 +3,7 @@
 // simulator SMSC it talks to) each get a child process of their own, so that the lifecycle's
 // work and the gateways' never share one event loop (docs/decisions.md, "One machine, three
 // processes"). A deliberate --role selection is run as asked.
+import { join } from 'node:path';
 
 export const ROLES = ['gateway-http', 'gateway-smpp', 'worker', 'simulator', 'carrier', 'ingest-writer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -24,6 +25,11 @@ const SPLIT: readonly ChildPlan[] = [
   { name: 'lifecycle', roles: ['worker'] },
   { name: 'carrier', roles: ['carrier', 'simulator'] },
 ];
+
+/** What a role process is told: the engines of its parent (it spawns none), its own data directory, no demo seeding. */
+export function roleProcessEnv(child: ChildPlan, parent: { readonly natsUrl: string; readonly temporalAddress: string; readonly dataDir: string }): Record<string, string> {
+  return { NATS_URL: parent.natsUrl, TEMPORAL_ADDRESS: parent.temporalAddress, DATA_DIR: join(parent.dataDir, 'processes', child.name), DEMO_SEED: 'false' };
+}
 
 /**
  * `every`: the process was started with every role (`--role=all`, the default); `child`: it is

@@ -20,6 +20,7 @@ import { KvMirror } from './kv-mirror';
 const MESSAGES_STREAM = `KV_${BUCKETS.messages}`;
 const messageSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageState(id)}`;
 const MESSAGE_ID = /^[0-9a-f-]{36}$/;
+const UTF8 = new TextDecoder();
 
 /** Each accepted message is serialized and UTF-8 encoded once: for its KV state and again inside the queued batch. */
 const serialized = new WeakMap<SmsMessage, Buffer>();
@@ -86,8 +87,8 @@ export class KvClientIds implements ClientIds {
 
   async takeOver(scope: string, clientId: string, heldBy: string, messageId: string): Promise<boolean> {
     const key = this.key(scope, clientId);
-    const entry = await this.cas.get(key);
-    if (!entry || this.text(entry) !== heldBy) return false;
+    const entry = await this.heldBy(key, heldBy);
+    if (!entry) return false;
     try {
       await this.cas.update(key, messageId, entry.revision);
       return true;
@@ -99,8 +100,8 @@ export class KvClientIds implements ClientIds {
 
   async release(scope: string, clientId: string, messageId: string): Promise<void> {
     const key = this.key(scope, clientId);
-    const entry = await this.cas.get(key);
-    if (!entry || this.text(entry) !== messageId) return;
+    const entry = await this.heldBy(key, messageId);
+    if (!entry) return;
     try {
       await this.kv.delete(key, { previousSeq: entry.revision });
     } catch (err) {
@@ -108,8 +109,10 @@ export class KvClientIds implements ClientIds {
     }
   }
 
-  private text(entry: CasEntry): string {
-    return new TextDecoder().decode(entry.value);
+  /** The claim at `key` when it names `messageId` (with its revision, for a compare-and-set). */
+  private async heldBy(key: string, messageId: string): Promise<CasEntry | null> {
+    const entry = await this.cas.get(key);
+    return entry && UTF8.decode(entry.value) === messageId ? entry : null;
   }
 }
 

@@ -23,6 +23,15 @@ export function roleProcessPids(pid: number): number[] {
   return found;
 }
 
+/** The roles a role process runs, from its command line (`--role=worker` → `worker`). */
+export function roleProcessName(pid: number): string {
+  try {
+    return /--role=([^\0]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[1] ?? String(pid);
+  } catch {
+    return String(pid);
+  }
+}
+
 /** CPU milliseconds used so far by `pid` and its role processes (and their finished, waited-for children). */
 export function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { roleProcessPids } from './cpu';
+import { processCpuMs, roleProcessName, roleProcessPids } from './cpu';
 
 const TICKS_PER_SECOND = 100;
 
@@ -14,14 +14,14 @@ function cpuSecondsOf(statPath: string): number {
 
 /** CPU seconds of a process, or of each of its threads grouped by thread name. */
 export function processCpuSeconds(pid: number): number {
-  return [pid, ...roleProcessPids(pid)].reduce((sum, p) => sum + cpuSecondsOf(`/proc/${p}/stat`), 0);
+  return (processCpuMs(pid) ?? 0) / 1000;
 }
 
 /** Per thread name; the threads of role processes (PROCESS_LAYOUT=split) are named `<roles>/<thread>`. */
 export function threadCpuSeconds(pid: number): Map<string, number> {
   const byName = new Map<string, number>();
   for (const owner of [pid, ...roleProcessPids(pid)]) {
-    const prefix = owner === pid ? '' : `${roleNames(owner)}/`;
+    const prefix = owner === pid ? '' : `${roleProcessName(owner)}/`;
     for (const tid of readdirSync(`/proc/${owner}/task`)) {
       try {
         const comm = readFileSync(`/proc/${owner}/task/${tid}/comm`, 'utf8').trim();
@@ -34,15 +34,6 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
     }
   }
   return byName;
-}
-
-/** The roles a role process runs (`--role=worker` → `worker`). */
-function roleNames(pid: number): string {
-  try {
-    return /--role=([^\0]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[1] ?? String(pid);
-  } catch {
-    return String(pid);
-  }
 }
 
 /** The pid of the Temporal dev server listening on `port` (its command line names the port). */
@@ -88,11 +79,17 @@ export async function longestHistory(client: Client): Promise<{ workflowId: stri
 }
 
 /**
- * The SDK's part of a product process: Temporal core (Rust, tokio) threads and the Node worker
- * threads that run workflow code. Activities, the bridge and the client run on the main thread
- * with everything else, so they are not counted here (the product's whole CPU is reported beside).
+ * The SDK's part of the product: Temporal core (Rust, tokio) threads and the Node worker threads
+ * that run workflow code, in the process that runs the worker role. Activities, the bridge and
+ * the client run on the main thread with everything else, so they are not counted here (the
+ * product's whole CPU is reported beside). Every Node process also has a module-loader thread
+ * (`--import tsx`), named like a worker thread: with role processes (names `<roles>/<thread>`,
+ * threadCpuSeconds) only the worker process's count.
  */
-export function isTemporalSdkThread(name: string): boolean {
-  const thread = name.slice(name.lastIndexOf('/') + 1);
-  return thread === 'node-worker-thread' || /tokio/i.test(thread);
+export function isTemporalSdkThread(name: string, withRoleProcesses: boolean): boolean {
+  const slash = name.lastIndexOf('/');
+  const thread = name.slice(slash + 1);
+  if (/tokio/i.test(thread)) return true;
+  if (thread !== 'node-worker-thread') return false;
+  return withRoleProcesses ? name.slice(0, Math.max(0, slash)).split(',').includes('worker') : true;
 }

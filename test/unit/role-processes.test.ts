@@ -55,7 +55,7 @@ describe('role processes (infra/role-processes.ts)', () => {
     children = undefined;
   });
 
-  test('children start, answer metrics (summed with the parent\'s), and stop', async () => {
+  test('children start, answer metrics (their JSON aggregates into one exposition), and stop', async () => {
     children = startRoleProcesses([
       { name: 'one', roles: ['a'], env: {} },
       { name: 'two', roles: ['b'], env: {} },
