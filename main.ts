@@ -20,6 +20,7 @@ import { buildAcceptanceCore, type AcceptanceCore } from './roles/acceptance';
 import { startCarrierConnector } from './roles/carrier-connector';
 import { startCarrierSimulator } from './roles/carrier-simulator';
 import { startHistoryWriter } from './roles/history-writer';
+import { startChargeSettler } from './roles/charge-settler';
 import { startIngestWriter } from './roles/ingest-writer';
 import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { lifecyclePorts, startWorker } from './roles/worker';
@@ -158,6 +159,8 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
     // One per deployment, like the ingest writer: consumer lag, dead letters, refunds (roles/pipeline-metrics.ts).
     if (roles.includes('ingest-writer')) running.push(await startPipelineMetrics(engines.nats, log));
+    // One per deployment too: settles charge holds from the stream, refunds those it never saw (roles/charge-settler.ts).
+    if (roles.includes('ingest-writer')) running.push(await startChargeSettler({ nats: engines.nats, ledger: engines.balances, refundAfterMs: config.chargeHoldRefundSeconds * 1000, log }));
     if (children) {
       await children.ready;
       running.push(children);

@@ -43,6 +43,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'AUDIENCE_BASE_PATH', type: 'string', default: '/audience/v1', description: 'Base path of the audience search and segment API (spec 3 §4.2).' },
   { name: 'INGEST_RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per datasource per ingestion endpoint (one batch counts once).' },
   { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
+  { name: 'CHARGE_HOLD_REFUND_SECONDS', type: 'integer', default: 60, description: 'A charge whose messages (or lookup) never reached the stream, because the process taking it died, is refunded by the charge settler once the stream has moved this far past it (at least 30: a request gives up within 30 s).' },
   { name: 'DEMO_SEED', type: 'boolean', default: true, description: 'Create the demo organization on first start with an empty data store.' },
   { name: 'CARRIER_ROUTES', type: 'string', description: 'JSON array of upstream SMSC routes [{name, host, port, systemId, password, prefixes, window}]; unset = one route to the embedded carrier simulator.' },
   { name: 'SIMULATOR_LATENCY_MS', type: 'integer', default: 200, description: 'Delay of each step of the carrier simulator (submit → buffered → final); 0 for benchmarks.' },
@@ -75,6 +76,7 @@ export interface Config {
   readonly ingest: { readonly basePath: string; readonly ratePerMinute: number };
   readonly audience: { readonly basePath: string };
   readonly messageStateTtlHours: number;
+  readonly chargeHoldRefundSeconds: number;
   readonly demoSeed: boolean;
   readonly carrier: { readonly routes: readonly CarrierRoute[]; readonly simulatorLatencyMs: number };
   readonly lifecycle: {
@@ -176,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE') },
     audience: { basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')) },
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
+    chargeHoldRefundSeconds: atLeast('CHARGE_HOLD_REFUND_SECONDS', num('CHARGE_HOLD_REFUND_SECONDS'), 30),
     demoSeed: raw['DEMO_SEED'] === true,
     carrier: { routes: parseRoutes(opt('CARRIER_ROUTES'), num('SIMULATOR_PORT')), simulatorLatencyMs: num('SIMULATOR_LATENCY_MS') },
     lifecycle: {
@@ -184,6 +187,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhook: { attemptTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), initialIntervalMs: num('WEBHOOK_RETRY_INITIAL_MS'), maximumIntervalMs: num('WEBHOOK_RETRY_MAX_MS'), retryHours: num('WEBHOOK_RETRY_HOURS') },
     },
   });
+}
+
+function atLeast(name: string, value: number, min: number): number {
+  if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
+  return value;
 }
 
 function processLayout(value: string): 'split' | 'single' {

@@ -25,6 +25,8 @@ export interface DurableSpec {
   readonly inactiveMs?: number;
   /** One process at a time receives (PINNED_GROUP): stream order across processes; see PullOptions.pinned. */
   readonly pinned?: boolean;
+  /** Deliver each message's headers only, not its body (the charge settler reads a header). */
+  readonly headersOnly?: boolean;
 }
 
 /**
@@ -45,6 +47,7 @@ export function durableConfig(spec: DurableSpec): Partial<ConsumerConfig> & { du
     max_ack_pending: spec.maxAckPending,
     ack_wait: spec.ackWaitMs * NANOS_PER_MS,
     ...(spec.inactiveMs === undefined ? {} : { inactive_threshold: spec.inactiveMs * NANOS_PER_MS }),
+    ...(spec.headersOnly ? { headers_only: true } : {}),
     ...(spec.pinned ? { priority_groups: [PINNED_GROUP], priority_policy: 'pinned_client' as const, priority_timeout: PIN_TTL_MS * NANOS_PER_MS } : {}),
   };
 }

@@ -140,6 +140,18 @@ export const smsRefunds = new Counter({
   registers: [registry],
 });
 
+export const chargeHoldsRefunded = new Counter({
+  name: 'charge_holds_refunded_total',
+  help: 'Charges refunded by the charge settler because what they paid for never reached the stream (the process taking them died in between)',
+  registers: [registry],
+});
+
+export const chargeHoldsSettled = new Counter({
+  name: 'charge_holds_settled_total',
+  help: 'Charge holds named by accepted batches and lookups that the charge settler read from the stream',
+  registers: [registry],
+});
+
 export const dlrAttempts = new Counter({
   name: 'sms_dlr_attempts_total',
   help: 'DLR webhook attempts (sms.dlr.attempt), by outcome (delivered, failed, skipped) and response class (2xx, 3xx, 4xx, 5xx, none)',
@@ -281,3 +293,5 @@ export function responseClass(status: number | null): string {
 for (const source of ['http', 'legacy', 'smpp']) smsMessagesAccepted.inc({ source }, 0);
 for (const status of ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown']) smsMessagesFinal.inc({ status }, 0);
 smsRefunds.inc(0);
+chargeHoldsRefunded.inc(0);
+chargeHoldsSettled.inc(0);

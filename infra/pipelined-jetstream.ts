@@ -77,12 +77,16 @@ export class PipelinedJetStream {
     this.sweeper = setInterval(() => this.expire(), Math.min(1000, timeoutMs)).unref();
   }
 
-  /** Publishes `data` on `subject` and resolves with the stream's ack. `msgId` sets Nats-Msg-Id (deduplication). */
-  async publish(subject: string, data: Uint8Array | string, msgId?: string): Promise<PubAck> {
+  /**
+   * Publishes `data` on `subject` and resolves with the stream's ack. `msgId` sets Nats-Msg-Id
+   * (deduplication); `extra` adds headers of the product's own (core/bus/names.ts HEADERS).
+   */
+  async publish(subject: string, data: Uint8Array | string, msgId?: string, extra?: Readonly<Record<string, string>>): Promise<PubAck> {
     let headers: MsgHdrs | undefined;
-    if (msgId !== undefined) {
+    if (msgId !== undefined || extra !== undefined) {
       headers = natsHeaders();
-      headers.set('Nats-Msg-Id', msgId);
+      if (msgId !== undefined) headers.set('Nats-Msg-Id', msgId);
+      if (extra) for (const [name, value] of Object.entries(extra)) headers.set(name, value);
     }
     return toPubAck(await this.request(subject, data, headers));
   }

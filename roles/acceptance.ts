@@ -20,7 +20,7 @@ export async function buildAcceptanceCore(engines: Pick<Engines, 'nats' | 'direc
   const states = new KvMessageStates(engines.nats.pipeline);
   const optOuts = await MirroredOptOuts.open(engines.nats.kv.optouts);
   const prices: PriceBook = { price: engines.directory.price.bind(engines.directory) };
-  const funds: Funds = { charge: engines.balances.charge.bind(engines.balances), credit: engines.balances.credit.bind(engines.balances) };
+  const funds: Funds = engines.balances;
   const acceptance = new SmsAcceptance({ prices, funds, states, optOuts, clientIds: new KvClientIds(engines.nats.kv.idempotency), queue: new JetStreamAcceptedQueue(engines.nats.pipeline) });
   return { acceptance, states, optOuts, prices, funds, close: () => optOuts.stop() };
 }

@@ -6,16 +6,26 @@ import type { KV } from '@nats-io/kv';
 import type { BalanceReader } from '../core/accounts/ports';
 import { decode } from '../core/bus/decode';
 import { BUCKETS } from '../core/bus/names';
-import type { Balance } from '../core/accounts/types';
+import type { Balance, ChargeHold } from '../core/accounts/types';
+import type { Funds, HoldSpec } from '../core/sms/ports';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, type CasKv } from './kv-cas';
 
+/** One change to an organization's balance, applied with whatever else is queued for it. */
+export type BalanceOp =
+  | { readonly kind: 'charge'; readonly micros: number; readonly hold: ChargeHold | undefined; readonly holdId: string | undefined }
+  | { readonly kind: 'credit'; readonly micros: number; readonly holdId: string | undefined }
+  | { readonly kind: 'settle'; readonly holdId: string }
+  /** The charge settler's refund: only a hold still open and taken before `heldBefore`. */
+  | { readonly kind: 'refund-hold'; readonly holdId: string; readonly heldBefore: number }
+  /** An absolute balance (admin); the holds stay. */
+  | { readonly kind: 'set'; readonly balance: Balance };
+
 interface Pending {
-  readonly delta: number;
-  /** A charge (negative delta) is refused rather than taking the balance below zero. */
-  readonly floorAtZero: boolean;
-  readonly resolve: (applied: boolean) => void;
+  readonly op: BalanceOp;
+  /** A charge: applied or refused; a refund-hold: the hold refunded, or null; else undefined. */
+  readonly resolve: (outcome: boolean | ChargeHold | null | undefined) => void;
   readonly reject: (err: unknown) => void;
 }
 
@@ -25,7 +35,7 @@ export class BalanceNotFoundError extends Error {
 
 const MAX_CAS_ATTEMPTS = 50;
 
-export class BalanceLedger implements BalanceReader {
+export class BalanceLedger implements BalanceReader, Funds {
   private readonly queues = new Map<string, Pending[]>();
   private readonly flushing = new Set<string>();
 
@@ -41,28 +51,55 @@ export class BalanceLedger implements BalanceReader {
     return entry && entry.operation === 'PUT' && entry.length > 0 ? decode('balance', entry.value) : null;
   }
 
-  /** Sets an absolute balance (admin). */
+  /** Sets an absolute balance (admin); charges held open stay held. */
   async set(orgId: string, balance: Balance): Promise<Balance> {
-    await this.kv.put(orgId, JSON.stringify(balance));
+    await this.enqueue(orgId, { kind: 'set', balance: { currency: balance.currency, availableMicros: balance.availableMicros } });
     return balance;
   }
 
-  /** Takes `micros` from the balance if it covers them; false when it does not. */
-  charge(orgId: string, micros: number): Promise<boolean> {
+  /** Takes `micros` from the balance if it covers them (and holds them open under `hold`); false when it does not. */
+  charge(orgId: string, micros: number, hold?: HoldSpec): Promise<boolean> {
     if (micros <= 0) return Promise.resolve(true);
-    return this.enqueue(orgId, -micros, true);
+    const held = hold ? { micros, at: Date.now(), ...(hold.ids && hold.ids.length > 0 ? { ids: hold.ids } : {}) } : undefined;
+    return this.enqueue(orgId, { kind: 'charge', micros, hold: held, holdId: hold?.id }) as Promise<boolean>;
   }
 
-  /** Adds `micros` back (refunds, top-ups). */
-  async credit(orgId: string, micros: number): Promise<void> {
-    if (micros <= 0) return;
-    await this.enqueue(orgId, micros, false);
+  /** Adds `micros` back (refunds, top-ups); `holdId`: the hold of the charge this reverses goes with it. */
+  async credit(orgId: string, micros: number, holdId?: string): Promise<void> {
+    if (micros <= 0 && !holdId) return;
+    await this.enqueue(orgId, { kind: 'credit', micros: Math.max(0, micros), holdId });
   }
 
-  private enqueue(orgId: string, delta: number, floorAtZero: boolean): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
+  /** The held charge is final; written with the next change of the balance (not awaited). */
+  settle(orgId: string, holdId: string): void {
+    this.enqueue(orgId, { kind: 'settle', holdId }).catch(() => {
+      // The charge settler settles it from the stream message's header.
+    });
+  }
+
+  async isHeld(orgId: string, messageId: string): Promise<boolean> {
+    const entry = await this.cas.get(orgId);
+    if (!entry || entry.value.length === 0) return false;
+    const holds = decode('balance', entry.value).holds;
+    if (!holds) return false;
+    if (holds[messageId]) return true;
+    return Object.values(holds).some((h) => h.ids?.includes(messageId) ?? false);
+  }
+
+  /** Settles several holds in one write (the charge settler, from the stream's headers). */
+  async settleAll(orgId: string, holdIds: readonly string[]): Promise<void> {
+    await Promise.all(holdIds.map((holdId) => this.enqueue(orgId, { kind: 'settle', holdId })));
+  }
+
+  /** Refunds a hold still open that was taken before `heldBefore` (ms); the refunded hold, or null. */
+  async refundHold(orgId: string, holdId: string, heldBefore: number): Promise<ChargeHold | null> {
+    return (await this.enqueue(orgId, { kind: 'refund-hold', holdId, heldBefore })) as ChargeHold | null;
+  }
+
+  private enqueue(orgId: string, op: BalanceOp): Promise<boolean | ChargeHold | null | undefined> {
+    return new Promise((resolve, reject) => {
       const queue = this.queues.get(orgId) ?? [];
-      queue.push({ delta, floorAtZero, resolve, reject });
+      queue.push({ op, resolve, reject });
       this.queues.set(orgId, queue);
       if (!this.flushing.has(orgId)) void this.flush(orgId);
     });
@@ -77,7 +114,7 @@ export class BalanceLedger implements BalanceReader {
         this.queues.delete(orgId);
         try {
           const outcomes = await this.applyBatch(orgId, batch);
-          batch.forEach((p, i) => p.resolve(outcomes[i] ?? false));
+          batch.forEach((p, i) => p.resolve(outcomes[i]));
         } catch (err) {
           for (const p of batch) p.reject(err);
         }
@@ -87,28 +124,74 @@ export class BalanceLedger implements BalanceReader {
     }
   }
 
-  private async applyBatch(orgId: string, batch: readonly Pending[]): Promise<boolean[]> {
+  private async applyBatch(orgId: string, batch: readonly Pending[]): Promise<Array<boolean | ChargeHold | null | undefined>> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       const entry = await this.cas.get(orgId);
-      if (!entry || entry.value.length === 0) {
-        if (batch.some((p) => p.delta > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
-        return batch.map(() => false);
+      const exists = entry !== null && entry.value.length > 0;
+      const setOp = batch.find((p) => p.op.kind === 'set');
+      if (!exists && !setOp) {
+        if (batch.some((p) => p.op.kind === 'credit' && p.op.micros > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
+        return batch.map((p) => (p.op.kind === 'charge' ? false : p.op.kind === 'refund-hold' ? null : undefined));
       }
-      const balance = decode('balance', entry.value);
-      let available = balance.availableMicros;
-      const outcomes = batch.map((p) => {
-        if (p.floorAtZero && available + p.delta < 0) return false;
-        available += p.delta;
-        return true;
-      });
-      if (available === balance.availableMicros) return outcomes;
+      const stored: Balance = exists ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 };
+      const next = applyOps(stored, batch.map((p) => p.op));
+      if (!next.changed) return next.outcomes;
       try {
-        await this.cas.update(orgId, JSON.stringify({ ...balance, availableMicros: available }), entry.revision);
-        return outcomes;
+        const value = JSON.stringify(next.balance);
+        if (exists) await this.cas.update(orgId, value, entry.revision);
+        else await this.cas.create(orgId, value);
+        return next.outcomes;
       } catch (err) {
         if (!isRevisionConflict(err)) throw err;
       }
     }
     throw new Error(`balance of ${orgId}: compare-and-set kept conflicting after ${MAX_CAS_ATTEMPTS} attempts`);
   }
+}
+
+/** The balance after `ops`, in order, and each op's outcome; pure (test/unit/balance-holds.test.ts). */
+export function applyOps(balance: Balance, ops: readonly BalanceOp[]): { balance: Balance; outcomes: Array<boolean | ChargeHold | null | undefined>; changed: boolean } {
+  let available = balance.availableMicros;
+  let currency = balance.currency;
+  let holds: Record<string, ChargeHold> | undefined;
+  const held = (): Record<string, ChargeHold> => (holds ??= { ...balance.holds });
+  const current = (id: string): ChargeHold | undefined => (holds ?? balance.holds)?.[id];
+  let changed = false;
+  const outcomes = ops.map((op): boolean | ChargeHold | null | undefined => {
+    switch (op.kind) {
+      case 'charge':
+        if (available - op.micros < 0) return false;
+        available -= op.micros;
+        if (op.hold && op.holdId) held()[op.holdId] = op.hold;
+        changed = true;
+        return true;
+      case 'credit':
+        available += op.micros;
+        if (op.holdId && current(op.holdId)) delete held()[op.holdId];
+        changed = true;
+        return undefined;
+      case 'settle':
+        if (current(op.holdId)) {
+          delete held()[op.holdId];
+          changed = true;
+        }
+        return undefined;
+      case 'refund-hold': {
+        const hold = current(op.holdId);
+        if (!hold || hold.at >= op.heldBefore) return null;
+        available += hold.micros;
+        delete held()[op.holdId];
+        changed = true;
+        return hold;
+      }
+      case 'set':
+        available = op.balance.availableMicros;
+        currency = op.balance.currency;
+        changed = true;
+        return undefined;
+    }
+  });
+  const finalHolds = holds ?? balance.holds;
+  const next: Balance = { currency, availableMicros: available, ...(finalHolds && Object.keys(finalHolds).length > 0 ? { holds: finalHolds } : {}) };
+  return { balance: next, outcomes, changed };
 }

@@ -4,7 +4,8 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { Lookup, LookupStore } from '../core/lookup/lookup';
 import type { ClickHouse } from '../infra/clickhouse';
-import { decode, KV_KEYS, SUBJECTS } from '../core/bus';
+import { decode, formatHoldRefs, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 import type { CompiledQuery } from '../core/filters/grammar-a';
 import type { CurrentReader, HistoryReader } from '../core/sms/history-ports';
@@ -13,9 +14,14 @@ import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from 
 export class NatsLookupStore implements LookupStore, CurrentReader<Lookup> {
   constructor(private readonly kv: KV, private readonly js: JetStreamClient) {}
 
-  async put(lookup: Lookup): Promise<void> {
+  async put(lookup: Lookup, hold?: HoldRef): Promise<void> {
     await this.kv.put(KV_KEYS.lookupState(lookup.id), JSON.stringify(lookup));
-    await this.js.publish(SUBJECTS.lookupCreated, JSON.stringify({ lookups: [lookup] }), { msgID: `lookup-${lookup.id}` });
+    let headers: MsgHdrs | undefined;
+    if (hold) {
+      headers = natsHeaders();
+      headers.set(HEADERS.chargeHolds, formatHoldRefs([hold]));
+    }
+    await this.js.publish(SUBJECTS.lookupCreated, JSON.stringify({ lookups: [lookup] }), { msgID: `lookup-${lookup.id}`, ...(headers ? { headers } : {}) });
   }
 
   async get(id: string): Promise<Lookup | null> {

@@ -10,7 +10,7 @@ import { decode } from '../core/bus/decode';
 import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
-import { BUCKETS, KV_KEYS, SUBJECTS } from '../core/bus/names';
+import { BUCKETS, formatHoldRefs, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, type CasEntry, type CasKv } from './kv-cas';
@@ -119,6 +119,7 @@ export class KvClientIds implements ClientIds {
 interface QueuedBatch {
   readonly parts: Buffer[];
   readonly firstId: string;
+  readonly holds: HoldRef[];
   bytes: number;
   sent: boolean;
   readonly waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
@@ -138,7 +139,7 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
 
   constructor(private readonly jetstream: PipelinedJetStream) {}
 
-  enqueue(messages: readonly SmsMessage[]): Promise<void> {
+  enqueue(messages: readonly SmsMessage[], hold?: HoldRef): Promise<void> {
     const first = messages[0];
     if (!first) return Promise.resolve();
     const parts = messages.map(encoded);
@@ -150,13 +151,14 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
       batch = undefined;
     }
     if (!batch) {
-      const created: QueuedBatch = { parts: [], firstId: first.id, bytes: 0, sent: false, waiters: [] };
+      const created: QueuedBatch = { parts: [], firstId: first.id, holds: [], bytes: 0, sent: false, waiters: [] };
       this.open = created;
       setImmediate(() => this.send(created));
       batch = created;
     }
     batch.parts.push(...parts);
     batch.bytes += bytes;
+    if (hold) batch.holds.push(hold);
     const target = batch;
     return new Promise<void>((resolve, reject) => { target.waiters.push({ resolve, reject }); });
   }
@@ -166,7 +168,8 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
     if (batch.sent) return;
     batch.sent = true;
     // msgID (the batch's first message) makes a retried publish of the same batch a no-op within the duplicate window.
-    this.jetstream.publish(SUBJECTS.smsAccepted, batchBody(batch.parts, batch.bytes), `accepted-${batch.firstId}`).then(
+    const headers = batch.holds.length > 0 ? { [HEADERS.chargeHolds]: formatHoldRefs(batch.holds) } : undefined;
+    this.jetstream.publish(SUBJECTS.smsAccepted, batchBody(batch.parts, batch.bytes), `accepted-${batch.firstId}`, headers).then(
       () => { for (const w of batch.waiters) w.resolve(); },
       (err: unknown) => { for (const w of batch.waiters) w.reject(err); },
     );

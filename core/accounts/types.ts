@@ -74,6 +74,20 @@ export interface Token {
 export interface Balance {
   readonly currency: string;
   readonly availableMicros: number;
+  /**
+   * Charges taken but not yet settled, by hold id: a request charges and holds in one
+   * compare-and-set, and the hold is settled once its messages are on the stream, or refunded
+   * by the charge settler when they never got there (a process killed in between; docs/acceptance.md).
+   */
+  readonly holds?: Readonly<Record<string, ChargeHold>>;
+}
+
+export interface ChargeHold {
+  readonly micros: number;
+  /** When the charge was taken (ms since the epoch, the charging process's clock). */
+  readonly at: number;
+  /** Message ids a retry could find by clientId: their states are canceled if the hold is refunded. */
+  readonly ids?: readonly string[];
 }
 
 export type PriceKind = 'sms' | 'lookup';

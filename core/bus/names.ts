@@ -52,9 +52,41 @@ export const CONSUMERS = {
   lifecycleInbound: 'lifecycle-inbound',
   carrierConnector: 'carrier-connector',
   ingestWriter: 'ingest-writer',
+  /** Headers only: settles the charge holds named by each accepted batch and lookup (roles/charge-settler.ts). */
+  chargeSettler: 'charge-settler',
   /** One per SMPP token, created at its first bind: its receipts and inbound messages. */
   smppDlr: (tokenId: string) => `smpp-dlr-${tokenId}`,
 } as const;
+
+/** Headers the product sets on stream messages. */
+export const HEADERS = {
+  /**
+   * On `sms.accepted` and `lookup.created`: the charge holds the stream message settles,
+   * `<orgId>/<holdId>` separated by spaces (formatHoldRefs, parseHoldRefs).
+   */
+  chargeHolds: 'Sms-Charge-Holds',
+} as const;
+
+/** A charge hold named on the bus: the organization whose balance holds it, and its id. */
+export interface HoldRef {
+  readonly orgId: string;
+  readonly holdId: string;
+}
+
+export function formatHoldRefs(refs: readonly HoldRef[]): string {
+  return refs.map((r) => `${r.orgId}/${r.holdId}`).join(' ');
+}
+
+export function parseHoldRefs(value: string | undefined): HoldRef[] {
+  if (!value) return [];
+  const refs: HoldRef[] = [];
+  for (const part of value.split(' ')) {
+    // An organization id may hold a '/' (a valid KV key); a hold id never does.
+    const slash = part.lastIndexOf('/');
+    if (slash > 0 && slash < part.length - 1) refs.push({ orgId: part.slice(0, slash), holdId: part.slice(slash + 1) });
+  }
+  return refs;
+}
 
 /** KV bucket names (infra/nats.ts BucketSet says what each holds). */
 export const BUCKETS = {

@@ -160,7 +160,10 @@ export const BUS_SCHEMAS: Readonly<Record<keyof BusPayloads, object>> = {
   carrierId: object({ messageId: str, segment: int, segments: int }),
   messageState: smsMessage,
   lookupState: lookup,
-  balance: object({ currency: str, availableMicros: int }),
+  balance: object({
+    currency: str, availableMicros: int,
+    holds: { type: 'object', additionalProperties: object({ micros: int, at: int, ids: { type: 'array', items: str } }, ['ids']) },
+  }, ['holds']),
   ingest: INGEST_MESSAGE_SCHEMA,
   deadDlr: object({ tokenId: str, messageId: str, seq: int, payload: dlrPayload, reason: str, failedAt: str }),
 };

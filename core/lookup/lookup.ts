@@ -7,6 +7,7 @@ import type { Funds, PriceBook } from '../sms/ports';
 import { checkPhoneNumber } from '../sms/phone';
 import { checkLookupRequest } from '../sms/validate';
 import type { HlrAnswer, HlrProvider } from './hlr';
+import type { HoldRef } from '../bus/names';
 
 export interface Lookup extends HlrAnswer {
   readonly id: string;
@@ -34,7 +35,8 @@ export function toLookupEntity(l: Lookup): Record<string, unknown> {
 }
 
 export interface LookupStore {
-  put(lookup: Lookup): Promise<void>;
+  /** Stores the lookup and queues it for history, naming the charge hold its stream message settles. */
+  put(lookup: Lookup, hold?: HoldRef): Promise<void>;
 }
 
 export class LookupService {
@@ -51,20 +53,23 @@ export class LookupService {
     if (!phone.ok) throw validationError({ to: [phone.message] });
     const price = this.deps.prices.price(submitter.orgId, 'lookup', phone.country);
     if (!price) throw validationError({ to: [`no lookup price for country ${phone.country}`] });
-    if (!(await this.deps.funds.charge(submitter.orgId, price.priceMicros))) throw new AppError('INSUFFICIENT_FUNDS', 'the balance does not cover this lookup; add funds and retry');
+    // Charged and held under the lookup's id until the lookup is on the stream (the charge settler refunds it otherwise).
+    const id = newId();
+    if (!(await this.deps.funds.charge(submitter.orgId, price.priceMicros, { id }))) throw new AppError('INSUFFICIENT_FUNDS', 'the balance does not cover this lookup; add funds and retry');
     try {
       const createdAt = new Date().toISOString();
       const answer = await this.deps.hlr.lookup(phone.normalized, phone.country);
       const doneAt = new Date().toISOString();
       const lookup: Lookup = {
-        ...answer, id: newId(), orgId: submitter.orgId, projectId: submitter.projectId ?? '', tokenId: submitter.tokenId, source: submitter.source,
+        ...answer, id, orgId: submitter.orgId, projectId: submitter.projectId ?? '', tokenId: submitter.tokenId, source: submitter.source,
         country: phone.country, to: checked.value.to, normalizedTo: phone.normalized, charged: true, priceMicros: price.priceMicros,
         currency: price.currency, createdAt, deliveredAt: doneAt, updatedAt: doneAt,
       };
-      await this.deps.store.put(lookup);
+      await this.deps.store.put(lookup, { orgId: submitter.orgId, holdId: id });
+      this.deps.funds.settle(submitter.orgId, id);
       return lookup;
     } catch (err) {
-      await this.deps.funds.credit(submitter.orgId, price.priceMicros);
+      await this.deps.funds.credit(submitter.orgId, price.priceMicros, id);
       throw new AppError('INTERNAL', 'the lookup failed and was not charged; retry with backoff', { cause: err });
     }
   }

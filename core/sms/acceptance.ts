@@ -67,6 +67,11 @@ const ACCEPT_DEADLINE_MS = 20_000;
  */
 export const CLAIM_TAKEOVER_MS = 60_000;
 
+/** The scope a clientId is unique in: the token's project, or the organization for account-wide tokens. */
+export function clientIdScope(projectId: string | null, orgId: string): string {
+  return projectId ? projectId : `org-${orgId}`;
+}
+
 export class SmsAcceptance {
   constructor(private readonly deps: AcceptanceDeps) {}
 
@@ -114,7 +119,7 @@ export class SmsAcceptance {
 
     const prepared: Prepared[] = [];
     for (const r of results) if (r.ok) prepared.push(r.prepared);
-    const scope = submitter.projectId ?? `org-${submitter.orgId}`;
+    const scope = clientIdScope(submitter.projectId, submitter.orgId);
     let fresh = prepared;
     const replays = new Map<number, SmsMessage>();
     if (withClientId) {
@@ -131,7 +136,10 @@ export class SmsAcceptance {
       throw lateError();
     }
     const total = fresh.reduce((sum, p) => sum + p.message.priceUserMicros, 0);
-    if (!(await this.deps.funds.charge(submitter.orgId, total))) {
+    // The charge stays held until the messages are on the stream: if this process dies before
+    // that, the charge settler refunds it (and cancels the states a clientId retry could find).
+    const hold = total > 0 && fresh[0] ? { id: fresh[0].message.id, ids: fresh.filter((p) => p.message.clientId).map((p) => p.message.id) } : undefined;
+    if (!(await this.deps.funds.charge(submitter.orgId, total, hold))) {
       await releaseClaims();
       throw new AppError('INSUFFICIENT_FUNDS', `the balance does not cover ${fresh.length === 1 ? 'this message' : `the ${fresh.length} accepted messages`}; add funds and retry`);
     }
@@ -139,13 +147,14 @@ export class SmsAcceptance {
       if (tooLate()) throw lateError();
       const messages = fresh.map((p) => p.message);
       await this.deps.states.putAll(messages);
-      await this.deps.queue.enqueue(messages);
+      await this.deps.queue.enqueue(messages, hold ? { orgId: submitter.orgId, holdId: hold.id } : undefined);
     } catch (err) {
-      await this.deps.funds.credit(submitter.orgId, total);
+      await this.deps.funds.credit(submitter.orgId, total, hold?.id);
       await releaseClaims();
       if (err instanceof AppError) throw err;
       throw new AppError('INTERNAL', 'the messages could not be queued; nothing was charged, retry with backoff', { cause: err });
     }
+    if (hold) this.deps.funds.settle(submitter.orgId, hold.id);
 
     const entities: SmsMessage[] = [];
     const errors: ItemError[] = [];
@@ -264,7 +273,9 @@ export class SmsAcceptance {
     const deadline = Date.now() + REPLAY_WAIT_MS;
     for (;;) {
       const message = await this.deps.states.get(id);
-      if (message) return message;
+      // A queued message whose charge is still held has not reached the stream (yet, or ever:
+      // the charge settler cancels it and frees its clientId if its request died).
+      if (message && !(message.status === 'queued' && (await this.deps.funds.isHeld(message.orgId, id)))) return message;
       const age = Date.now() - idTime(id);
       if (age >= CLAIM_TAKEOVER_MS) return null;
       if (Date.now() > deadline) {

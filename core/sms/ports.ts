@@ -1,16 +1,32 @@
 // What the SMS acceptance core needs from the outside world, as interfaces; the NATS-backed
 // implementations live in stores/.
 import type { Price, PriceKind, Token } from '../accounts/types';
+import type { HoldRef } from '../bus/names';
 import type { SmsMessage } from './message';
 
 export interface PriceBook {
   price(orgId: string, kind: PriceKind, country: string): Price | undefined;
 }
 
+/** A charge held open until what it paid for is on the stream (Balance.holds). */
+export interface HoldSpec {
+  readonly id: string;
+  /** Message ids a retry could find by clientId (canceled if the hold is refunded). */
+  readonly ids?: readonly string[];
+}
+
 export interface Funds {
-  /** Takes the amount if the balance covers it; false otherwise. */
-  charge(orgId: string, micros: number): Promise<boolean>;
-  credit(orgId: string, micros: number): Promise<void>;
+  /** Takes the amount if the balance covers it, holding it open under `hold` in the same write; false otherwise. */
+  charge(orgId: string, micros: number, hold?: HoldSpec): Promise<boolean>;
+  /** Adds the amount back; with `holdId`, the hold of the charge it reverses is dropped in the same write. */
+  credit(orgId: string, micros: number, holdId?: string): Promise<void>;
+  /**
+   * The held charge is final: what it paid for is on the stream. Not awaited by the caller:
+   * if this write is lost the charge settler settles it from the stream's header.
+   */
+  settle(orgId: string, holdId: string): void;
+  /** Whether a charge held open covers this message (its request has not reached the stream, or died before). */
+  isHeld(orgId: string, messageId: string): Promise<boolean>;
 }
 
 export interface MessageStates {
@@ -28,8 +44,11 @@ export interface ClientIds {
 }
 
 export interface AcceptedQueue {
-  /** Durably queues accepted messages for history and the lifecycle (one stream message). */
-  enqueue(messages: readonly SmsMessage[]): Promise<void>;
+  /**
+   * Durably queues accepted messages for history and the lifecycle (one stream message), naming
+   * the charge hold it settles (the header the charge settler reads).
+   */
+  enqueue(messages: readonly SmsMessage[], hold?: HoldRef): Promise<void>;
 }
 
 export interface OptOuts {

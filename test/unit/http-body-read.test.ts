@@ -21,7 +21,7 @@ const token = {
 function app(): ReturnType<typeof createHttpApp> {
   const acceptance = new SmsAcceptance({
     prices: { price: (_o: string, _k: string, country: string): Price | undefined => (country === 'DE' ? { country, currency: 'EUR', priceMicros: 75_000 } : undefined) },
-    funds: { charge: async () => true, credit: async () => undefined },
+    funds: { charge: async () => true, credit: async () => undefined, settle: () => undefined, isHeld: async () => false },
     states: { putAll: async () => undefined, get: async () => null },
     clientIds: { claim: async () => null, takeOver: async () => false, release: async () => undefined },
     queue: { enqueue: async () => undefined },

@@ -41,6 +41,8 @@ class World {
         return true;
       },
       credit: async (_o: string, micros: number) => { this.balance += micros; },
+      settle: () => undefined,
+      isHeld: async () => false,
     },
     states: { putAll: async () => undefined, get: async () => null },
     clientIds: { claim: async () => null, takeOver: async () => false, release: async () => undefined },

@@ -54,6 +54,8 @@ class World {
         return true;
       },
       credit: async (_org: string, micros: number) => { this.balance += micros; },
+      settle: () => undefined,
+      isHeld: async () => false,
     },
     states: { putAll: async (ms: readonly SmsMessage[]) => { for (const m of ms) this.messages.set(m.id, m); }, get: async (id: string) => this.messages.get(id) ?? null },
     clientIds: { claim: async () => null, takeOver: async () => false, release: async () => undefined },

@@ -1,0 +1,129 @@
+// Charges held until the stream has what they paid for (docs/acceptance.md, "Charges held until
+// the stream has them"; issue 15: "a 201 means durable on JetStream and charged exactly once";
+// spec 1 §2.1, §4, §8): on the stack's real NATS, every accepted request's hold is settled and
+// the balance charged once; a request that died after charging and before its publish (its
+// queue never answers, as a killed process leaves it) is refunded by the charge settler, its
+// stored state canceled and its clientId freed for a retry, which until then is not told the
+// message is on its way; a request that died after its publish but before its own settle is
+// settled from the stream's header and keeps its charge.
+import { SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
+import type { SmsMessage } from '../../core/sms/message';
+import type { AcceptedQueue, Funds } from '../../core/sms/ports';
+import { createLogger } from '../../infra/logger';
+import { connectNats, type Nats } from '../../infra/nats';
+import { CANCELED_CODE, startChargeSettler, type ChargeSettler } from '../../roles/charge-settler';
+import { BalanceLedger } from '../../stores/balance-ledger';
+import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates } from '../../stores/message-state';
+import { api, stack } from '../support/stack';
+import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
+
+type Res = Awaited<ReturnType<typeof api>>;
+interface Entity { id: string; clientId: string | null; status: string }
+const entityOf = (res: Res): Entity => (res.body as { entity: Entity }).entity;
+
+/** 0.075 EUR per DE message, 0.005 EUR per lookup in the test tenants' price lists. */
+const PRICE_MICROS = 75_000;
+const LOOKUP_MICROS = 5_000;
+const REFUND_AFTER_MS = 1500;
+
+const item = (clientId?: string): Record<string, unknown> => ({ from: 'TestCo', to: '+4915112345678', text: 'Your code is 1234', ...(clientId ? { clientId } : {}) });
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+describe('charge holds (the charge settler on the real bus)', () => {
+  let nats: Nats;
+  let ledger: BalanceLedger;
+  let settler: ChargeSettler;
+  let states: KvMessageStates;
+
+  /** The acceptance core of a gateway process, over this test's own connection: `queue` and `funds` say how it dies. */
+  const gateway = (queue: AcceptedQueue, funds: Funds = ledger): SmsAcceptance => new SmsAcceptance({
+    prices: { price: () => ({ priceMicros: PRICE_MICROS, currency: 'EUR' }) } as never,
+    funds, states, queue, clientIds: new KvClientIds(nats.kv.idempotency), optOuts: { isOptedOut: () => false },
+  });
+  const submitter = (t: Tenant): Submitter => ({ orgId: t.orgId, projectId: t.projectId, tokenId: t.tokenId, source: 'http', currency: 'EUR' });
+  const holdsOf = async (orgId: string): Promise<Record<string, unknown>> => (await ledger.get(orgId))?.holds ?? {};
+
+  beforeAll(async () => {
+    nats = await connectNats({ servers: stack().natsUrl, replicas: 1, messageStateTtlHours: 1, name: 'charge-settler-test' }, createLogger('error'));
+    ledger = new BalanceLedger(nats.kv.balances, nats.pipeline);
+    states = new KvMessageStates(nats.pipeline);
+    // Shares the durable with the stack's own settler; sweeps only when asked, only the tenants asked for.
+    settler = await startChargeSettler({ nats, ledger, refundAfterMs: REFUND_AFTER_MS, sweepEveryMs: 3_600_000, log: createLogger('error') });
+  });
+
+  afterAll(async () => {
+    await settler.stop();
+    await nats.close();
+  });
+
+  test('accepted through the API (a send with a clientId, a bulk, a lookup): charged exactly once, no hold left open', async () => {
+    const t = await createTenant({ balance: 1 });
+    expect((await api(`${V1}/sms`, { token: t.token, body: item('settled-1') })).status).toBe(201);
+    expect((await api(`${V1}/sms/bulk`, { token: t.token, body: [item(), item(), item()] })).status).toBe(201);
+    expect((await api(`${V1}/lookup`, { token: t.token, body: { to: '+4915112345678' } })).status).toBe(201);
+    await until('holds of the tenant', () => holdsOf(t.orgId), (h) => Object.keys(h).length === 0, 5000);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS - LOOKUP_MICROS);
+    expect(await settler.sweep([t.orgId])).toBe(0);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS - LOOKUP_MICROS);
+  });
+
+  test('died after charging and storing, before the publish: refunded, its state canceled, its clientId accepted again as a new message', async () => {
+    const t = await createTenant({ balance: 1 });
+    const never: AcceptedQueue = { enqueue: () => new Promise<void>(() => undefined) };
+    void gateway(never).submitOne(submitter(t), item('dead-before-publish'));
+    const held = await until('the dead request\'s hold', () => holdsOf(t.orgId), (h) => Object.keys(h).length === 1);
+    const [holdId] = Object.keys(held) as [string];
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    const stored = await until('the dead request\'s state', () => states.get(holdId), (m) => m !== null);
+    expect(stored?.status).toBe('queued');
+
+    // Before the refund, a retry is not told the message is on its way: it waits, then answers 500.
+    const early = await api(`${V1}/sms`, { token: t.token, body: item('dead-before-publish') });
+    expect(early.status).toBe(500);
+    expect((early.body as { detail: string }).detail).toMatch(/held by a request still being accepted/);
+
+    await sleep(REFUND_AFTER_MS + 200);
+    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000);
+    expect(await holdsOf(t.orgId)).toEqual({});
+    const canceled = await states.get(holdId);
+    expect(canceled).toMatchObject({ status: 'canceled', statusCode: CANCELED_CODE, charged: false });
+    expect(await settler.sweep([t.orgId])).toBe(0);
+
+    const retry = await api(`${V1}/sms`, { token: t.token, body: item('dead-before-publish') });
+    expect(retry.status).toBe(201);
+    expect(entityOf(retry).id).not.toBe(holdId);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+  });
+
+  test('died after the publish, before its own settle: settled from the stream, the charge kept, the message delivered', async () => {
+    const t = await createTenant({ balance: 1 });
+    const noSettle: Funds = { charge: ledger.charge.bind(ledger), credit: ledger.credit.bind(ledger), isHeld: ledger.isHeld.bind(ledger), settle: () => undefined };
+    const accepted: SmsMessage = await gateway(new JetStreamAcceptedQueue(nats.pipeline), noSettle).submitOne(submitter(t), item('dead-after-publish'));
+    await until('holds of the tenant', () => holdsOf(t.orgId), (h) => Object.keys(h).length === 0);
+    await sleep(REFUND_AFTER_MS + 200);
+    expect(await settler.sweep([t.orgId])).toBe(0);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    const state = await until('the message\'s state', () => states.get(accepted.id), (m) => m?.status === 'delivered', 20_000);
+    expect(state?.charged).toBe(true);
+  });
+
+  test('the lookup path: died after charging, before the lookup was stored: refunded', async () => {
+    const t = await createTenant({ balance: 1 });
+    await ledger.charge(t.orgId, LOOKUP_MICROS, { id: '0190a0b0-0000-7000-8000-00000000dead' });
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - LOOKUP_MICROS);
+    await sleep(REFUND_AFTER_MS + 200);
+    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000);
+  });
+});
