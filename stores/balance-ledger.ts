@@ -34,10 +34,13 @@ export class BalanceNotFoundError extends Error {
 }
 
 const MAX_CAS_ATTEMPTS = 50;
+/** Balances whose last write by this process is remembered (one entry per organization). */
+const KNOWN_BALANCES = 10_000;
 
 export class BalanceLedger implements BalanceReader, Funds {
   private readonly queues = new Map<string, Pending[]>();
   private readonly flushing = new Set<string>();
+  private readonly known = new Map<string, { readonly balance: Balance; readonly revision: number }>();
 
   private readonly cas: CasKv;
 
@@ -126,26 +129,44 @@ export class BalanceLedger implements BalanceReader, Funds {
 
   private async applyBatch(orgId: string, batch: readonly Pending[]): Promise<Array<boolean | ChargeHold | null | undefined>> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const entry = await this.cas.get(orgId);
-      const exists = entry !== null && entry.value.length > 0;
+      // This process's own last write, when it made one: a compare-and-set against it saves the
+      // read. It is trusted only for a write, which fails if another writer came in between; an
+      // outcome that writes nothing (a refused charge, a hold not found) is decided on a fresh read.
+      const known = this.known.get(orgId);
+      const entry = known ? null : await this.cas.get(orgId);
+      const exists = known !== undefined || (entry !== null && entry.value.length > 0);
       const setOp = batch.find((p) => p.op.kind === 'set');
       if (!exists && !setOp) {
         if (batch.some((p) => p.op.kind === 'credit' && p.op.micros > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
         return batch.map((p) => (p.op.kind === 'charge' ? false : p.op.kind === 'refund-hold' ? null : undefined));
       }
-      const stored: Balance = exists ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 };
+      const stored: Balance = known?.balance ?? (exists && entry ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 });
+      const revision = known?.revision ?? entry?.revision ?? 0;
       const next = applyOps(stored, batch.map((p) => p.op));
+      if (known && (!next.changed || next.outcomes.some((o) => o === false || o === null))) {
+        this.known.delete(orgId);
+        continue;
+      }
       if (!next.changed) return next.outcomes;
       try {
         const value = JSON.stringify(next.balance);
-        if (exists) await this.cas.update(orgId, value, entry.revision);
-        else await this.cas.create(orgId, value);
+        const written = exists ? await this.cas.update(orgId, value, revision) : await this.cas.create(orgId, value);
+        this.remember(orgId, next.balance, written);
         return next.outcomes;
       } catch (err) {
+        this.known.delete(orgId);
         if (!isRevisionConflict(err)) throw err;
       }
     }
     throw new Error(`balance of ${orgId}: compare-and-set kept conflicting after ${MAX_CAS_ATTEMPTS} attempts`);
+  }
+
+  private remember(orgId: string, balance: Balance, revision: number): void {
+    if (this.known.size >= KNOWN_BALANCES && !this.known.has(orgId)) {
+      const oldest = this.known.keys().next();
+      if (!oldest.done) this.known.delete(oldest.value);
+    }
+    this.known.set(orgId, { balance, revision });
   }
 }
 

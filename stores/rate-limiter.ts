@@ -25,10 +25,13 @@ interface Counter {
 }
 
 const WINDOW_SECONDS = 60;
+/** Counters whose last write by this process is remembered. */
+const KNOWN_COUNTERS = 10_000;
 
 export class RateLimiter implements RateLimits {
   private readonly pending = new Map<string, Counter>();
   private readonly flushing = new Set<string>();
+  private readonly known = new Map<string, { readonly count: number; readonly revision: number }>();
 
   private readonly kv: CasKv;
   private readonly text = new TextDecoder();
@@ -76,20 +79,32 @@ export class RateLimiter implements RateLimits {
   /** Adds the admitted part of the waiters to the shared count; returns the count before. */
   private async add(counter: Counter): Promise<number> {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const entry = await this.kv.get(counter.key);
-      const exists = entry !== null && entry.value.length > 0;
-      const before = exists ? Number(this.text.decode(entry.value)) : 0;
+      // The count this process last wrote saves the read: a window's count only grows, so a
+      // stale one can only admit too much, which the compare-and-set then refuses.
+      const known = this.known.get(counter.key);
+      const entry = known ? null : await this.kv.get(counter.key);
+      const exists = known !== undefined || (entry !== null && entry.value.length > 0);
+      const before = known ? known.count : exists && entry ? Number(this.text.decode(entry.value)) : 0;
       const admitted = Math.max(0, Math.min(counter.waiters.length, counter.limit - before));
       if (admitted === 0) return before;
       try {
         // A delete marker is replaced at its revision; a key with no message is created.
-        if (entry) await this.kv.update(counter.key, String(before + admitted), entry.revision);
-        else await this.kv.create(counter.key, String(before + admitted));
+        const value = String(before + admitted);
+        const at = known?.revision ?? entry?.revision;
+        const written = at === undefined ? await this.kv.create(counter.key, value) : await this.kv.update(counter.key, value, at);
+        this.remember(counter.key, before + admitted, written);
         return before;
       } catch (err) {
+        this.known.delete(counter.key);
         if (!isRevisionConflict(err)) throw err;
       }
     }
     throw new Error(`rate-limit counter ${counter.key}: compare-and-set kept conflicting`);
+  }
+
+  private remember(key: string, count: number, revision: number): void {
+    // Keys carry their window: the old windows' entries go once the map is full.
+    if (this.known.size >= KNOWN_COUNTERS && !this.known.has(key)) this.known.clear();
+    this.known.set(key, { count, revision });
   }
 }

@@ -89,6 +89,22 @@ describe('pipelined JetStream client and the replicated compare-and-set stores',
     expect((await ledgers[0]?.get(orgId))?.availableMicros).toBe(1_000);
   });
 
+  test('a replica\'s remembered balance never decides alone: a top-up and a hold made by the other replica are seen', async () => {
+    const orgId = randomUUID();
+    const [one, other] = [new BalanceLedger(a.kv.balances, a.pipeline), new BalanceLedger(b.kv.balances, b.pipeline)];
+    await one.set(orgId, { currency: 'EUR', availableMicros: 100 });
+    expect(await one.charge(orgId, 100)).toBe(true);
+    // `one` remembers 0 left; the other replica tops up and holds a charge of its own.
+    await other.set(orgId, { currency: 'EUR', availableMicros: 500 });
+    expect(await other.charge(orgId, 50, { id: 'held-by-other' })).toBe(true);
+    // A charge the remembered balance would refuse is judged on the stored one.
+    expect(await one.charge(orgId, 400)).toBe(true);
+    // A hold the remembered balance does not have is found and settled.
+    await one.settleAll(orgId, ['held-by-other']);
+    expect(await one.get(orgId)).toEqual({ currency: 'EUR', availableMicros: 50 });
+    expect(await one.charge(orgId, 51)).toBe(false);
+  });
+
   test('two replicas counting one rate limit at once: exactly the limit is allowed, across both', async () => {
     const scope = randomUUID();
     const limiters = [new RateLimiter(a.kv.ratelimits, Date.now, a.pipeline), new RateLimiter(b.kv.ratelimits, Date.now, b.pipeline)];
