@@ -2,7 +2,9 @@
 // through POST /sms/bulk while the worker and the HTTP gateway are killed with SIGKILL and
 // nats-server is restarted; then every message that got a 201 must reach a final status and
 // each of its transitions must reach the webhook at least once. Prints lost (must be 0) and
-// duplicated DLRs; writes bench/results/reliability.json.
+// duplicated DLRs; and audits the balance: once no charge is held open, it must equal the
+// starting balance less exactly one charge per accepted message (a request killed between
+// its charge and its publish is refunded by the charge settler). Writes bench/results/reliability.json.
 // Usage: npm run reliability [-- --messages 5000]
 //        npm run reliability -- --topology cluster   (the scale-out topology's faults: bench/reliability-cluster.ts)
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,7 +12,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
+import { toMicros } from '../core/money';
 import { createLogger } from '../infra/logger';
+import { connectNats } from '../infra/nats';
+import { BalanceLedger } from '../stores/balance-ledger';
 import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
 import { startBenchEngines } from './support/engines';
@@ -21,6 +26,9 @@ import { runCluster } from './reliability-cluster';
 const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
 const TOTAL = Number(values.messages);
 const ROOT = join(__dirname, '..');
+const REFUND_SECONDS = 30;
+/** bench/support/tenant.ts: 0.01 EUR per DE message, one segment each. */
+const PRICE_MICROS = 10_000;
 const say = (line: string): void => { process.stderr.write(`[reliability ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
 
 async function main(): Promise<void> {
@@ -33,13 +41,15 @@ async function main(): Promise<void> {
     ...process.env, NATS_URL: engines.natsUrl, TEMPORAL_ADDRESS: engines.temporalAddress, HTTP_PORT: String(httpPort), HTTP_HOST: '127.0.0.1',
     SIMULATOR_PORT: String(await freePort()), SIMULATOR_LATENCY_MS: '20', LOG_LEVEL: 'error', DEMO_SEED: 'false',
     RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000', WEBHOOK_RETRY_MAX_MS: '5000',
+    CHARGE_HOLD_REFUND_SECONDS: String(REFUND_SECONDS),
   };
   const roles = new Map<string, ChildProcess>();
   const startRole = (role: string): void => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts'), `--role=${role}`], { cwd: ROOT, env: { ...env, DATA_DIR: join(dir, role) }, stdio: ['ignore', 'ignore', 'inherit'] });
     roles.set(role, child);
   };
-  for (const role of ['simulator', 'carrier', 'worker', 'gateway-http']) startRole(role);
+  // ingest-writer: the one-per-deployment roles run with it (the charge settler among them).
+  for (const role of ['simulator', 'carrier', 'worker', 'ingest-writer', 'gateway-http']) startRole(role);
   const base = `http://127.0.0.1:${httpPort}`;
   while (!(await fetch(`${base}/health`).then((r) => r.status === 200, () => false))) await sleep(250);
   say(`roles up as separate processes; data in ${dir}`);
@@ -125,19 +135,33 @@ async function main(): Promise<void> {
     if (missing.length > 0 && examples.length < 5) examples.push(`${id}: recorded ${recorded.map((t) => t.status).join('>')}, received ${statuses.join('>')}`);
     duplicates += statuses.length - new Set(statuses).size;
   }
+  // The balance audit: every hold settled or refunded, then exactly one charge per accepted message.
+  const nats = await connectNats({ servers: engines.natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'reliability-audit' }, log);
+  const ledger = new BalanceLedger(nats.kv.balances);
+  const holdDeadline = Date.now() + (REFUND_SECONDS + 30) * 1000;
+  let balance = await ledger.get(tenant.orgId);
+  while (Object.keys(balance?.holds ?? {}).length > 0 && Date.now() < holdDeadline) {
+    say(`${Object.keys(balance?.holds ?? {}).length} charges still held; waiting for the charge settler`);
+    await sleep(5000);
+    balance = await ledger.get(tenant.orgId);
+  }
+  await nats.close();
+  const openHolds = Object.keys(balance?.holds ?? {}).length;
+  const balanceDiffMicros = (balance?.availableMicros ?? 0) - (toMicros(1e9) - accepted.size * PRICE_MICROS);
+  say(`balance: ${openHolds} charges held, ${balanceDiffMicros} micros off the exact figure (${accepted.size} charges)`);
   for (const line of examples) say(`missing: ${line}`);
   for (const line of lostExamples) say(`lost: ${line}`);
-  const result = { at: new Date().toISOString(), messagesRequested: TOTAL, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
+  const result = { at: new Date().toISOString(), messagesRequested: TOTAL, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, openHolds, balanceDiffMicros, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   writeFileSync(join(__dirname, 'results', 'reliability.json'), `${JSON.stringify(result, null, 2)}\n`);
-  process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates} (written to bench/results/reliability.json)\n`);
+  process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates}, balance off by ${balanceDiffMicros} micros with ${openHolds} charges held (written to bench/results/reliability.json)\n`);
 
   for (const child of roles.values()) child.kill('SIGTERM');
   await sleep(3000);
   for (const child of roles.values()) if (child.exitCode === null) child.kill('SIGKILL');
   await receiver.close();
   await engines.stop();
-  process.exit(lost === 0 && missingTransitions === 0 ? 0 : 1);
+  process.exit(lost === 0 && missingTransitions === 0 && balanceDiffMicros === 0 && openHolds === 0 ? 0 : 1);
 }
 
 const run = values.topology === 'cluster'

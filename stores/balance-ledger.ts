@@ -36,11 +36,18 @@ export class BalanceNotFoundError extends Error {
 const MAX_CAS_ATTEMPTS = 50;
 /** Balances whose last write by this process is remembered (one entry per organization). */
 const KNOWN_BALANCES = 10_000;
+/**
+ * A settle waits this long for the next charge of its organization, whose write then carries it:
+ * under load, settling costs no write of its own.
+ */
+const SETTLE_DELAY_MS = 25;
 
 export class BalanceLedger implements BalanceReader, Funds {
   private readonly queues = new Map<string, Pending[]>();
   private readonly flushing = new Set<string>();
   private readonly known = new Map<string, { readonly balance: Balance; readonly revision: number }>();
+  /** Organizations whose queued settles wait for a charge to ride with (SETTLE_DELAY_MS). */
+  private readonly delayed = new Set<string>();
 
   private readonly cas: CasKv;
 
@@ -75,7 +82,7 @@ export class BalanceLedger implements BalanceReader, Funds {
 
   /** The held charge is final; written with the next change of the balance (not awaited). */
   settle(orgId: string, holdId: string): void {
-    this.enqueue(orgId, { kind: 'settle', holdId }).catch(() => {
+    this.enqueue(orgId, { kind: 'settle', holdId }, SETTLE_DELAY_MS).catch(() => {
       // The charge settler settles it from the stream message's header.
     });
   }
@@ -99,12 +106,21 @@ export class BalanceLedger implements BalanceReader, Funds {
     return (await this.enqueue(orgId, { kind: 'refund-hold', holdId, heldBefore })) as ChargeHold | null;
   }
 
-  private enqueue(orgId: string, op: BalanceOp): Promise<boolean | ChargeHold | null | undefined> {
+  /** `delayMs`: the op may wait that long for another change of the balance to be written with. */
+  private enqueue(orgId: string, op: BalanceOp, delayMs = 0): Promise<boolean | ChargeHold | null | undefined> {
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(orgId) ?? [];
       queue.push({ op, resolve, reject });
       this.queues.set(orgId, queue);
-      if (!this.flushing.has(orgId)) void this.flush(orgId);
+      if (this.flushing.has(orgId)) return;
+      if (delayMs === 0) void this.flush(orgId);
+      else if (!this.delayed.has(orgId)) {
+        this.delayed.add(orgId);
+        setTimeout(() => {
+          this.delayed.delete(orgId);
+          if (!this.flushing.has(orgId)) void this.flush(orgId);
+        }, delayMs);
+      }
     });
   }
 
