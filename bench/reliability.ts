@@ -27,6 +27,10 @@ const { values } = benchArgs({ options: { messages: { type: 'string', default: '
 const TOTAL = Number(values.messages);
 const ROOT = join(__dirname, '..');
 const REFUND_SECONDS = 30;
+const BULK = 10;
+const SENDERS = 4;
+/** Sending lasts about this long, past the last fault (nats-server restart at t≈22 s). */
+const SEND_SECONDS = 28;
 /** bench/support/tenant.ts: 0.01 EUR per DE message, one segment each. */
 const PRICE_MICROS = 10_000;
 const say = (line: string): void => { process.stderr.write(`[reliability ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
@@ -69,15 +73,18 @@ async function main(): Promise<void> {
     say('restart nats-server'); await engines.restartNats(); say('nats-server back');
   })();
 
-  // Destinations end in 00-79, which the simulator delivers. Bulks of 100 with stable clientIds: a request that fails (gateway down, NATS down) is sent
-  // again with the same clientIds, so it can never create a message twice.
-  const bulks = Math.ceil(TOTAL / 100);
+  // Destinations end in 00-79, which the simulator delivers. Bulks of 10 with stable clientIds, paced so that sending spans the
+  // chaos (the gateway is killed while requests are in flight): a request that fails (gateway down, NATS down) is sent again with
+  // the same clientIds, so it can never create a message twice.
+  const bulks = Math.ceil(TOTAL / BULK);
+  const paceMs = (SEND_SECONDS * 1000 * SENDERS) / bulks;
   let next = 0;
   const sender = async (): Promise<void> => {
     for (;;) {
       const b = next++;
       if (b >= bulks) return;
-      const items = Array.from({ length: Math.min(100, TOTAL - b * 100) }, (_, i) => ({ from: 'Reliable', to: `+4915112${String(b).padStart(4, '0')}${String(i % 80).padStart(2, '0')}`, text: `reliability ${b}/${i}`, clientId: `r-${b}-${i}` }));
+      const sentAt = Date.now();
+      const items = Array.from({ length: Math.min(BULK, TOTAL - b * BULK) }, (_, i) => ({ from: 'Reliable', to: `+491511${String(b).padStart(5, '0')}${String(i % 80).padStart(2, '0')}`, text: `reliability ${b}/${i}`, clientId: `r-${b}-${i}` }));
       for (;;) {
         try {
           const res = await fetch(`${base}/transactional/v1/sms/bulk`, { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: JSON.stringify(items), signal: AbortSignal.timeout(15000) });
@@ -91,10 +98,10 @@ async function main(): Promise<void> {
         retries += 1;
         await sleep(500);
       }
-      await sleep(150);
+      await sleep(Math.max(0, paceMs - (Date.now() - sentAt)));
     }
   };
-  await Promise.all(Array.from({ length: 4 }, sender));
+  await Promise.all(Array.from({ length: SENDERS }, sender));
   await chaos;
   say(`${accepted.size} messages accepted in ${((Date.now() - started) / 1000).toFixed(0)} s (${retries} request retries)`);
 
