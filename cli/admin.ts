@@ -160,8 +160,12 @@ token.command('revoke').requiredOption('--token <value-or-id>').action(action(as
 const balance = program.command('balance').description('organization balances');
 balance.command('show').requiredOption('--org <id>').action(action(async (ctx, o: { org: string }) => {
   const found = await ctx.balances.get(o.org);
-  const shown = { organization: o.org, currency: found?.currency ?? null, available: fromMicros(found?.availableMicros ?? 0) };
-  print(`${shown.available} ${shown.currency ?? ''}`.trim(), shown);
+  // Charges taken by requests not yet on the stream (docs/acceptance.md): settled within
+  // milliseconds, or refunded by the charge settler if their request died.
+  const holds = Object.values(found?.holds ?? {});
+  const held = { count: holds.length, amount: fromMicros(holds.reduce((sum, h) => sum + h.micros, 0)), oldest: holds.length > 0 ? new Date(Math.min(...holds.map((h) => h.at))).toISOString() : null };
+  const shown = { organization: o.org, currency: found?.currency ?? null, available: fromMicros(found?.availableMicros ?? 0), held };
+  print(`${shown.available} ${shown.currency ?? ''}${held.count > 0 ? ` (${held.count} charges held: ${held.amount}, oldest ${held.oldest})` : ''}`.trim(), shown);
 }));
 balance.command('set').requiredOption('--org <id>').requiredOption('--amount <amount>').option('--currency <code>')
   .action(action(async (ctx, o: { org: string; amount: string; currency?: string }) => {

@@ -14,7 +14,7 @@ import { connectNats, type Nats } from '../../infra/nats';
 import { CANCELED_CODE, startChargeSettler, type ChargeSettler } from '../../roles/charge-settler';
 import { BalanceLedger } from '../../stores/balance-ledger';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates } from '../../stores/message-state';
-import { api, stack } from '../support/stack';
+import { admin, api, stack } from '../support/stack';
 import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
@@ -86,6 +86,9 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
     const stored = await until('the dead request\'s state', () => states.get(holdId), (m) => m !== null);
     expect(stored?.status).toBe('queued');
+
+    // An operator sees the held charge.
+    expect(await admin('balance', 'show', '--org', t.orgId)).toMatchObject({ available: 0.925, held: { count: 1, amount: 0.075 } });
 
     // Before the refund, a retry is not told the message is on its way: it waits, then answers 500.
     const early = await api(`${V1}/sms`, { token: t.token, body: item('dead-before-publish') });
