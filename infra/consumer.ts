@@ -4,7 +4,8 @@
 // unacknowledged comes back after the consumer's ack wait, so nothing is lost.
 //  - consumeBatches: one batch at a time, in stream order. With `maxWaitMs` 0 a batch is
 //    whatever arrived while the previous one was handled (no batching delay on a quiet system);
-//    otherwise messages gather until `maxBatch` or every `maxWaitMs` (large inserts).
+//    otherwise messages gather until `maxBatch` or every `maxWaitMs` (large inserts): at most
+//    one partial batch per tick, however busy the stream.
 //  - consumeEach: every message handled as it arrives, concurrently.
 import { AckPolicy, DeliverPolicy, type ConsumerConfig, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from './logger';
@@ -135,9 +136,17 @@ export function consumeBatches(options: BatchOptions): RunningConsumer {
   let chain: Promise<void> = Promise.resolve();
   let queued = false;
 
+  let draining = false;
+  const gathering = options.maxWaitMs > 0;
   const flush = async (): Promise<void> => {
     queued = false;
+    let handled = 0;
     while (buffer.length > 0) {
+      // Gathering: what arrived while a batch was being handled waits for the next tick unless
+      // it fills a batch. Handing it over at once kept a busy writer inserting back to back in
+      // small batches (the history writer: ~40 inserts of ~60 rows a second instead of 4).
+      if (gathering && !draining && handled > 0 && buffer.length < options.maxBatch) break;
+      handled += 1;
       const batch = buffer.splice(0, options.maxBatch);
       try {
         await options.handle(batch, stopping.signal);
@@ -167,7 +176,10 @@ export function consumeBatches(options: BatchOptions): RunningConsumer {
       if (timer) clearInterval(timer);
       puller.stop();
       await puller.done;
-      if (options.drainOnStop) await schedule();
+      if (options.drainOnStop) {
+        draining = true;
+        await schedule();
+      }
       else {
         buffer = [];
         await chain;

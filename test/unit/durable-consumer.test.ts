@@ -66,6 +66,38 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
     await running.stop();
   });
 
+  test('gathering, busy: what arrives while a partial batch is handled waits for the next tick, unless it fills a batch', async () => {
+    const stream = new FakeStream();
+    const batches: Array<{ subjects: string[]; at: number }> = [];
+    const started = Date.now();
+    const running = consumeBatches({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 4, maxWaitMs: 200,
+      handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); await sleep(60); },
+    });
+    stream.push('a');
+    await sleep(230); // the first tick took ['a'] and is still handling it
+    stream.push('b');
+    await sleep(100); // 'b' arrived during the handling: it is not handed over when that ends
+    expect(batches.map((b) => b.subjects)).toEqual([['a']]);
+    stream.push('c', 'd', 'e', 'f', 'g'); // a full batch goes at once, the rest waits
+    await sleep(30);
+    expect(batches.map((b) => b.subjects)).toEqual([['a'], ['b', 'c', 'd', 'e']]);
+    await sleep(250);
+    expect(batches.map((b) => b.subjects)).toEqual([['a'], ['b', 'c', 'd', 'e'], ['f', 'g']]);
+    expect(batches[2]?.at).toBeGreaterThanOrEqual(390);
+    await running.stop();
+  });
+
+  test('gathering: stopping drains every buffered message, a partial batch after a full one included', async () => {
+    const stream = new FakeStream();
+    const batches: string[][] = [];
+    const running = consumeBatches({ js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 2, maxWaitMs: 10_000, drainOnStop: true, handle: async (msgs) => { batches.push(msgs.map((m) => m.subject)); } });
+    stream.push('a', 'b', 'c');
+    await sleep(20);
+    await running.stop();
+    expect(batches).toEqual([['a', 'b'], ['c']]);
+  });
+
   test('pump (maxWaitMs 0): whatever arrived while the previous batch was handled forms the next', async () => {
     const stream = new FakeStream();
     const batches: JsMsg[][] = [];
