@@ -56,7 +56,8 @@ async function gatewayProcess(natsUrl: string): Promise<void> {
     const original = transport.connect;
     Object.defineProperty(transport, 'connect', { value: (o: object) => original({ ...o, noAsyncTraces: true }) });
   }
-  const harness = await startGatewayHarness(natsUrl, {}, 'error');
+  // The per-session throttle (SMPP_SUBMITS_PER_SECOND, default 10,000/s) above reach: this measures the gateway, not its setting.
+  const harness = await startGatewayHarness(natsUrl, { maxSubmitsPerSecond: 1_000_000 }, 'error');
   process.stdout.write(`${JSON.stringify({ port: harness.port })}\n`);
   process.on('SIGTERM', () => void harness.stop().finally(() => process.exit(0)));
 }
