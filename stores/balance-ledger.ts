@@ -14,7 +14,7 @@ import { casKv, type CasKv } from './kv-cas';
 
 /** One change to an organization's balance, applied with whatever else is queued for it. */
 export type BalanceOp =
-  | { readonly kind: 'charge'; readonly micros: number; readonly hold: ChargeHold | undefined; readonly holdId: string | undefined }
+  | { readonly kind: 'charge'; readonly micros: number; readonly hold: { readonly id: string; readonly held: ChargeHold } | undefined }
   | { readonly kind: 'credit'; readonly micros: number; readonly holdId: string | undefined }
   | { readonly kind: 'settle'; readonly holdId: string }
   /** The charge settler's refund: only a hold still open and taken before `heldBefore`. */
@@ -70,8 +70,8 @@ export class BalanceLedger implements BalanceReader, Funds {
   /** Takes `micros` from the balance if it covers them (and holds them open under `hold`); false when it does not. */
   charge(orgId: string, micros: number, hold?: HoldSpec): Promise<boolean> {
     if (micros <= 0) return Promise.resolve(true);
-    const held = hold ? { micros, at: Date.now(), ...(hold.ids && hold.ids.length > 0 ? { ids: hold.ids } : {}) } : undefined;
-    return this.enqueue(orgId, { kind: 'charge', micros, hold: held, holdId: hold?.id }) as Promise<boolean>;
+    const held = hold ? { id: hold.id, held: { micros, at: Date.now(), ...(hold.ids && hold.ids.length > 0 ? { ids: hold.ids } : {}) } } : undefined;
+    return this.enqueue(orgId, { kind: 'charge', micros, hold: held }) as Promise<boolean>;
   }
 
   /** Adds `micros` back (refunds, top-ups); `holdId`: the hold of the charge this reverses goes with it. */
@@ -199,7 +199,7 @@ export function applyOps(balance: Balance, ops: readonly BalanceOp[]): { balance
       case 'charge':
         if (available - op.micros < 0) return false;
         available -= op.micros;
-        if (op.hold && op.holdId) held()[op.holdId] = op.hold;
+        if (op.hold) held()[op.hold.id] = op.hold.held;
         changed = true;
         return true;
       case 'credit':

@@ -14,6 +14,7 @@ import { connectNats, type Nats } from '../../infra/nats';
 import { CANCELED_CODE, startChargeSettler, type ChargeSettler } from '../../roles/charge-settler';
 import { BalanceLedger } from '../../stores/balance-ledger';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates } from '../../stores/message-state';
+import { eventually } from '../support/ingest';
 import { admin, api, stack } from '../support/stack';
 import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
 
@@ -28,16 +29,6 @@ const REFUND_AFTER_MS = 1500;
 
 const item = (clientId?: string): Record<string, unknown> => ({ from: 'TestCo', to: '+4915112345678', text: 'Your code is 1234', ...(clientId ? { clientId } : {}) });
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
 
 describe('charge holds (the charge settler on the real bus)', () => {
   let nats: Nats;
@@ -71,7 +62,7 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect((await api(`${V1}/sms`, { token: t.token, body: item('settled-1') })).status).toBe(201);
     expect((await api(`${V1}/sms/bulk`, { token: t.token, body: [item(), item(), item()] })).status).toBe(201);
     expect((await api(`${V1}/lookup`, { token: t.token, body: { to: '+4915112345678' } })).status).toBe(201);
-    await until('holds of the tenant', () => holdsOf(t.orgId), (h) => Object.keys(h).length === 0, 5000);
+    expect(await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 0)).toEqual({});
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS - LOOKUP_MICROS);
     expect(await settler.sweep([t.orgId])).toBe(0);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS - LOOKUP_MICROS);
@@ -81,10 +72,11 @@ describe('charge holds (the charge settler on the real bus)', () => {
     const t = await createTenant({ balance: 1 });
     const never: AcceptedQueue = { enqueue: () => new Promise<void>(() => undefined) };
     void gateway(never).submitOne(submitter(t), item('dead-before-publish'));
-    const held = await until('the dead request\'s hold', () => holdsOf(t.orgId), (h) => Object.keys(h).length === 1);
+    const held = await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 1);
+    expect(Object.keys(held)).toHaveLength(1);
     const [holdId] = Object.keys(held) as [string];
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
-    const stored = await until('the dead request\'s state', () => states.get(holdId), (m) => m !== null);
+    const stored = await eventually(() => states.get(holdId), (m) => m !== null);
     expect(stored?.status).toBe('queued');
 
     // An operator sees the held charge.
@@ -113,12 +105,12 @@ describe('charge holds (the charge settler on the real bus)', () => {
     const t = await createTenant({ balance: 1 });
     const noSettle: Funds = { charge: ledger.charge.bind(ledger), credit: ledger.credit.bind(ledger), isHeld: ledger.isHeld.bind(ledger), settle: () => undefined };
     const accepted: SmsMessage = await gateway(new JetStreamAcceptedQueue(nats.pipeline), noSettle).submitOne(submitter(t), item('dead-after-publish'));
-    await until('holds of the tenant', () => holdsOf(t.orgId), (h) => Object.keys(h).length === 0);
+    expect(await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 0)).toEqual({});
     await sleep(REFUND_AFTER_MS + 200);
     expect(await settler.sweep([t.orgId])).toBe(0);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
-    const state = await until('the message\'s state', () => states.get(accepted.id), (m) => m?.status === 'delivered', 20_000);
-    expect(state?.charged).toBe(true);
+    const state = await eventually(() => states.get(accepted.id), (m) => m?.status === 'delivered', 20_000);
+    expect(state).toMatchObject({ status: 'delivered', charged: true });
   });
 
   test('the lookup path: died after charging, before the lookup was stored: refunded', async () => {

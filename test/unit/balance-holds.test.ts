@@ -6,7 +6,7 @@ import { formatHoldRefs, parseHoldRefs } from '../../core/bus/names';
 import { applyOps, type BalanceOp } from '../../stores/balance-ledger';
 
 const start: Balance = { currency: 'EUR', availableMicros: 1_000_000 };
-const charge = (micros: number, holdId?: string, at = 1_000, ids?: string[]): BalanceOp => ({ kind: 'charge', micros, holdId, hold: holdId ? { micros, at, ...(ids ? { ids } : {}) } : undefined });
+const charge = (micros: number, holdId?: string, at = 1_000, ids?: string[]): BalanceOp => ({ kind: 'charge', micros, hold: holdId ? { id: holdId, held: { micros, at, ...(ids ? { ids } : {}) } } : undefined });
 
 describe('applyOps', () => {
   test('a charge with a hold takes the money and holds it in the same value; without one it only takes it', () => {
