@@ -1,11 +1,14 @@
 // HTTP acceptance benchmark (issue: SMS API v1): POST /sms, POST /sms/bulk (100 GSM-7 items),
 // GET /sms/{id}, against the embedded stack on this machine, with a bare Express JSON
-// endpoint measured in the same run as the ceiling. Medians of RUNS runs; figures printed and
+// endpoint measured in the same run as the ceiling (served from this process, beside the load
+// generator, as the issue measured it; and again from a process of its own, as the product is
+// served, so the ratio can be read against both). Medians of RUNS runs; figures printed and
 // written to bench/results/http.json, with the product process's CPU per request and per
 // accepted message (from /proc). Usage: npm run bench:http [-- --runs 3 --seconds 10]
-// [--roles all] [--only ceiling,send,bulk,read] [--out http-all.json]
+// [--roles all] [--only ceiling,ceiling-process,send,bulk,read] [--out http-all.json]
 import autocannon from 'autocannon';
 import express from 'express';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -19,7 +22,7 @@ const { values } = benchArgs({
     runs: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     roles: { type: 'string', default: 'gateway-http' },
-    only: { type: 'string', default: 'ceiling,send,bulk,read' },
+    only: { type: 'string', default: 'ceiling,ceiling-process,send,bulk,read' },
     out: { type: 'string', default: 'http.json' },
   },
 });
@@ -61,6 +64,12 @@ async function measure(name: string, opts: autocannon.Options): Promise<Figure &
   };
 }
 
+/** A bare Express JSON endpoint (the ceiling's), run by `node -e`; prints its port. */
+const BARE_SERVER = `const express = require('express');
+const app = express();
+app.post('/echo', express.json(), (_req, res) => { res.status(201).json({ entity: { ok: true } }); });
+const server = app.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
+
 const SKIPPED: Figure & { runs: Figure[] } = { rps: 0, p50: 0, p99: 0, non2xx: 0, runs: [] };
 
 async function main(): Promise<void> {
@@ -71,6 +80,12 @@ async function main(): Promise<void> {
   const bareServer = bare.listen(0, '127.0.0.1');
   await new Promise((resolve) => bareServer.once('listening', resolve));
   const barePort = (bareServer.address() as { port: number }).port;
+  // The same endpoint in a process of its own (the product's conditions: its own event loop).
+  const bareProcess = spawn(process.execPath, ['-e', BARE_SERVER], { cwd: join(__dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+  const bareProcessPort = await new Promise<number>((resolve, reject) => {
+    bareProcess.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
+    bareProcess.once('exit', (code) => reject(new Error(`the bare Express process exited with ${code}`)));
+  });
   try {
     const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl);
     const headers = { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' };
@@ -83,6 +98,8 @@ async function main(): Promise<void> {
     const phase = (name: string, work: () => Promise<Figure & { runs: Figure[] }>): Promise<Figure & { runs: Figure[] }> => (PHASES.has(name) ? work() : Promise.resolve(SKIPPED));
     measuredPid = undefined;
     const ceiling = await phase('ceiling', () => measure('bare express POST', { url: `http://127.0.0.1:${barePort}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: one, connections: 64 }));
+    measuredPid = bareProcess.pid;
+    const ceilingProcess = await phase('ceiling-process', () => measure('bare express POST, own process', { url: `http://127.0.0.1:${bareProcessPort}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: one, connections: 64 }));
     measuredPid = stack.pid;
     const send = await phase('send', () => measure('POST /sms', { url: `${stack.info.httpUrl}/transactional/v1/sms`, method: 'POST', headers, body: one, connections: 64 }));
     const bulkFig = await phase('bulk', () => measure('POST /sms/bulk x100', { url: `${stack.info.httpUrl}/transactional/v1/sms/bulk`, method: 'POST', headers, body: bulk, connections: 16 }));
@@ -96,9 +113,10 @@ async function main(): Promise<void> {
       loadAverageAfter: load,
       cpuNote: 'cpuUsPerRequest: CPU of the product process (user + system, /proc) per request of the phase; per accepted message for bulk divide by 100',
       ceiling: { name: 'bare Express JSON POST, 64 connections', ...ceiling },
-      postSms: { name: 'POST /sms, 64 connections', ...send, ratioToCeiling: send.rps / ceiling.rps },
+      ceilingOwnProcess: { name: 'bare Express JSON POST, 64 connections, served from a process of its own', ...ceilingProcess },
+      postSms: { name: 'POST /sms, 64 connections', ...send, ratioToCeiling: send.rps / ceiling.rps, ratioToCeilingOwnProcess: send.rps / ceilingProcess.rps },
       bulk: { name: 'POST /sms/bulk with 100 GSM-7 items, 16 connections', ...bulkFig, messagesPerSecond: bulkFig.rps * 100, ...(bulkFig.cpuUsPerRequest === undefined ? {} : { cpuUsPerMessage: bulkFig.cpuUsPerRequest / 100 }), ratioToCeiling: bulkFig.rps / ceiling.rps },
-      getById: { name: 'GET /sms/{id}, 64 connections', ...read, ratioToCeiling: read.rps / ceiling.rps },
+      getById: { name: 'GET /sms/{id}, 64 connections', ...read, ratioToCeiling: read.rps / ceiling.rps, ratioToCeilingOwnProcess: read.rps / ceilingProcess.rps },
     };
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out), `${JSON.stringify(results, null, 2)}\n`);
@@ -107,16 +125,18 @@ async function main(): Promise<void> {
     process.stdout.write([
       '',
       `HTTP benchmark (${results.conditions})`,
-      row('bare Express (ceiling)', ceiling),
-      row('POST /sms', send, `(${(results.postSms.ratioToCeiling * 100).toFixed(0)}% of ceiling)`),
+      row('bare Express (ceiling)', ceiling, '(served beside the load generator)'),
+      row('bare Express, own process', ceilingProcess, '(served as the product is)'),
+      row('POST /sms', send, `(${(results.postSms.ratioToCeiling * 100).toFixed(0)}% of ceiling, ${(results.postSms.ratioToCeilingOwnProcess * 100).toFixed(0)}% of own-process)`),
       row('POST /sms/bulk (100 items)', bulkFig, `= ${results.bulk.messagesPerSecond.toFixed(0)} messages/s`, 100),
-      row('GET /sms/{id}', read, `(${(results.getById.ratioToCeiling * 100).toFixed(0)}% of ceiling)`),
+      row('GET /sms/{id}', read, `(${(results.getById.ratioToCeiling * 100).toFixed(0)}% of ceiling, ${(results.getById.ratioToCeilingOwnProcess * 100).toFixed(0)}% of own-process)`),
       `load average after: ${load.join(' ')}`,
       `written to ${isAbsolute(values.out) ? values.out : `bench/results/${values.out}`}`,
       '',
     ].join('\n'));
   } finally {
     bareServer.close();
+    bareProcess.kill('SIGTERM');
     await stack.stop();
   }
 }

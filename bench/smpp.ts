@@ -3,7 +3,8 @@
 // in this one, as a customer's ESME would be:
 //   1. one transceiver with a window of 100 submitting for a fixed time → submit_sm_resp/s;
 //   2. 10 binds in parallel (time until all are bound), then 10 transceivers submitting at
-//      once (window 10 each) → aggregate submit_sm_resp/s;
+//      once, first with window 10 each (as many in flight as the one transceiver), then with
+//      window 100 each (each configured as the one transceiver) → aggregate submit_sm_resp/s;
 //   3. receipts: N messages accepted with registered_delivery 1, one status transition each
 //      published on sms.status.<token> while no receiver is bound (as the lifecycle does), then
 //      one receiver binds → deliver_sm/s until all N are in (acked after each deliver_sm_resp).
@@ -166,6 +167,8 @@ async function main(): Promise<void> {
     };
     const bindMs: number[] = [];
     const parallel: number[] = [];
+    const parallelFull: number[] = [];
+    const parallelFullCpu: number[] = [];
     const receipts: number[] = [];
     let failures = 0;
     for (let run = 1; run <= RUNS; run++) {
@@ -188,15 +191,17 @@ async function main(): Promise<void> {
         return x;
       }));
       bindMs.push(performance.now() - t0);
-      const cpu1 = processCpuMs(gatewayPid);
-      const many = await Promise.all(sessions.map((x) => pump(x, 10, SECONDS * 1000, submitPdu)));
-      const manyOk = many.reduce((n, r) => n + r.ok, 0);
-      parallelCpu.push(...cpuPer(cpu1, manyOk));
+      log(`  run ${run}/${RUNS}: 10 binds in parallel in ${bindMs.at(-1)?.toFixed(0)} ms`);
+      for (const [window, rates, cpu] of [[10, parallel, parallelCpu], [100, parallelFull, parallelFullCpu]] as const) {
+        const cpu1 = processCpuMs(gatewayPid);
+        const many = await Promise.all(sessions.map((x) => pump(x, window, SECONDS * 1000, submitPdu)));
+        const manyOk = many.reduce((n, r) => n + r.ok, 0);
+        cpu.push(...cpuPer(cpu1, manyOk));
+        rates.push((manyOk / Math.max(...many.map((r) => r.elapsedMs))) * 1000);
+        failures += many.reduce((n, r) => n + r.failed, 0);
+        log(`  run ${run}/${RUNS}: 10 transceivers × window ${window}: ${rates.at(-1)?.toFixed(0)} submit_sm_resp/s, gateway CPU ${cpu.at(-1)?.toFixed(0)} µs/message`);
+      }
       await Promise.all(sessions.map(unbind));
-      const manyMs = Math.max(...many.map((r) => r.elapsedMs));
-      parallel.push((manyOk / manyMs) * 1000);
-      failures += many.reduce((n, r) => n + r.failed, 0);
-      log(`  run ${run}/${RUNS}: 10 binds in parallel in ${bindMs.at(-1)?.toFixed(0)} ms; 10 transceivers × window 10: ${parallel.at(-1)?.toFixed(0)} submit_sm_resp/s`);
 
       // 3. receipts: accept RECEIPTS messages with registered_delivery 1, publish one transition each, then bind a receiver
       const tx = await open(port);
@@ -240,7 +245,8 @@ async function main(): Promise<void> {
       loadAverageAfter: loadavg().map((l) => Number(l.toFixed(2))),
       singleTransceiver: { name: 'one transceiver, window 100, GSM-7 single segment, registered_delivery 0', submitRespPerSecond: median(single), gatewayCpuUsPerMessage: median(singleCpu), runs: single },
       parallelBinds: { name: '10 bind_transceiver in parallel (scrypt password check)', allBoundMs: median(bindMs), runs: bindMs },
-      tenTransceivers: { name: '10 transceivers of one system_id, window 10 each', submitRespPerSecond: median(parallel), gatewayCpuUsPerMessage: median(parallelCpu), runs: parallel },
+      tenTransceivers: { name: '10 transceivers of one system_id, window 10 each (as many in flight as the one transceiver)', submitRespPerSecond: median(parallel), gatewayCpuUsPerMessage: median(parallelCpu), ratioToOne: median(parallel) / median(single), runs: parallel },
+      tenTransceiversFullWindow: { name: '10 transceivers of one system_id, window 100 each (each as the one transceiver)', submitRespPerSecond: median(parallelFull), gatewayCpuUsPerMessage: median(parallelFullCpu), ratioToOne: median(parallelFull) / median(single), runs: parallelFull },
       receipts: { name: `${RECEIPTS} receipts buffered on JetStream, drained by one receiver (deliver_sm acked after each deliver_sm_resp)`, deliverSmPerSecond: median(receipts), runs: receipts },
       refusedSubmits: failures,
     };
@@ -251,7 +257,8 @@ async function main(): Promise<void> {
       `SMPP benchmark (${results.conditions})`,
       `1 transceiver, window 100          ${results.singleTransceiver.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s  gateway CPU ${results.singleTransceiver.gatewayCpuUsPerMessage.toFixed(0)} µs/message`,
       `10 binds in parallel               ${results.parallelBinds.allBoundMs.toFixed(0).padStart(7)} ms until all bound`,
-      `10 transceivers × window 10        ${results.tenTransceivers.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s  gateway CPU ${results.tenTransceivers.gatewayCpuUsPerMessage.toFixed(0)} µs/message`,
+      `10 transceivers × window 10        ${results.tenTransceivers.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s  gateway CPU ${results.tenTransceivers.gatewayCpuUsPerMessage.toFixed(0)} µs/message  (${results.tenTransceivers.ratioToOne.toFixed(2)} of one)`,
+      `10 transceivers × window 100       ${results.tenTransceiversFullWindow.submitRespPerSecond.toFixed(0).padStart(7)} submit_sm_resp/s  gateway CPU ${results.tenTransceiversFullWindow.gatewayCpuUsPerMessage.toFixed(0)} µs/message  (${results.tenTransceiversFullWindow.ratioToOne.toFixed(2)} of one)`,
       `load average after: ${results.loadAverageAfter.join(' ')}`,
       `receipts to one receiver           ${results.receipts.deliverSmPerSecond.toFixed(0).padStart(7)} deliver_sm/s`,
       `refused submit_sm: ${failures}`,
