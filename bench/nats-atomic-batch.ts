@@ -1,0 +1,46 @@
+// Experiment (issue 15, bulk): the 100 message states of a bulk request written as 100 acked
+// publishes (as stores/message-state.ts does) or as one JetStream atomic batch (ADR-50: no reply
+// but on the commit, one ack), against a nats-server of its own from .tools/bin; 16 requests in
+// flight; client and nats-server CPU per message, 3 interleaved rounds. Measured 2026-11-23: the
+// atomic batch costs the server 2.4x per message and runs at a quarter of the rate, so the
+// product keeps per-message publishes (docs/acceptance.md); the same with DISCARD=old.
+// Usage: [DISCARD=old] node --import tsx bench/nats-atomic-batch.ts
+import { spawn } from 'node:child_process';
+import { connect, headers as natsHeaders, createInbox } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { processCpuMs } from './support/cpu';
+
+const body = Buffer.from(JSON.stringify({ id: '0190f0f0-0000-7000-8000-000000000000', orgId: 'o', projectId: 'p', tokenId: 't', source: 'api', clientId: null, status: 'queued', statusCode: null, from: 'Bench', country: 'DE', to: '+4915112345678', normalizedTo: '4915112345678', charsCount: 40, text: 'Bulk benchmark item 1 with some text.....', deliveredText: 'Bulk benchmark item 1 with some text.....', messagesCount: 1, encoding: 'GSM-7', unicode: false, allowUnicode: false, charged: true, pricePerSmsMicros: 40000, priceUserMicros: 40000, currency: 'EUR', createdAt: new Date().toISOString(), chargedAt: new Date().toISOString(), scheduledAt: null, sentAt: null, deliveredAt: null, updatedAt: new Date().toISOString() }));
+
+async function main(): Promise<void> {
+  const server = spawn('/work/main/.tools/bin/nats-server', ['-js', '-p', '14999', '-sd', `/tmp/abb/js-${Date.now()}`], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 800));
+  const nc = await connect({ servers: '127.0.0.1:14999' });
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name: 'KV_m', subjects: ['$KV.m.>'], max_msgs_per_subject: 1, discard: (process.env['DISCARD'] ?? 'new') as never, allow_direct: true, allow_rollup_hdrs: true, allow_atomic: true } as never);
+  const prefix = `${createInbox()}.`;
+  const waiting = new Map<number, () => void>();
+  nc.subscribe(`${prefix}*`, { callback: (_e, m) => { const id = Number(m.subject.slice(prefix.length)); const w = waiting.get(id); waiting.delete(id); if (m.data.length && JSON.parse(new TextDecoder().decode(m.data)).error) console.error(new TextDecoder().decode(m.data)); w?.(); } });
+  let next = 0;
+  let k = 0;
+  const req = (subject: string, data: Uint8Array, h?: ReturnType<typeof natsHeaders>): Promise<void> => new Promise((resolve) => { const id = ++next; waiting.set(id, resolve); nc.publish(subject, data, h ? { reply: `${prefix}${id}`, headers: h } : { reply: `${prefix}${id}` }); });
+  const perMessage = async (): Promise<void> => { await Promise.all(Array.from({ length: 100 }, () => req(`$KV.m.sms.${k++}`, body))); };
+  const atomic = async (): Promise<void> => {
+    const batch = `b${k}`;
+    for (let i = 1; i < 100; i++) { const h = natsHeaders(); h.set('Nats-Batch-Id', batch); h.set('Nats-Batch-Sequence', String(i)); nc.publish(`$KV.m.sms.${k++}`, body, { headers: h }); }
+    const h = natsHeaders(); h.set('Nats-Batch-Id', batch); h.set('Nats-Batch-Sequence', '100'); h.set('Nats-Batch-Commit', '1');
+    await req(`$KV.m.sms.${k++}`, body, h);
+  };
+  for (const round of [1, 2, 3]) {
+    for (const [name, fn] of [['per-message', perMessage], ['atomic', atomic]] as const) {
+      const c0 = process.cpuUsage(); const s0 = processCpuMs(server.pid) ?? 0; const t0 = performance.now();
+      let done = 0;
+      await Promise.all(Array.from({ length: 16 }, async () => { while (done < 400) { done++; await fn(); } }));
+      const ms = performance.now() - t0; const c = process.cpuUsage(c0); const s = (processCpuMs(server.pid) ?? 0) - s0;
+      const msgs = done * 100;
+      console.log(`round ${round} ${name.padEnd(12)} ${(msgs / ms * 1000).toFixed(0)} msg/s  client ${((c.user + c.system) / msgs).toFixed(1)} µs/msg  server ${(s * 1000 / msgs).toFixed(1)} µs/msg`);
+    }
+  }
+  await nc.close(); server.kill();
+}
+void main();
