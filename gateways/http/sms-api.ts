@@ -14,7 +14,7 @@ import type { Visibility } from '../../core/sms/history-ports';
 import { authenticate } from './auth';
 import type { HttpDeps } from './deps';
 import { rateLimit, type AddressCounter, type SmsRateLimitEndpoint } from './rate-limit';
-import { sendJson } from './respond';
+import { sendJson, sendJsonRead } from './respond';
 
 export interface SmsApiOptions {
   readonly tokenKinds: readonly TokenKind[];
@@ -102,7 +102,7 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
   };
 
   router.get('/sms/:id', ...limited('sms-read'), handle(async (req, res) => {
-    res.json({ entity: toSmsEntity(await visibleMessage(req)) });
+    sendJsonRead(req, res, { entity: toSmsEntity(await visibleMessage(req)) });
   }));
 
   // Beyond the spec: every status transition of a message and each webhook attempt to deliver
@@ -135,7 +135,7 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
     const current: Lookup | null = await services.lookupStore.get(id);
     const lookup = current && visible(v, current) ? current : current ? null : await services.lookupHistory.get(v, id);
     if (!lookup) throw new AppError('NOT_FOUND', `lookup ${id} does not exist or is not visible to this token`);
-    res.json({ entity: toLookupEntity(lookup) });
+    sendJsonRead(req, res, { entity: toLookupEntity(lookup) });
   }));
 
   return router;

@@ -1,7 +1,9 @@
 // Black-box suite of the SMS API v1 (spec 1 §2, §4, §5, §7, §8, §9; DESIGN §4) over real
 // HTTP against the integration stack. Every test sets up its own tenant (test/support/tenants.ts).
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { newId } from '../../core/ids';
-import { api } from '../support/stack';
+import { weakEtag } from '../../gateways/http/respond';
+import { api, stack } from '../support/stack';
 import { addProject, addToken, balanceMicros, createTenant, revokeToken, setBalance, V1, type Tenant } from '../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
@@ -51,6 +53,18 @@ async function poll<T>(fn: () => Promise<T>, done: (value: T) => boolean, timeou
     if (done(value) || Date.now() > deadline) return value;
     await sleep(100);
   }
+}
+
+/** A GET with If-None-Match over node:http (which adds no request header of its own). */
+function conditionalGet(url: string, token: string, ifNoneMatch: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers: { authorization: `Bearer ${token}`, 'if-none-match': ifNoneMatch } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { body += chunk; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    }).on('error', reject);
+  });
 }
 
 /** GET /sms (with `query`) until it lists `count` entities. */
@@ -792,6 +806,40 @@ describe('spec 1 §4 GET /sms/{id} and GET /sms', () => {
     expect(Object.keys(read.body as Json)).toEqual(['entity']);
     expectSmsShape(entityOf(read));
     expectSameMessage(entityOf(read), e);
+  });
+
+  test('spec 1 §4 GET /sms/{id} and /lookup/{id}: a weak ETag of the body (W/"<length hex>-<CRC-32 hex>"); If-None-Match with it → 304 without a body; HEAD → the GET headers without a body', async () => {
+    const t = await createTenant();
+    const e = entityOf(await send(t, item()));
+    const lookup = await v1('/lookup', t.token, { body: { to: DE } });
+    expect(lookup.status).toBe(201);
+    // A message's body changes until its lifecycle ends (the simulator delivers within seconds).
+    const settled = await poll(() => v1(`/sms/${e.id}`, t.token), (r) => entityOf(r)['status'] === 'delivered', 30_000);
+    expect(entityOf(settled)['status']).toBe('delivered');
+    for (const path of [`/sms/${e.id}`, `/lookup/${entityOf(lookup).id}`]) {
+      const res = await fetch(`${stack().httpUrl}${V1}${path}`, { headers: { authorization: `Bearer ${t.token}` } });
+      const text = await res.text();
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+      expect(res.headers.get('etag')).toBe(weakEtag(text));
+      // node:http, not fetch: fetch adds Cache-Control: no-cache to a conditional request, which is never fresh.
+      const notModified = await conditionalGet(`${stack().httpUrl}${V1}${path}`, t.token, weakEtag(text));
+      expect(notModified.status).toBe(304);
+      expect(notModified.body).toBe('');
+      expect(notModified.headers['etag']).toBe(weakEtag(text));
+      expect(notModified.headers['content-type']).toBeUndefined();
+      expect(notModified.headers['x-ratelimit-limit']).toBeDefined();
+      const changed = await conditionalGet(`${stack().httpUrl}${V1}${path}`, t.token, 'W/"0-0"');
+      expect(changed.status).toBe(200);
+      expect(changed.body).toBe(text);
+      const head = await fetch(`${stack().httpUrl}${V1}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${t.token}` } });
+      expect(head.status).toBe(200);
+      expect(await head.text()).toBe('');
+      expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+      expect(head.headers.get('etag')).toBe(weakEtag(text));
+      expect(head.headers.get('x-request-id')).not.toBeNull();
+    }
   });
 
   test('DESIGN §4: ids are UUIDv7 (time-ordered) and clientId is null when not supplied', async () => {
