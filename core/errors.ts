@@ -79,3 +79,21 @@ export function validationError(fields: FieldErrors): AppError {
   const names = Object.keys(fields).join(', ');
   return new AppError('VALIDATION_FAILED', `invalid fields: ${names}`, { fields });
 }
+
+/**
+ * A write the bus took but did not confirm (no acknowledgement in time, or the connection went
+ * away while waiting): it may or may not be stored. A charge made for it stays held, so the
+ * charge settler decides from the stream (settled if stored, refunded if not) instead of the
+ * request refunding a message that may still be sent.
+ */
+export class OutcomeUnknownError extends Error {
+  override readonly name = 'OutcomeUnknownError';
+}
+
+/**
+ * The 500 of a request whose write the bus did not confirm (`what`: "the messages", "the
+ * lookup"); its charge stays held for the charge settler to settle or refund.
+ */
+export function unconfirmed(cause: OutcomeUnknownError, what: string, retry: string): AppError {
+  return new AppError('INTERNAL', `the message bus did not confirm ${what} in time: the charge stays if it stored ${what} and is refunded within about a minute (CHARGE_HOLD_REFUND_SECONDS) if it did not; ${retry}`, { cause });
+}

@@ -10,7 +10,7 @@ import { createInbox, Empty, headers as natsHeaders, type Msg, type MsgHdrs, typ
 export class JetStreamPublishError extends Error {
   override readonly name = 'JetStreamPublishError';
 
-  constructor(message: string, readonly code?: number, readonly errCode?: number) {
+  constructor(message: string, readonly code?: number, readonly errCode?: number, readonly unconfirmed = false) {
     super(message);
   }
 }
@@ -173,7 +173,7 @@ export class PipelinedJetStream {
   close(): void {
     clearInterval(this.sweeper);
     this.sub.unsubscribe();
-    for (const waiter of this.waiting.values()) waiter.reject(new JetStreamPublishError('the publisher was closed before the ack arrived'));
+    for (const waiter of this.waiting.values()) waiter.reject(new JetStreamPublishError('the publisher was closed before the ack arrived', undefined, undefined, true));
     this.waiting.clear();
   }
 
@@ -192,7 +192,7 @@ export class PipelinedJetStream {
     for (const [id, waiter] of this.waiting) {
       if (waiter.deadline > now) continue;
       this.waiting.delete(id);
-      waiter.reject(new JetStreamPublishError(`no publish acknowledgement within ${this.timeoutMs} ms`));
+      waiter.reject(new JetStreamPublishError(`no publish acknowledgement within ${this.timeoutMs} ms`, undefined, undefined, true));
     }
   }
 }

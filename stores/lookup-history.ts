@@ -5,7 +5,8 @@ import type { KV } from '@nats-io/kv';
 import type { Lookup, LookupStore } from '../core/lookup/lookup';
 import type { ClickHouse } from '../infra/clickhouse';
 import { decode, formatHoldRefs, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus';
-import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+import { errors, headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+import { OutcomeUnknownError } from '../core/errors';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 import type { CompiledQuery } from '../core/filters/grammar-a';
 import type { CurrentReader, HistoryReader } from '../core/sms/history-ports';
@@ -21,7 +22,12 @@ export class NatsLookupStore implements LookupStore, CurrentReader<Lookup> {
       headers = natsHeaders();
       headers.set(HEADERS.chargeHolds, formatHoldRefs([hold]));
     }
-    await this.js.publish(SUBJECTS.lookupCreated, JSON.stringify({ lookups: [lookup] }), { msgID: `lookup-${lookup.id}`, ...(headers ? { headers } : {}) });
+    try {
+      await this.js.publish(SUBJECTS.lookupCreated, JSON.stringify({ lookups: [lookup] }), { msgID: `lookup-${lookup.id}`, ...(headers ? { headers } : {}) });
+    } catch (err) {
+      if (err instanceof errors.TimeoutError) throw new OutcomeUnknownError(`lookup.created: ${err.message}`, { cause: err });
+      throw err;
+    }
   }
 
   async get(id: string): Promise<Lookup | null> {

@@ -7,12 +7,13 @@
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
+import { OutcomeUnknownError } from '../core/errors';
 import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
 import { BUCKETS, formatHoldRefs, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
-import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+import { JetStreamPublishError, type PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, type CasEntry, type CasKv } from './kv-cas';
 import { KvMirror } from './kv-mirror';
 
@@ -171,7 +172,10 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
     const headers = batch.holds.length > 0 ? { [HEADERS.chargeHolds]: formatHoldRefs(batch.holds) } : undefined;
     this.jetstream.publish(SUBJECTS.smsAccepted, batchBody(batch.parts, batch.bytes), `accepted-${batch.firstId}`, headers).then(
       () => { for (const w of batch.waiters) w.resolve(); },
-      (err: unknown) => { for (const w of batch.waiters) w.reject(err); },
+      (err: unknown) => {
+        const reason = err instanceof JetStreamPublishError && err.unconfirmed ? new OutcomeUnknownError(`sms.accepted: ${err.message}`, { cause: err }) : err;
+        for (const w of batch.waiters) w.reject(reason);
+      },
     );
   }
 }

@@ -1,6 +1,6 @@
 // A number lookup as the domain knows it, its wire shape (spec 1 §2.4), and the service that
 // validates, prices, charges and records one (DESIGN §4: charged at the lookup price).
-import { AppError, validationError } from '../errors';
+import { AppError, OutcomeUnknownError, unconfirmed, validationError } from '../errors';
 import { newId } from '../ids';
 import { fromMicros } from '../money';
 import type { Funds, PriceBook } from '../sms/ports';
@@ -69,6 +69,7 @@ export class LookupService {
       this.deps.funds.settle(submitter.orgId, id);
       return lookup;
     } catch (err) {
+      if (err instanceof OutcomeUnknownError) throw unconfirmed(err, 'the lookup', 'retry with backoff');
       await this.deps.funds.credit(submitter.orgId, price.priceMicros, id);
       throw new AppError('INTERNAL', 'the lookup failed and was not charged; retry with backoff', { cause: err });
     }

@@ -2,7 +2,7 @@
 // on its own, prices it, replays a repeated clientId, charges the accepted items' total
 // atomically (all-or-nothing), and makes the accepted messages durable (state in KV, queued
 // on JetStream) before answering. Spec 1 §2.1, §4 (bulk rules), §7, §8; DESIGN §4.
-import { AppError, validationError, type FieldErrors } from '../errors';
+import { AppError, OutcomeUnknownError, unconfirmed, validationError, type FieldErrors } from '../errors';
 import { idTime, newId } from '../ids';
 import { encodeText } from './encoding';
 import type { MessageSource, ReceiptRequest, SmsMessage } from './message';
@@ -149,6 +149,8 @@ export class SmsAcceptance {
       await this.deps.states.putAll(messages);
       await this.deps.queue.enqueue(messages, hold ? { orgId: submitter.orgId, holdId: hold.id } : undefined);
     } catch (err) {
+      // Perhaps stored: refunding here would send it free, freeing its clientIds could send it twice.
+      if (hold && err instanceof OutcomeUnknownError) throw unconfirmed(err, 'the messages', 'retry with the same clientIds, so that none is sent twice');
       await this.deps.funds.credit(submitter.orgId, total, hold?.id);
       await releaseClaims();
       if (err instanceof AppError) throw err;

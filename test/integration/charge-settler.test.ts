@@ -5,7 +5,9 @@
 // queue never answers, as a killed process leaves it) is refunded by the charge settler, its
 // stored state canceled and its clientId freed for a retry, which until then is not told the
 // message is on its way; a request that died after its publish but before its own settle is
-// settled from the stream's header and keeps its charge.
+// settled from the stream's header and keeps its charge. A publish whose acknowledgement never
+// came (it may be stored) keeps its charge held for the settler, which settles or refunds it.
+import { OutcomeUnknownError } from '../../core/errors';
 import { SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
 import type { SmsMessage } from '../../core/sms/message';
 import type { AcceptedQueue, Funds } from '../../core/sms/ports';
@@ -111,6 +113,65 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
     const state = await eventually(() => states.get(accepted.id), (m) => m?.status === 'delivered', 20_000);
     expect(state).toMatchObject({ status: 'delivered', charged: true });
+  });
+
+  test('the stream stored the messages but its acknowledgement was lost: 500 naming it, the charge neither refunded on the spot nor twice, settled from the stream, sent once', async () => {
+    const t = await createTenant({ balance: 1 });
+    const real = new JetStreamAcceptedQueue(nats.pipeline);
+    const ackLost: AcceptedQueue = {
+      enqueue: async (messages, hold) => {
+        await real.enqueue(messages, hold);
+        throw new OutcomeUnknownError('sms.accepted: no publish acknowledgement within 5000 ms');
+      },
+    };
+    const failed = await gateway(ackLost).submitOne(submitter(t), item('ack-lost')).catch((err: unknown) => err);
+    expect(failed).toMatchObject({ code: 'INTERNAL' });
+    expect((failed as Error).message).toMatch(/did not confirm the messages in time: the charge stays if it stored/);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    // The settler reads the stream message's header and settles the hold; nothing is refunded later.
+    expect(await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 0)).toEqual({});
+    await sleep(REFUND_AFTER_MS + 200);
+    expect(await settler.sweep([t.orgId])).toBe(0);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    // The retry with the same clientId is the stored message, not a second one.
+    const retry = await api(`${V1}/sms`, { token: t.token, body: item('ack-lost') });
+    expect(retry.status).toBe(201);
+    const sent = entityOf(retry);
+    expect(await eventually(() => states.get(sent.id), (m) => m?.status === 'delivered', 20_000)).toMatchObject({ status: 'delivered', charged: true, clientId: 'ack-lost' });
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+  });
+
+  test('unconfirmed and never stored: 500, the clientId kept until the settler refunds and cancels, then accepted as a new message', async () => {
+    const t = await createTenant({ balance: 1 });
+    const lost: AcceptedQueue = { enqueue: () => Promise.reject(new OutcomeUnknownError('sms.accepted: no publish acknowledgement within 5000 ms')) };
+    const failed = await gateway(lost).submitOne(submitter(t), item('never-stored')).catch((err: unknown) => err);
+    expect(failed).toMatchObject({ code: 'INTERNAL' });
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    const [holdId] = Object.keys(await holdsOf(t.orgId)) as [string];
+    expect(holdId).toBeDefined();
+    const early = await api(`${V1}/sms`, { token: t.token, body: item('never-stored') });
+    expect(early.status).toBe(500);
+    expect((early.body as { detail: string }).detail).toMatch(/held by a request still being accepted/);
+    await sleep(REFUND_AFTER_MS + 200);
+    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000);
+    expect(await states.get(holdId)).toMatchObject({ status: 'canceled', statusCode: CANCELED_CODE, charged: false });
+    const retry = await api(`${V1}/sms`, { token: t.token, body: item('never-stored') });
+    expect(retry.status).toBe(201);
+    expect(entityOf(retry).id).not.toBe(holdId);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+  });
+
+  test('a queue that fails for sure (the stream refused): refunded on the spot, the clientId free at once', async () => {
+    const t = await createTenant({ balance: 1 });
+    const refused: AcceptedQueue = { enqueue: () => Promise.reject(new Error('no responders: no stream stores this subject')) };
+    const failed = await gateway(refused).submitOne(submitter(t), item('refused')).catch((err: unknown) => err);
+    expect(failed).toMatchObject({ code: 'INTERNAL' });
+    expect((failed as Error).message).toMatch(/nothing was charged/);
+    expect(await eventually(() => balanceMicros(t.orgId), (b) => b === 1_000_000)).toBe(1_000_000);
+    expect(await holdsOf(t.orgId)).toEqual({});
+    const retry = await api(`${V1}/sms`, { token: t.token, body: item('refused') });
+    expect(retry.status).toBe(201);
   });
 
   test('the lookup path: died after charging, before the lookup was stored: refunded', async () => {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { BUCKETS } from '../../core/bus/names';
 import { createLogger } from '../../infra/logger';
 import { connectNats, isRevisionConflict, type Nats } from '../../infra/nats';
-import { JetStreamPublishError } from '../../infra/pipelined-jetstream';
+import { JetStreamPublishError, PipelinedJetStream } from '../../infra/pipelined-jetstream';
 import { BalanceLedger } from '../../stores/balance-ledger';
 import { RateLimiter } from '../../stores/rate-limiter';
 import { stack } from '../support/stack';
@@ -51,8 +51,25 @@ describe('pipelined JetStream client and the replicated compare-and-set stores',
     expect(marker?.revision).toBeGreaterThan(0);
   });
 
-  test('a publish no stream stores is refused (no responders), never acknowledged', async () => {
-    await expect(a.pipeline.publish(`no.stream.here.${randomUUID()}`, 'x')).rejects.toBeInstanceOf(JetStreamPublishError);
+  test('a publish no stream stores is refused (no responders), never acknowledged, and known not stored', async () => {
+    const refused = await a.pipeline.publish(`no.stream.here.${randomUUID()}`, 'x').catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(JetStreamPublishError);
+    expect(refused).toMatchObject({ code: 503, unconfirmed: false });
+  });
+
+  test('a publish taken but never acknowledged times out as unconfirmed (it may be stored), so a charge for it is not refunded on the spot', async () => {
+    const subjectTaken = `taken.never.acked.${randomUUID()}`;
+    const silent = a.nc.subscribe(subjectTaken, { callback: () => undefined });
+    const pipeline = new PipelinedJetStream(a.nc, 300);
+    try {
+      const lost = await pipeline.publish(subjectTaken, 'x').catch((err: unknown) => err);
+      expect(lost).toBeInstanceOf(JetStreamPublishError);
+      expect(lost).toMatchObject({ unconfirmed: true });
+      expect((lost as Error).message).toMatch(/no publish acknowledgement within 300 ms/);
+    } finally {
+      pipeline.close();
+      silent.unsubscribe();
+    }
   });
 
   test('Nats-Msg-Id: the same id published twice is stored once', async () => {
