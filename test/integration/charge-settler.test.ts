@@ -46,6 +46,30 @@ describe('charge holds (the charge settler on the real bus)', () => {
   const submitter = (t: Tenant): Submitter => ({ orgId: t.orgId, projectId: t.projectId, tokenId: t.tokenId, source: 'http', currency: 'EUR' });
   const holdsOf = async (orgId: string): Promise<Record<string, unknown>> => (await ledger.get(orgId))?.holds ?? {};
 
+  /**
+   * `holdId` (a message with `clientId`, charged from a balance of 1 EUR) never reached the
+   * stream: a retry is not told it is on its way while the charge is held (it waits, then 500);
+   * the settler refunds it and cancels its state; the retry is then accepted as a new message,
+   * charged once.
+   */
+  const expectRefundedThenRetried = async (t: Tenant, holdId: string, clientId: string): Promise<void> => {
+    const early = await api(`${V1}/sms`, { token: t.token, body: item(clientId) });
+    expect(early.status).toBe(500);
+    expect((early.body as { detail: string }).detail).toMatch(/held by a request still being accepted/);
+
+    await sleep(REFUND_AFTER_MS + 200);
+    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000);
+    expect(await holdsOf(t.orgId)).toEqual({});
+    expect(await states.get(holdId)).toMatchObject({ status: 'canceled', statusCode: CANCELED_CODE, charged: false });
+    expect(await settler.sweep([t.orgId])).toBe(0);
+
+    const retry = await api(`${V1}/sms`, { token: t.token, body: item(clientId) });
+    expect(retry.status).toBe(201);
+    expect(entityOf(retry).id).not.toBe(holdId);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+  };
+
   beforeAll(async () => {
     nats = await connectNats({ servers: stack().natsUrl, replicas: 1, messageStateTtlHours: 1, name: 'charge-settler-test' }, createLogger('error'));
     ledger = new BalanceLedger(nats.kv.balances, nats.pipeline);
@@ -84,23 +108,7 @@ describe('charge holds (the charge settler on the real bus)', () => {
     // An operator sees the held charge.
     expect(await admin('balance', 'show', '--org', t.orgId)).toMatchObject({ available: 0.925, held: { count: 1, amount: 0.075 } });
 
-    // Before the refund, a retry is not told the message is on its way: it waits, then answers 500.
-    const early = await api(`${V1}/sms`, { token: t.token, body: item('dead-before-publish') });
-    expect(early.status).toBe(500);
-    expect((early.body as { detail: string }).detail).toMatch(/held by a request still being accepted/);
-
-    await sleep(REFUND_AFTER_MS + 200);
-    expect(await settler.sweep([t.orgId])).toBe(1);
-    expect(await balanceMicros(t.orgId)).toBe(1_000_000);
-    expect(await holdsOf(t.orgId)).toEqual({});
-    const canceled = await states.get(holdId);
-    expect(canceled).toMatchObject({ status: 'canceled', statusCode: CANCELED_CODE, charged: false });
-    expect(await settler.sweep([t.orgId])).toBe(0);
-
-    const retry = await api(`${V1}/sms`, { token: t.token, body: item('dead-before-publish') });
-    expect(retry.status).toBe(201);
-    expect(entityOf(retry).id).not.toBe(holdId);
-    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    await expectRefundedThenRetried(t, holdId, 'dead-before-publish');
   });
 
   test('died after the publish, before its own settle: settled from the stream, the charge kept, the message delivered', async () => {
@@ -149,17 +157,7 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
     const [holdId] = Object.keys(await holdsOf(t.orgId)) as [string];
     expect(holdId).toBeDefined();
-    const early = await api(`${V1}/sms`, { token: t.token, body: item('never-stored') });
-    expect(early.status).toBe(500);
-    expect((early.body as { detail: string }).detail).toMatch(/held by a request still being accepted/);
-    await sleep(REFUND_AFTER_MS + 200);
-    expect(await settler.sweep([t.orgId])).toBe(1);
-    expect(await balanceMicros(t.orgId)).toBe(1_000_000);
-    expect(await states.get(holdId)).toMatchObject({ status: 'canceled', statusCode: CANCELED_CODE, charged: false });
-    const retry = await api(`${V1}/sms`, { token: t.token, body: item('never-stored') });
-    expect(retry.status).toBe(201);
-    expect(entityOf(retry).id).not.toBe(holdId);
-    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    await expectRefundedThenRetried(t, holdId, 'never-stored');
   });
 
   test('a queue that fails for sure (the stream refused): refunded on the spot, the clientId free at once', async () => {
