@@ -98,7 +98,14 @@ export class Supervisor {
     for (const { spec, child, exited } of [...this.running].reverse()) {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
-        const stopped = await Promise.race([exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+        // The fallback timer is cleared on exit: left pending, it kept the stopping process alive for its full length.
+        const stopped = await new Promise<boolean>((resolve) => {
+          const fallback = setTimeout(() => resolve(false), timeoutMs);
+          void exited.then(() => {
+            clearTimeout(fallback);
+            resolve(true);
+          });
+        });
         if (!stopped) {
           this.log.warn({ child: spec.name }, 'engine ignored SIGTERM; killing');
           child.kill('SIGKILL');
