@@ -10,7 +10,7 @@ import type { Balance, ChargeHold } from '../core/accounts/types';
 import type { Funds, HoldSpec } from '../core/sms/ports';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
-import { casKv, type CasKv } from './kv-cas';
+import { casKv, LastWrites, type CasKv } from './kv-cas';
 
 /** One change to an organization's balance, applied with whatever else is queued for it. */
 export type BalanceOp =
@@ -45,7 +45,7 @@ const SETTLE_DELAY_MS = 25;
 export class BalanceLedger implements BalanceReader, Funds {
   private readonly queues = new Map<string, Pending[]>();
   private readonly flushing = new Set<string>();
-  private readonly known = new Map<string, { readonly balance: Balance; readonly revision: number }>();
+  private readonly known = new LastWrites<Balance>(KNOWN_BALANCES);
   /** Organizations whose queued settles wait for a charge to ride with (SETTLE_DELAY_MS). */
   private readonly delayed = new Set<string>();
 
@@ -156,33 +156,25 @@ export class BalanceLedger implements BalanceReader, Funds {
         if (batch.some((p) => p.op.kind === 'credit' && p.op.micros > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
         return batch.map((p) => (p.op.kind === 'charge' ? false : p.op.kind === 'refund-hold' ? null : undefined));
       }
-      const stored: Balance = known?.balance ?? (exists && entry ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 });
+      const stored: Balance = known?.value ?? (exists && entry ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 });
       const revision = known?.revision ?? entry?.revision ?? 0;
       const next = applyOps(stored, batch.map((p) => p.op));
       if (known && (!next.changed || next.outcomes.some((o) => o === false || o === null))) {
-        this.known.delete(orgId);
+        this.known.forget(orgId);
         continue;
       }
       if (!next.changed) return next.outcomes;
       try {
         const value = JSON.stringify(next.balance);
         const written = exists ? await this.cas.update(orgId, value, revision) : await this.cas.create(orgId, value);
-        this.remember(orgId, next.balance, written);
+        this.known.set(orgId, next.balance, written);
         return next.outcomes;
       } catch (err) {
-        this.known.delete(orgId);
+        this.known.forget(orgId);
         if (!isRevisionConflict(err)) throw err;
       }
     }
     throw new Error(`balance of ${orgId}: compare-and-set kept conflicting after ${MAX_CAS_ATTEMPTS} attempts`);
-  }
-
-  private remember(orgId: string, balance: Balance, revision: number): void {
-    if (this.known.size >= KNOWN_BALANCES && !this.known.has(orgId)) {
-      const oldest = this.known.keys().next();
-      if (!oldest.done) this.known.delete(oldest.value);
-    }
-    this.known.set(orgId, { balance, revision });
   }
 }
 

@@ -49,3 +49,30 @@ export function casKv(kv: KV, pipeline?: KvPipeline): CasKv {
     create: async (key, value) => (await jetstream.publishIfLast(subject(key), value, 0)).seq,
   };
 }
+
+/**
+ * The value and revision this process last wrote, per key: a compare-and-set at that revision
+ * saves the read, and fails (then reads) when another writer came in between. Bounded: past
+ * `max` keys the oldest one goes.
+ */
+export class LastWrites<V> {
+  private readonly entries = new Map<string, { readonly value: V; readonly revision: number }>();
+
+  constructor(private readonly max: number) {}
+
+  get(key: string): { readonly value: V; readonly revision: number } | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, value: V, revision: number): void {
+    if (this.entries.size >= this.max && !this.entries.has(key)) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, { value, revision });
+  }
+
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+}

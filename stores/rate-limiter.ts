@@ -6,7 +6,7 @@ import type { KV } from '@nats-io/kv';
 import { BUCKETS } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
-import { casKv, type CasKv } from './kv-cas';
+import { casKv, LastWrites, type CasKv } from './kv-cas';
 
 import type { RateDecision, RateLimits } from '../core/accounts/ports';
 
@@ -25,13 +25,13 @@ interface Counter {
 }
 
 const WINDOW_SECONDS = 60;
-/** Counters whose last write by this process is remembered. */
+/** Counters whose last write by this process is remembered (keys carry their window: the oldest go first). */
 const KNOWN_COUNTERS = 10_000;
 
 export class RateLimiter implements RateLimits {
   private readonly pending = new Map<string, Counter>();
   private readonly flushing = new Set<string>();
-  private readonly known = new Map<string, { readonly count: number; readonly revision: number }>();
+  private readonly known = new LastWrites<number>(KNOWN_COUNTERS);
 
   private readonly kv: CasKv;
   private readonly text = new TextDecoder();
@@ -84,7 +84,7 @@ export class RateLimiter implements RateLimits {
       const known = this.known.get(counter.key);
       const entry = known ? null : await this.kv.get(counter.key);
       const exists = known !== undefined || (entry !== null && entry.value.length > 0);
-      const before = known ? known.count : exists && entry ? Number(this.text.decode(entry.value)) : 0;
+      const before = known ? known.value : exists && entry ? Number(this.text.decode(entry.value)) : 0;
       const admitted = Math.max(0, Math.min(counter.waiters.length, counter.limit - before));
       if (admitted === 0) return before;
       try {
@@ -92,19 +92,13 @@ export class RateLimiter implements RateLimits {
         const value = String(before + admitted);
         const at = known?.revision ?? entry?.revision;
         const written = at === undefined ? await this.kv.create(counter.key, value) : await this.kv.update(counter.key, value, at);
-        this.remember(counter.key, before + admitted, written);
+        this.known.set(counter.key, before + admitted, written);
         return before;
       } catch (err) {
-        this.known.delete(counter.key);
+        this.known.forget(counter.key);
         if (!isRevisionConflict(err)) throw err;
       }
     }
     throw new Error(`rate-limit counter ${counter.key}: compare-and-set kept conflicting`);
-  }
-
-  private remember(key: string, count: number, revision: number): void {
-    // Keys carry their window: the old windows' entries go once the map is full.
-    if (this.known.size >= KNOWN_COUNTERS && !this.known.has(key)) this.known.clear();
-    this.known.set(key, { count, revision });
   }
 }
