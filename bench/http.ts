@@ -70,6 +70,9 @@ const app = express();
 app.post('/echo', express.json(), (_req, res) => { res.status(201).json({ entity: { ok: true } }); });
 const server = app.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
 
+/** A ratio as a percentage; a dash when its ceiling was not measured (--only without it). */
+const percent = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)}%` : '–');
+
 const SKIPPED: Figure & { runs: Figure[] } = { rps: 0, p50: 0, p99: 0, non2xx: 0, runs: [] };
 
 async function main(): Promise<void> {
@@ -127,9 +130,9 @@ async function main(): Promise<void> {
       `HTTP benchmark (${results.conditions})`,
       row('bare Express (ceiling)', ceiling, '(served beside the load generator)'),
       row('bare Express, own process', ceilingProcess, '(served as the product is)'),
-      row('POST /sms', send, `(${(results.postSms.ratioToCeiling * 100).toFixed(0)}% of ceiling, ${(results.postSms.ratioToCeilingOwnProcess * 100).toFixed(0)}% of own-process)`),
+      row('POST /sms', send, `(${percent(results.postSms.ratioToCeiling)} of ceiling, ${percent(results.postSms.ratioToCeilingOwnProcess)} of own-process)`),
       row('POST /sms/bulk (100 items)', bulkFig, `= ${results.bulk.messagesPerSecond.toFixed(0)} messages/s`, 100),
-      row('GET /sms/{id}', read, `(${(results.getById.ratioToCeiling * 100).toFixed(0)}% of ceiling, ${(results.getById.ratioToCeilingOwnProcess * 100).toFixed(0)}% of own-process)`),
+      row('GET /sms/{id}', read, `(${percent(results.getById.ratioToCeiling)} of ceiling, ${percent(results.getById.ratioToCeilingOwnProcess)} of own-process)`),
       `load average after: ${load.join(' ')}`,
       `written to ${isAbsolute(values.out) ? values.out : `bench/results/${values.out}`}`,
       '',

@@ -1,11 +1,14 @@
 // Experiment (issue 15, bulk): the 100 message states of a bulk request written as 100 acked
 // publishes (as stores/message-state.ts does) or as one JetStream atomic batch (ADR-50: no reply
 // but on the commit, one ack), against a nats-server of its own from .tools/bin; 16 requests in
-// flight; client and nats-server CPU per message, 3 interleaved rounds. Measured 2026-11-23: the
-// atomic batch costs the server 2.4x per message and runs at a quarter of the rate, so the
-// product keeps per-message publishes (docs/acceptance.md); the same with DISCARD=old.
+// flight; client and nats-server CPU per message, 3 interleaved rounds; written to
+// bench/results/nats-atomic-batch.json. Measured 2026-11-23: the atomic batch costs the server
+// about 2.5x per message and runs at a quarter of the rate, so the product keeps per-message
+// publishes (docs/acceptance.md); the same with DISCARD=old.
 // Usage: [DISCARD=old] node --import tsx bench/nats-atomic-batch.ts
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, headers as natsHeaders, createInbox } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { processCpuMs } from './support/cpu';
@@ -31,6 +34,7 @@ async function main(): Promise<void> {
     const h = natsHeaders(); h.set('Nats-Batch-Id', batch); h.set('Nats-Batch-Sequence', '100'); h.set('Nats-Batch-Commit', '1');
     await req(`$KV.m.sms.${k++}`, body, h);
   };
+  const rounds: Array<{ round: number; variant: string; messagesPerSecond: number; clientUsPerMessage: number; serverUsPerMessage: number }> = [];
   for (const round of [1, 2, 3]) {
     for (const [name, fn] of [['per-message', perMessage], ['atomic', atomic]] as const) {
       const c0 = process.cpuUsage(); const s0 = processCpuMs(server.pid) ?? 0; const t0 = performance.now();
@@ -38,9 +42,15 @@ async function main(): Promise<void> {
       await Promise.all(Array.from({ length: 16 }, async () => { while (done < 400) { done++; await fn(); } }));
       const ms = performance.now() - t0; const c = process.cpuUsage(c0); const s = (processCpuMs(server.pid) ?? 0) - s0;
       const msgs = done * 100;
-      console.log(`round ${round} ${name.padEnd(12)} ${(msgs / ms * 1000).toFixed(0)} msg/s  client ${((c.user + c.system) / msgs).toFixed(1)} µs/msg  server ${(s * 1000 / msgs).toFixed(1)} µs/msg`);
+      const figure = { round, variant: name, messagesPerSecond: Math.round((msgs / ms) * 1000), clientUsPerMessage: Number(((c.user + c.system) / msgs).toFixed(1)), serverUsPerMessage: Number(((s * 1000) / msgs).toFixed(1)) };
+      rounds.push(figure);
+      console.log(`round ${round} ${name.padEnd(12)} ${figure.messagesPerSecond} msg/s  client ${figure.clientUsPerMessage} µs/msg  server ${figure.serverUsPerMessage} µs/msg`);
     }
   }
   await nc.close(); server.kill();
+  const file = `nats-atomic-batch${process.env['DISCARD'] === 'old' ? '-discard-old' : ''}.json`;
+  mkdirSync(join(__dirname, 'results'), { recursive: true });
+  writeFileSync(join(__dirname, 'results', file), `${JSON.stringify({ at: new Date().toISOString(), conditions: '16 requests of 100 messages in flight, 400 requests per variant and round; nats-server of its own; CPU from /proc', rounds }, null, 2)}\n`);
+  console.log(`written to bench/results/${file}`);
 }
 void main();
