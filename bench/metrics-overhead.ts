@@ -33,7 +33,8 @@ const submitLabelled = nsPerOp(N, () => { for (let i = 0; i < N; i += 1) smppPdu
 const BATCH = 2000;
 const message = { source: 'http' } as SmsMessage;
 const batch = {
-  accepted: Array.from({ length: BATCH }, () => message),
+  accepted: new Map([['http', BATCH]]),
+  acceptedRowCount: 0,
   messages: Array.from({ length: BATCH }, () => message),
   lookups: [],
   transitions: Array.from({ length: BATCH * 3 }, (_, i) => ({ status: (['sent', 'buffered', 'delivered'] as const)[i % 3] }) as TransitionRecord),

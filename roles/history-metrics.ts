@@ -15,7 +15,10 @@ const NANOS_PER_SECOND = 1e9;
 const FINAL: ReadonlySet<string> = new Set(FINAL_STATUSES);
 
 export interface StoredBatch {
-  readonly accepted: readonly SmsMessage[];
+  /** Accepted messages per source. */
+  readonly accepted: ReadonlyMap<string, number>;
+  /** Accepted messages stored without being decoded (not in `messages`). */
+  readonly acceptedRowCount: number;
   readonly messages: readonly SmsMessage[];
   readonly lookups: readonly unknown[];
   readonly transitions: readonly TransitionRecord[];
@@ -34,7 +37,7 @@ function tally<T>(items: readonly T[], label: (item: T) => string | undefined): 
 
 /** Counts what a stored run of stream messages says about the pipeline. */
 export function countStored(batch: StoredBatch, msgs: readonly JsMsg[], now = Date.now()): void {
-  for (const [source, n] of tally(batch.accepted, (m) => m.source)) smsMessagesAccepted.inc({ source }, n);
+  for (const [source, n] of batch.accepted) smsMessagesAccepted.inc({ source }, n);
   for (const [status, n] of tally(batch.transitions, (t) => t.status)) {
     smsStatusTransitions.inc({ status }, n);
     if (FINAL.has(status)) smsMessagesFinal.inc({ status }, n);
@@ -44,7 +47,7 @@ export function countStored(batch: StoredBatch, msgs: readonly JsMsg[], now = Da
     dlrAttempts.inc({ outcome, response }, n);
   }
   for (const a of batch.attempts) if (a.outcome !== 'skipped') dlrAttemptLatency.observe({ outcome: a.outcome }, a.latencyMs / 1000);
-  const sizes: Array<[string, number]> = [['sms_messages', batch.messages.length], ['lookups', batch.lookups.length], ['sms_transitions', batch.transitions.length], ['dlr_attempts', batch.attempts.length]];
+  const sizes: Array<[string, number]> = [['sms_messages', batch.messages.length + batch.acceptedRowCount], ['lookups', batch.lookups.length], ['sms_transitions', batch.transitions.length], ['dlr_attempts', batch.attempts.length]];
   for (const [table, rows] of sizes) if (rows > 0) clickhouseInsertRows.observe({ table }, rows);
   observeLag('history', msgs, now);
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten } from '../infra/metrics';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
-import { CONSUMERS, decode, STREAMS, SUBJECTS, type TransitionRecord } from '../core/bus';
+import { ACCEPTED_FRAME, CONSUMERS, decode, HEADERS, parseSourceCounts, STREAMS, SUBJECTS, type TransitionRecord } from '../core/bus';
 import type { DlrAttempt } from '../core/sms/dlr';
 import { DlrHistory } from '../stores/dlr-history';
 import { countStored } from './history-metrics';
@@ -29,22 +29,52 @@ export interface HistoryWriter {
 }
 
 interface Batch {
-  /** The messages of sms.accepted (also in `messages`), counted as accepted once stored. */
-  readonly accepted: SmsMessage[];
+  /** Messages of sms.accepted per source, counted as accepted once stored. */
+  readonly accepted: Map<string, number>;
+  /** sms.accepted bodies stored as they are (acceptedRows), and how many messages they hold. */
+  readonly acceptedRows: Uint8Array[];
+  acceptedRowCount: number;
+  /** Messages decoded here: status changes, and accepted batches without a sources header. */
   readonly messages: SmsMessage[];
   readonly lookups: Lookup[];
   readonly transitions: TransitionRecord[];
   readonly attempts: DlrAttempt[];
 }
 
+const FRAME_HEAD = Buffer.from(ACCEPTED_FRAME.head);
+const FRAME_TAIL = Buffer.from(ACCEPTED_FRAME.tail);
+
+/**
+ * The messages' JSON inside an sms.accepted body written by the acceptance path (it names its
+ * messages per source in a header), or null for any other body, which is decoded instead.
+ */
+function acceptedRows(msg: JsMsg): { rows: Uint8Array; sources: Map<string, number> } | null {
+  const sources = parseSourceCounts(msg.headers?.get(HEADERS.acceptedSources));
+  const data = msg.data;
+  if (!sources || data.length < FRAME_HEAD.length + FRAME_TAIL.length) return null;
+  if (!FRAME_HEAD.equals(data.subarray(0, FRAME_HEAD.length)) || !FRAME_TAIL.equals(data.subarray(data.length - FRAME_TAIL.length))) return null;
+  return { rows: data.subarray(FRAME_HEAD.length, data.length - FRAME_TAIL.length), sources };
+}
+
+const tallyInto = (counts: Map<string, number>, key: string, n: number): void => { counts.set(key, (counts.get(key) ?? 0) + n); };
+
 export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
-  const batch: Batch = { accepted: [], messages: [], lookups: [], transitions: [], attempts: [] };
+  const batch: Batch = { accepted: new Map(), acceptedRows: [], acceptedRowCount: 0, messages: [], lookups: [], transitions: [], attempts: [] };
   for (const msg of msgs) {
     try {
       if (msg.subject === SUBJECTS.smsAccepted) {
+        const raw = acceptedRows(msg);
+        if (raw) {
+          batch.acceptedRows.push(raw.rows);
+          for (const [source, n] of raw.sources) {
+            tallyInto(batch.accepted, source, n);
+            batch.acceptedRowCount += n;
+          }
+          continue;
+        }
         const accepted = decode('accepted', msg.data).messages;
         batch.messages.push(...accepted);
-        batch.accepted.push(...accepted);
+        for (const m of accepted) tallyInto(batch.accepted, m.source, 1);
       } else if (msg.subject.startsWith(STATUS_PREFIX)) {
         const status = decode('status', msg.data);
         batch.messages.push(...status.messages);
@@ -73,8 +103,11 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
   const insert = async (msgs: readonly JsMsg[]): Promise<boolean> => {
     const batch = collect(msgs, log);
     try {
-      await Promise.all([messages.insert(batch.messages), lookups.insert(batch.lookups), dlrs.insertTransitions(batch.transitions), dlrs.insertAttempts(batch.attempts)]);
-      clickhouseRowsWritten.inc({ table: 'sms_messages' }, batch.messages.length);
+      await Promise.all([
+        messages.insert(batch.messages), messages.insertAccepted(batch.acceptedRows), lookups.insert(batch.lookups),
+        dlrs.insertTransitions(batch.transitions), dlrs.insertAttempts(batch.attempts),
+      ]);
+      clickhouseRowsWritten.inc({ table: 'sms_messages' }, batch.messages.length + batch.acceptedRowCount);
       clickhouseRowsWritten.inc({ table: 'lookups' }, batch.lookups.length);
       countStored(batch, msgs);
       return true;

@@ -1,6 +1,7 @@
 // SMS history in ClickHouse (table sms_messages): batch inserts from the writer, reads by id
 // (after the KV state has expired) and filtered lists. Only bound parameters reach SQL.
 export type { Visibility } from './scoped-query';
+import { Readable } from 'node:stream';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { MessageSource, MessageStatus, SmsMessage } from '../core/sms/message';
 import type { CompiledQuery } from '../core/filters/grammar-a';
@@ -42,6 +43,8 @@ interface MessageRow {
 
 export const MESSAGE_COLUMNS = 'id, org_id, project_id, token_id, source, client_id, status, status_code, sender, country, recipient, normalized_to, chars_count, text, delivered_text, messages_count, encoding, unicode, allow_unicode, charged, price_per_sms_micros, price_user_micros, currency, created_at, charged_at, scheduled_at, sent_at, delivered_at, updated_at';
 
+const NEWLINE = Buffer.from('\n');
+
 function toRow(m: SmsMessage): MessageRow {
   return {
     id: m.id, org_id: m.orgId, project_id: m.projectId, token_id: m.tokenId, source: m.source, client_id: m.clientId,
@@ -73,6 +76,28 @@ export class MessageHistory implements HistoryReader<SmsMessage> {
   async insert(messages: readonly SmsMessage[]): Promise<void> {
     if (messages.length === 0) return;
     await this.ch.client.insert({ table: this.ch.table('sms_messages'), values: messages.map(toRow), format: 'JSONEachRow' });
+  }
+
+  /**
+   * Inserts accepted messages as they travel on the bus: `batches` are comma-separated JSON
+   * objects of SmsMessage (the inside of sms.accepted bodies, core/bus ACCEPTED_FRAME), read by
+   * ClickHouse through sms_messages_intake (migration 0011) without being decoded here.
+   */
+  async insertAccepted(batches: readonly Uint8Array[]): Promise<void> {
+    const parts: Uint8Array[] = [];
+    for (const batch of batches) {
+      if (batch.length === 0) continue;
+      if (parts.length > 0) parts.push(NEWLINE);
+      parts.push(batch);
+    }
+    if (parts.length === 0) return;
+    const result = await this.ch.client.exec({
+      query: `INSERT INTO ${this.ch.table('sms_messages_intake')} FORMAT JSONEachRow`,
+      values: Readable.from([Buffer.concat(parts)], { objectMode: false }),
+      clickhouse_settings: { input_format_skip_unknown_fields: 1 },
+    });
+    // The answer of an INSERT is empty; reading it to the end frees the connection.
+    for await (const chunk of result.stream) void chunk;
   }
 
   async get(visibility: Visibility, id: string): Promise<SmsMessage | null> {

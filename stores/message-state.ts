@@ -11,7 +11,7 @@ import { OutcomeUnknownError } from '../core/errors';
 import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
-import { BUCKETS, formatHoldRefs, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus/names';
+import { ACCEPTED_FRAME, BUCKETS, formatHoldRefs, formatSourceCounts, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
 import { JetStreamPublishError, type PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, type CasEntry, type CasKv } from './kv-cas';
@@ -34,9 +34,9 @@ function encoded(message: SmsMessage): Buffer {
   return bytes;
 }
 
-const BATCH_HEAD = Buffer.from('{"messages":[');
+const BATCH_HEAD = Buffer.from(ACCEPTED_FRAME.head);
 const BATCH_COMMA = Buffer.from(',');
-const BATCH_TAIL = Buffer.from(']}');
+const BATCH_TAIL = Buffer.from(ACCEPTED_FRAME.tail);
 
 /** `{"messages":[<part>,<part>…]}` from the parts' bytes, without decoding or encoding them again. */
 function batchBody(parts: readonly Buffer[], bytes: number): Buffer {
@@ -121,6 +121,8 @@ interface QueuedBatch {
   readonly parts: Buffer[];
   readonly firstId: string;
   readonly holds: HoldRef[];
+  /** Messages per source, for the batch's Sms-Accepted-Sources header. */
+  readonly sources: Map<string, number>;
   bytes: number;
   sent: boolean;
   readonly waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
@@ -152,13 +154,14 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
       batch = undefined;
     }
     if (!batch) {
-      const created: QueuedBatch = { parts: [], firstId: first.id, holds: [], bytes: 0, sent: false, waiters: [] };
+      const created: QueuedBatch = { parts: [], firstId: first.id, holds: [], sources: new Map(), bytes: 0, sent: false, waiters: [] };
       this.open = created;
       setImmediate(() => this.send(created));
       batch = created;
     }
     batch.parts.push(...parts);
     batch.bytes += bytes;
+    for (const m of messages) batch.sources.set(m.source, (batch.sources.get(m.source) ?? 0) + 1);
     if (hold) batch.holds.push(hold);
     const target = batch;
     return new Promise<void>((resolve, reject) => { target.waiters.push({ resolve, reject }); });
@@ -169,7 +172,8 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
     if (batch.sent) return;
     batch.sent = true;
     // msgID (the batch's first message) makes a retried publish of the same batch a no-op within the duplicate window.
-    const headers = batch.holds.length > 0 ? { [HEADERS.chargeHolds]: formatHoldRefs(batch.holds) } : undefined;
+    const headers: Record<string, string> = { [HEADERS.acceptedSources]: formatSourceCounts(batch.sources) };
+    if (batch.holds.length > 0) headers[HEADERS.chargeHolds] = formatHoldRefs(batch.holds);
     this.jetstream.publish(SUBJECTS.smsAccepted, batchBody(batch.parts, batch.bytes), `accepted-${batch.firstId}`, headers).then(
       () => { for (const w of batch.waiters) w.resolve(); },
       (err: unknown) => {

@@ -1,7 +1,7 @@
 // The bus contract: names of streams, subjects, consumers, buckets, keys, workflows, signals and
 // queries, the payload of each, and the decoder every consumer reads them with. Workflow code
 // imports ./temporal directly (this entry pulls in ajv).
-export { BUCKETS, CONSUMERS, formatHoldRefs, HEADERS, INGEST_STATE_KEYS, KV_KEYS, parseHoldRefs, STREAMS, SUBJECTS, type HoldRef } from './names';
+export { ACCEPTED_FRAME, BUCKETS, CONSUMERS, formatHoldRefs, formatSourceCounts, HEADERS, INGEST_STATE_KEYS, KV_KEYS, parseHoldRefs, parseSourceCounts, STREAMS, SUBJECTS, type HoldRef } from './names';
 export { BATCH_MEMO_COUNT, BATCH_MEMO_MESSAGES, batchMemo, QUERIES, SIGNALS, temporalUiLink, WORKFLOW_IDS, WORKFLOW_TYPES } from './temporal';
 export { BUS_SCHEMAS, type AcceptedPayload, type BusPayloads, type CarrierIdEntry, type DlrAttemptPayload, type InboundPayload, type InboundRecord, type LookupsPayload, type MoReply, type MoRequest, type StatusPayload, type TransitionRecord } from './payloads';
 export { checkPayload, decode, isUnreadableBusMessage, UnreadableBusMessageError } from './decode';

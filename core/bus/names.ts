@@ -65,7 +65,35 @@ export const HEADERS = {
    * `<orgId>/<holdId>` separated by spaces (formatHoldRefs, parseHoldRefs).
    */
   chargeHolds: 'Sms-Charge-Holds',
+  /**
+   * On `sms.accepted`: how many messages of each source the batch carries, `<source>=<count>`
+   * separated by spaces (formatSourceCounts, parseSourceCounts). With it the history writer
+   * counts and stores a batch without decoding it (roles/history-writer.ts).
+   */
+  acceptedSources: 'Sms-Accepted-Sources',
 } as const;
+
+/**
+ * The body of an `sms.accepted` stream message as the acceptance path writes it: the messages'
+ * JSON objects (AcceptedPayload's items), comma-separated, between `head` and `tail`.
+ */
+export const ACCEPTED_FRAME = { head: '{"messages":[', tail: ']}' } as const;
+
+export function formatSourceCounts(counts: ReadonlyMap<string, number>): string {
+  return [...counts].map(([source, n]) => `${source}=${n}`).join(' ');
+}
+
+/** The counts of an `Sms-Accepted-Sources` header, or null when it is absent or not of that form. */
+export function parseSourceCounts(value: string | undefined): Map<string, number> | null {
+  if (!value) return null;
+  const counts = new Map<string, number>();
+  for (const part of value.split(' ')) {
+    const match = /^([a-z]+)=([1-9][0-9]{0,5})$/.exec(part);
+    if (!match) return null;
+    counts.set(match[1] as string, (counts.get(match[1] as string) ?? 0) + Number(match[2]));
+  }
+  return counts;
+}
 
 /** A charge hold named on the bus: the organization whose balance holds it, and its id. */
 export interface HoldRef {
