@@ -17,9 +17,9 @@ import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { connect, PDU, type PduOptions, type Session } from 'smpp';
 import { toGsm7Bytes } from '../core/sms/encoding';
-import type { SmsMessage } from '../core/sms/message';
 import { createLogger } from '../infra/logger';
-import { KV_KEYS, SUBJECTS } from '../core/bus/names';
+import { SUBJECTS } from '../core/bus/names';
+import { KvLifecycleStates } from '../stores/lifecycle-records';
 import { connectNats } from '../infra/nats';
 import { AccountDirectory } from '../stores/account-directory';
 import { startStack } from '../test/support/global-setup';
@@ -209,7 +209,8 @@ async function main(): Promise<void> {
       const ids: string[] = [];
       await pump(tx, 100, 600_000, () => ({ ...submitPdu(), registered_delivery: 1 }), ids, RECEIPTS);
       await unbind(tx);
-      const states = await Promise.all(ids.map(async (id) => (await nats.kv.messages.get(KV_KEYS.messageState(id)))?.json<SmsMessage>()));
+      const stored = new KvLifecycleStates(nats.kv.messages);
+      const states = await Promise.all(ids.map(async (id) => (await stored.read(id))?.message));
       const eventAt = new Date().toISOString();
       const publishes: Array<Promise<unknown>> = [];
       for (const m of states) {

@@ -15,7 +15,7 @@ import type { DlrAttempt } from '../core/sms/dlr';
 import type { SmsMessage } from '../core/sms/message';
 import type { Nats } from '../infra/nats';
 import { connectTemporal } from '../infra/temporal';
-import { KvLifecycleOwners } from '../stores/lifecycle-records';
+import { KvLifecycleOwners, KvLifecycleStates } from '../stores/lifecycle-records';
 
 export interface MessageCommandContext {
   readonly nats: Nats;
@@ -121,9 +121,8 @@ export function registerMessageCommands(program: Command, action: Action, print:
     .requiredOption('--id <message id>').option('--scan <n>', 'stream messages to read at most for its records', String(DEFAULT_SCAN))
     .option('--ui <url>', 'base URL of the Temporal UI', temporal.ui)
     .action(action(async (ctx, o: { id: string; scan: string; ui: string }) => {
-      const entry = await ctx.nats.kv.messages.get(KV_KEYS.messageState(o.id));
-      if (!entry || entry.operation !== 'PUT' || entry.length === 0) throw new Error(`message ${o.id} has no state in NATS KV (unknown, or older than MESSAGE_STATE_TTL_HOURS)`);
-      const state = decode('messageState', entry.value);
+      const state = (await new KvLifecycleStates(ctx.nats.kv.messages).read(o.id))?.message;
+      if (!state) throw new Error(`message ${o.id} has no state in NATS KV (unknown, or older than MESSAGE_STATE_TTL_HOURS)`);
       const holder = await holderOf(ctx.nats, o.id);
       const t = await connectTemporal({ address: temporal.address, namespace: temporal.namespace });
       try {

@@ -6,6 +6,8 @@
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
 import { KV_KEYS } from '../core/bus/names';
+import { findInStateBatch } from '../core/bus/state-batch';
+import { batchOf } from '../core/ids';
 import type { DeadDlr } from '../core/sms/dlr';
 import type { DeadLetters, LifecycleOwner, LifecycleOwners, LifecycleStates, OnceKeys, VersionedMessage } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
@@ -14,22 +16,46 @@ import { casKv, type CasKv, type KvPipeline } from './kv-cas';
 
 export type { KvPipeline } from './kv-cas';
 
+/** Request records remembered per process: written once at acceptance, they never change. */
+const BATCH_RECORD_CACHE_SIZE = 32;
+
 export class KvLifecycleStates implements LifecycleStates {
   private readonly cas: CasKv;
+  private readonly batches = new Map<string, Uint8Array>();
 
   constructor(kv: KV, pipeline?: KvPipeline) {
     this.cas = casKv(kv, pipeline);
   }
 
+  /**
+   * The message's own state (`sms.<id>`), else its state as accepted in its request's record
+   * (core/bus/state-batch.ts) at revision 0: the first replace creates its own key.
+   */
   async read(messageId: string): Promise<VersionedMessage | null> {
     const entry = await this.cas.get(KV_KEYS.messageState(messageId));
+    if (entry) return entry.value.length === 0 ? null : { message: decode('messageState', entry.value), revision: entry.revision };
+    const record = await this.batchRecord(batchOf(messageId));
+    const accepted = record ? findInStateBatch(record, messageId) : null;
+    return accepted ? { message: decode('messageState', accepted), revision: 0 } : null;
+  }
+
+  private async batchRecord(batch: string): Promise<Uint8Array | null> {
+    const known = this.batches.get(batch);
+    if (known) return known;
+    const entry = await this.cas.get(KV_KEYS.messageBatch(batch));
     if (!entry || entry.value.length === 0) return null;
-    return { message: decode('messageState', entry.value), revision: entry.revision };
+    if (this.batches.size >= BATCH_RECORD_CACHE_SIZE) this.batches.delete(this.batches.keys().next().value as string);
+    // A copy: the client's message bytes may be a view into a buffer it reuses.
+    const record = Uint8Array.from(entry.value);
+    this.batches.set(batch, record);
+    return record;
   }
 
   async replace(message: SmsMessage, revision: number): Promise<number | null> {
     try {
-      return await this.cas.update(KV_KEYS.messageState(message.id), JSON.stringify(message), revision);
+      const key = KV_KEYS.messageState(message.id);
+      const value = JSON.stringify(message);
+      return await (revision === 0 ? this.cas.create(key, value) : this.cas.update(key, value, revision));
     } catch (err) {
       if (isRevisionConflict(err)) return null;
       throw err;

@@ -137,6 +137,11 @@ export const BUCKETS = {
 export const KV_KEYS = {
   /** `messages`: the current state of a message (an SmsMessage). */
   messageState: (messageId: string) => `sms.${messageId}`,
+  /**
+   * `messages`: the states of one request's messages as accepted (core/bus/state-batch.ts), for
+   * those of its messages that have no `sms.<id>` yet; `batch` is core/ids batchOf(id).
+   */
+  messageBatch: (batch: string) => `smsb.${batch}`,
   /** `messages`: the record of a lookup (a Lookup). */
   lookupState: (lookupId: string) => `lookup.${lookupId}`,
   /** `idempotency`: a clientId's claim (the id of the message that holds it), per project scope and clientId digest. */

@@ -3,7 +3,7 @@
 // atomically (all-or-nothing), and makes the accepted messages durable (state in KV, queued
 // on JetStream) before answering. Spec 1 §2.1, §4 (bulk rules), §7, §8; DESIGN §4.
 import { AppError, OutcomeUnknownError, unconfirmed, validationError, type FieldErrors } from '../errors';
-import { idTime, newId } from '../ids';
+import { idTime, newIds } from '../ids';
 import { encodeText } from './encoding';
 import type { MessageSource, ReceiptRequest, SmsMessage } from './message';
 import { checkPhoneNumber } from './phone';
@@ -108,8 +108,9 @@ export class SmsAcceptance {
     // Items whose opt-out answer is not at hand wait for it; the others are prepared in one pass.
     const waiting: Array<Promise<void>> = [];
     let withClientId = false;
+    const ids = newIds(items.length);
     for (let index = 0; index < items.length; index++) {
-      const result = this.prepare(submitter, items[index], index, now, receipts?.[index]);
+      const result = this.prepare(submitter, items[index], index, ids[index] as string, now, receipts?.[index]);
       if (result instanceof Promise) waiting.push(result.then((r) => { results[index] = r; }));
       else results[index] = result;
     }
@@ -180,7 +181,7 @@ export class SmsAcceptance {
   }
 
   /** An item's outcome; a promise only when its opt-out answer is not at hand. */
-  private prepare(submitter: Submitter, item: unknown, index: number, now: string, receipt?: ReceiptRequest): ItemResult | Promise<ItemResult> {
+  private prepare(submitter: Submitter, item: unknown, index: number, id: string, now: string, receipt?: ReceiptRequest): ItemResult | Promise<ItemResult> {
     const rawClientId = item && typeof item === 'object' && typeof (item as { clientId?: unknown }).clientId === 'string' ? (item as { clientId: string }).clientId : null;
     const reject = (fields: FieldErrors, shape?: string): ItemResult => ({ ok: false, error: { index, clientId: rawClientId, fields, ...(shape ? { shape } : {}) } });
     const checked = checkSmsItem(item);
@@ -204,7 +205,7 @@ export class SmsAcceptance {
     const optOutRefusal = (): ItemResult => reject({ to: ['the recipient has opted out (STOP) of messages from this project'] });
     if (optedOut === true) return optOutRefusal();
     const message: SmsMessage = {
-      id: newId(),
+      id,
       orgId: submitter.orgId,
       projectId: submitter.projectId ?? '',
       tokenId: submitter.tokenId,

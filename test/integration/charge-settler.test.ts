@@ -7,7 +7,9 @@
 // message is on its way; a request that died after its publish but before its own settle is
 // settled from the stream's header and keeps its charge. A publish whose acknowledgement never
 // came (it may be stored) keeps its charge held for the settler, which settles or refunds it.
+import { KV_KEYS } from '../../core/bus';
 import { OutcomeUnknownError } from '../../core/errors';
+import { batchOf } from '../../core/ids';
 import { SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
 import type { SmsMessage } from '../../core/sms/message';
 import type { AcceptedQueue, Funds } from '../../core/sms/ports';
@@ -109,6 +111,35 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect(await admin('balance', 'show', '--org', t.orgId)).toMatchObject({ available: 0.925, held: { count: 1, amount: 0.075 } });
 
     await expectRefundedThenRetried(t, holdId, 'dead-before-publish');
+  });
+
+  test('a bulk died after charging and storing its one state record, before the publish: refunded, every clientId message canceled, each accepted again', async () => {
+    const t = await createTenant({ balance: 1 });
+    const never: AcceptedQueue = { enqueue: () => new Promise<void>(() => undefined) };
+    void gateway(never).submitBulk(submitter(t), [item('bulk-dead-a'), item(), item('bulk-dead-c')]);
+    const held = await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 1);
+    const [holdId] = Object.keys(held) as [string];
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 3 * PRICE_MICROS);
+    // The three states are one record (core/bus/state-batch.ts): no message has a key of its own yet.
+    expect(await nats.kv.messages.get(KV_KEYS.messageState(holdId))).toBeNull();
+    expect(await nats.kv.messages.get(KV_KEYS.messageBatch(batchOf(holdId)))).not.toBeNull();
+    const first = await eventually(() => states.get(holdId), (m) => m !== null);
+    expect(first).toMatchObject({ status: 'queued', clientId: 'bulk-dead-a' });
+
+    await sleep(REFUND_AFTER_MS + 200);
+    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000);
+    const retry = await api(`${V1}/sms/bulk`, { token: t.token, body: [item('bulk-dead-a'), item('bulk-dead-c')] });
+    expect(retry.status).toBe(201);
+    const [a, c] = (retry.body as { entities: Entity[] }).entities as [Entity, Entity];
+    for (const e of [a, c]) expect(batchOf(e.id)).not.toBe(batchOf(holdId));
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 2 * PRICE_MICROS);
+    // The canceled ones were written to keys of their own, which win over the record.
+    const record = (await nats.kv.messages.get(KV_KEYS.messageBatch(batchOf(holdId))))?.string() ?? '';
+    const accepted = record.split('\n').map((line) => JSON.parse(line) as SmsMessage);
+    expect(accepted.map((m) => m.clientId)).toEqual(['bulk-dead-a', null, 'bulk-dead-c']);
+    const canceled = await Promise.all(accepted.filter((m) => m.clientId).map((m) => states.get(m.id)));
+    for (const m of canceled) expect(m).toMatchObject({ status: 'canceled', statusCode: CANCELED_CODE, charged: false });
   });
 
   test('died after the publish, before its own settle: settled from the stream, the charge kept, the message delivered', async () => {

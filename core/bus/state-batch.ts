@@ -1,0 +1,32 @@
+// The message states of one request in one KV record (`messages` bucket, key
+// KV_KEYS.messageBatch): each message's JSON (an SmsMessage, `id` its first key) on a line of
+// its own. Written once at acceptance and never changed; a message's own key (`sms.<id>`), once
+// the lifecycle writes it, always wins over it. One line is found without decoding the others.
+
+const NEWLINE = 0x0a;
+const LINE = Buffer.from('\n');
+const ID_KEY = '{"id":"';
+
+/** The record of these messages' JSON, or null when one of them does not begin with its id. */
+export function stateBatchRecord(ids: readonly string[], encoded: readonly Buffer[]): Buffer | null {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < encoded.length; i++) {
+    const bytes = encoded[i] as Buffer;
+    const head = `${ID_KEY}${ids[i]}"`;
+    if (bytes.toString('latin1', 0, head.length) !== head) return null;
+    if (i > 0) parts.push(LINE);
+    parts.push(bytes);
+  }
+  return Buffer.concat(parts);
+}
+
+/** The JSON of message `id` in a record, or null when the record does not hold it. */
+export function findInStateBatch(record: Uint8Array, id: string): Uint8Array | null {
+  const bytes = Buffer.from(record.buffer, record.byteOffset, record.byteLength);
+  const start = bytes.indexOf(`${ID_KEY}${id}"`);
+  // JSON text has no raw newline, and quotes inside strings are escaped: a match at a line's
+  // start is the message itself, never text quoted inside another one.
+  if (start < 0 || (start > 0 && bytes[start - 1] !== NEWLINE)) return null;
+  const end = bytes.indexOf(NEWLINE, start);
+  return bytes.subarray(start, end < 0 ? bytes.length : end);
+}

@@ -1,0 +1,70 @@
+// One request's message states in one KV record (core/bus/state-batch.ts) and the ids that
+// name it (core/ids.ts newIds): ids of a request share their batch and stay time-ordered valid
+// UUIDv7s; a message is found in the record by its id alone, never by text quoted in another.
+import fc from 'fast-check';
+import { findInStateBatch, KV_KEYS, stateBatchRecord } from '../../core/bus';
+import { batchOf, idTime, isId, newId, newIds } from '../../core/ids';
+import { makeMessage } from '../support/message-rows';
+
+const json = (m: object): Buffer => Buffer.from(JSON.stringify(m));
+
+describe('ids of one request', () => {
+  it('gives one item a plain id, and many items ids that share a batch, in item order', () => {
+    const [single] = newIds(1);
+    expect(isId(single as string)).toBe(true);
+    const ids = newIds(100);
+    expect(ids).toHaveLength(100);
+    expect(new Set(ids).size).toBe(100);
+    for (const id of ids) {
+      expect(isId(id)).toBe(true);
+      expect(batchOf(id)).toBe(batchOf(ids[0] as string));
+    }
+    expect([...ids].sort()).toEqual(ids);
+    expect(idTime(ids[99] as string)).toBe(idTime(ids[0] as string));
+  });
+
+  it('orders the ids of successive requests by creation, and never lets two requests share a batch', () => {
+    const requests = Array.from({ length: 200 }, () => newIds(1 + (Math.floor(Math.random() * 100))));
+    const all = requests.flat();
+    expect([...all].sort()).toEqual(all);
+    expect(new Set(requests.map((ids) => batchOf(ids[0] as string))).size).toBe(200);
+    expect(newId() > (all.at(-1) as string)).toBe(true);
+  });
+
+  it('refuses more ids than a batch can name', () => {
+    expect(() => newIds(257)).toThrow(RangeError);
+    expect(newIds(256)).toHaveLength(256);
+  });
+
+  it('names the record by the batch', () => {
+    expect(KV_KEYS.messageBatch(batchOf('0192f3a4-5b6c-7d8e-9f01-23456789ab07'))).toBe('smsb.0192f3a4-5b6c-7d8e-9f01-23456789ab');
+  });
+});
+
+describe('the record of one request\'s states', () => {
+  it('finds each message by its id, and nothing for an id it does not hold', () => {
+    fc.assert(fc.property(fc.array(fc.string({ unit: 'grapheme' }), { minLength: 2, maxLength: 30 }), (texts) => {
+      const ids = newIds(texts.length);
+      const messages = texts.map((text, i) => makeMessage({ id: ids[i] as string, text, deliveredText: text }));
+      const record = stateBatchRecord(ids, messages.map(json));
+      expect(record).not.toBeNull();
+      messages.forEach((m) => expect(JSON.parse(Buffer.from(findInStateBatch(record as Buffer, m.id) as Uint8Array).toString())).toEqual(m));
+      expect(findInStateBatch(record as Buffer, newId())).toBeNull();
+    }));
+  });
+
+  it('does not take text that quotes another message for that message', () => {
+    const [a, b, c] = newIds(3) as [string, string, string];
+    const quoting = makeMessage({ id: a, text: `{"id":"${c}","status":"delivered"}` });
+    const record = stateBatchRecord([a, b], [json(quoting), json(makeMessage({ id: b }))]) as Buffer;
+    expect(findInStateBatch(record, c)).toBeNull();
+    expect(JSON.parse(Buffer.from(findInStateBatch(record, a) as Uint8Array).toString())).toEqual(quoting);
+  });
+
+  it('is not made of messages whose JSON does not begin with their id', () => {
+    const [a, b] = newIds(2) as [string, string];
+    const { id, ...rest } = makeMessage({ id: b });
+    expect(stateBatchRecord([a, b], [json(makeMessage({ id: a })), json({ ...rest, id })])).toBeNull();
+    expect(stateBatchRecord([a, b], [json(makeMessage({ id: a })), json(makeMessage({ id: a }))])).toBeNull();
+  });
+});
