@@ -7,13 +7,20 @@ const NEWLINE = 0x0a;
 const LINE = Buffer.from('\n');
 const ID_KEY = '{"id":"';
 
+const ID_KEY_BYTES = Buffer.from(ID_KEY);
+const QUOTE = 0x22;
+/** Ids written into the JSON as they are (no character JSON escapes). */
+const PLAIN_ID = /^[0-9a-f-]{36}$/;
+
 /** The record of these messages' JSON, or null when one of them does not begin with its id. */
 export function stateBatchRecord(ids: readonly string[], encoded: readonly Buffer[]): Buffer | null {
   const parts: Buffer[] = [];
   for (let i = 0; i < encoded.length; i++) {
     const bytes = encoded[i] as Buffer;
-    const head = `${ID_KEY}${ids[i]}"`;
-    if (bytes.toString('latin1', 0, head.length) !== head) return null;
+    const id = ids[i] as string;
+    // `{"id":"<id>"`, compared in place.
+    if (!PLAIN_ID.test(id) || bytes.length < ID_KEY_BYTES.length + 37 || bytes.compare(ID_KEY_BYTES, 0, ID_KEY_BYTES.length, 0, ID_KEY_BYTES.length) !== 0) return null;
+    if (bytes[ID_KEY_BYTES.length + 36] !== QUOTE || bytes.indexOf(id, ID_KEY_BYTES.length, 'latin1') !== ID_KEY_BYTES.length) return null;
     if (i > 0) parts.push(LINE);
     parts.push(bytes);
   }
