@@ -6,25 +6,23 @@
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
 import { KV_KEYS } from '../core/bus/names';
-import { findInStateBatch } from '../core/bus/state-batch';
-import { batchOf } from '../core/ids';
 import type { DeadDlr } from '../core/sms/dlr';
 import type { DeadLetters, LifecycleOwner, LifecycleOwners, LifecycleStates, OnceKeys, VersionedMessage } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
 import { isRevisionConflict } from '../infra/nats';
 import { casKv, type CasKv, type KvPipeline } from './kv-cas';
+import { StateBatches } from './state-batches';
 
 export type { KvPipeline } from './kv-cas';
 
-/** Request records remembered per process: written once at acceptance, they never change. */
-const BATCH_RECORD_CACHE_SIZE = 32;
-
 export class KvLifecycleStates implements LifecycleStates {
   private readonly cas: CasKv;
-  private readonly batches = new Map<string, Uint8Array>();
+  private readonly batches: StateBatches;
 
   constructor(kv: KV, pipeline?: KvPipeline) {
-    this.cas = casKv(kv, pipeline);
+    const cas = casKv(kv, pipeline);
+    this.cas = cas;
+    this.batches = new StateBatches(async (key) => (await cas.get(key))?.value ?? null);
   }
 
   /**
@@ -34,21 +32,8 @@ export class KvLifecycleStates implements LifecycleStates {
   async read(messageId: string): Promise<VersionedMessage | null> {
     const entry = await this.cas.get(KV_KEYS.messageState(messageId));
     if (entry) return entry.value.length === 0 ? null : { message: decode('messageState', entry.value), revision: entry.revision };
-    const record = await this.batchRecord(batchOf(messageId));
-    const accepted = record ? findInStateBatch(record, messageId) : null;
+    const accepted = await this.batches.find(messageId);
     return accepted ? { message: decode('messageState', accepted), revision: 0 } : null;
-  }
-
-  private async batchRecord(batch: string): Promise<Uint8Array | null> {
-    const known = this.batches.get(batch);
-    if (known) return known;
-    const entry = await this.cas.get(KV_KEYS.messageBatch(batch));
-    if (!entry || entry.value.length === 0) return null;
-    if (this.batches.size >= BATCH_RECORD_CACHE_SIZE) this.batches.delete(this.batches.keys().next().value as string);
-    // A copy: the client's message bytes may be a view into a buffer it reuses.
-    const record = Uint8Array.from(entry.value);
-    this.batches.set(batch, record);
-    return record;
   }
 
   async replace(message: SmsMessage, revision: number): Promise<number | null> {

@@ -12,12 +12,13 @@ import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
 import { ACCEPTED_FRAME, BUCKETS, formatHoldRefs, formatSourceCounts, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus/names';
-import { findInStateBatch, stateBatchRecord } from '../core/bus/state-batch';
+import { stateBatchRecord } from '../core/bus/state-batch';
 import { batchOf } from '../core/ids';
 import { isRevisionConflict } from '../infra/nats';
 import { JetStreamPublishError, type PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, type CasEntry, type CasKv } from './kv-cas';
 import { KvMirror } from './kv-mirror';
+import { StateBatches } from './state-batches';
 
 /** The stream behind a KV bucket, and a key's subject in it. */
 const MESSAGES_STREAM = `KV_${BUCKETS.messages}`;
@@ -55,7 +56,11 @@ function batchBody(parts: readonly Buffer[], bytes: number): Buffer {
 }
 
 export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage> {
-  constructor(private readonly jetstream: PipelinedJetStream) {}
+  private readonly batches: StateBatches;
+
+  constructor(private readonly jetstream: PipelinedJetStream) {
+    this.batches = new StateBatches((key) => jetstream.lastValue(MESSAGES_STREAM, `$KV.${BUCKETS.messages}.${key}`));
+  }
 
   /** One request's new messages: one record when their ids share a batch (core/ids newIds), else a key each. */
   async putAll(messages: readonly SmsMessage[]): Promise<void> {
@@ -76,8 +81,7 @@ export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage>
     if (!MESSAGE_ID.test(id)) return null;
     const value = await this.jetstream.lastValue(MESSAGES_STREAM, messageSubject(id));
     if (value) return decode('messageState', value);
-    const record = await this.jetstream.lastValue(MESSAGES_STREAM, batchSubject(id));
-    const accepted = record ? findInStateBatch(record, id) : null;
+    const accepted = await this.batches.find(id);
     return accepted ? decode('messageState', accepted) : null;
   }
 }

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { findInStateBatch, KV_KEYS, stateBatchRecord } from '../../core/bus';
 import { batchOf, idTime, isId, newId, newIds } from '../../core/ids';
+import { StateBatches } from '../../stores/state-batches';
 import { makeMessage } from '../support/message-rows';
 
 const json = (m: object): Buffer => Buffer.from(JSON.stringify(m));
@@ -66,5 +67,43 @@ describe('the record of one request\'s states', () => {
     const { id, ...rest } = makeMessage({ id: b });
     expect(stateBatchRecord([a, b], [json(makeMessage({ id: a })), json({ ...rest, id })])).toBeNull();
     expect(stateBatchRecord([a, b], [json(makeMessage({ id: a })), json(makeMessage({ id: a }))])).toBeNull();
+  });
+});
+
+describe('reading messages from their request\'s record (stores/state-batches.ts)', () => {
+  const recordOf = (ids: readonly string[]): Buffer => stateBatchRecord(ids, ids.map((id) => json(makeMessage({ id })))) as Buffer;
+
+  it('fetches a record once for concurrent and later reads of its messages', async () => {
+    const ids = newIds(50);
+    const fetched: string[] = [];
+    const batches = new StateBatches(async (key) => { fetched.push(key); await new Promise((r) => setTimeout(r, 5)); return recordOf(ids); });
+    const found = await Promise.all(ids.map((id) => batches.find(id)));
+    expect(found.map((bytes) => (JSON.parse(Buffer.from(bytes as Uint8Array).toString()) as { id: string }).id)).toEqual(ids);
+    expect(await batches.find(ids[7] as string)).not.toBeNull();
+    expect(fetched).toEqual([KV_KEYS.messageBatch(batchOf(ids[0] as string))]);
+  });
+
+  it('does not remember a record that was not there, nor a failed fetch', async () => {
+    const ids = newIds(2);
+    let answer: () => Promise<Uint8Array | null> = async () => null;
+    let calls = 0;
+    const batches = new StateBatches(() => { calls += 1; return answer(); });
+    expect(await batches.find(ids[0] as string)).toBeNull();
+    answer = () => Promise.reject(new Error('bus down'));
+    await expect(batches.find(ids[0] as string)).rejects.toThrow('bus down');
+    answer = async () => recordOf(ids);
+    expect(await batches.find(ids[1] as string)).not.toBeNull();
+    expect(calls).toBe(3);
+  });
+
+  it('remembers a bounded number of records, the oldest going first', async () => {
+    let calls = 0;
+    const requests = Array.from({ length: 40 }, () => newIds(2));
+    const remembering = new StateBatches(async (key) => { calls += 1; return recordOf(requests.find((ids) => key.endsWith(batchOf(ids[0] as string))) as string[]); });
+    for (const ids of requests) await remembering.find(ids[0] as string);
+    calls = 0;
+    await remembering.find(requests[0]![1] as string);
+    await remembering.find(requests[39]![1] as string);
+    expect(calls).toBe(1);
   });
 });
