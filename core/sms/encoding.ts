@@ -163,7 +163,14 @@ export function splitSegments(text: string, encoding: Encoding): string[] {
     : split(text, (unit) => unit.length, UCS2_SINGLE, UCS2_MULTI);
 }
 
+/** Texts of the GSM-7 basic table only (the usual case): one septet per UTF-16 unit, segments by length alone. */
+const BASIC_ONLY = new RegExp(`^[${[...BASIC_CODE.keys()].join('').replace(/[\\\]\[^-]/g, '\\$&')}]*$`);
+
 export function encodeText(text: string, allowUnicode: boolean): EncodedText {
+  if (BASIC_ONLY.test(text)) {
+    const n = text.length;
+    return { deliveredText: text, encoding: 'GSM-7', unicode: false, charsCount: n, messagesCount: n <= GSM7_SINGLE ? 1 : Math.ceil(n / GSM7_MULTI) };
+  }
   const gsm7 = isGsm7(text);
   const encoding: Encoding = gsm7 || !allowUnicode ? 'GSM-7' : 'UCS-2';
   const deliveredText = gsm7 || allowUnicode ? text : transliterateToGsm7(text);

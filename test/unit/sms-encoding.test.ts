@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   encodeText,
   fromGsm7Bytes,
@@ -265,5 +266,30 @@ describe('DESIGN §4 encoding: SMPP wire formats', () => {
     const text = 'Caf\u00e9 \u00e0 5\u20ac \u0152uvre';
     const latin9 = Buffer.from([0x43, 0x61, 0x66, 0xe9, 0x20, 0xe0, 0x20, 0x35, 0xa4, 0x20, 0xbc, 0x75, 0x76, 0x72, 0x65]);
     expect(fromLatin9Bytes(latin9)).toBe(text);
+  });
+});
+
+describe('encodeText: the GSM-7 basic-table fast path counts as the general path does', () => {
+  const BASIC = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
+  const EXTENSION = '\f^{}\\[~]|€';
+  const general = (text: string): object => ({
+    deliveredText: text, encoding: 'GSM-7', unicode: false, charsCount: gsm7Septets(text), messagesCount: splitSegments(text, 'GSM-7').length,
+  });
+
+  it('for texts of basic characters of every length around the segment limits', () => {
+    const text = fc.array(fc.constantFrom(...BASIC), { maxLength: 700 }).map((chars) => chars.join(''));
+    fc.assert(fc.property(text, fc.boolean(), (t, allowUnicode) => { expect(encodeText(t, allowUnicode)).toEqual(general(t)); }), { numRuns: 500 });
+    for (const n of [0, 1, 159, 160, 161, 305, 306, 307, 459, 460]) expect(encodeText('a'.repeat(n), false)).toEqual(general('a'.repeat(n)));
+  });
+
+  it('leaves extension characters, escapes and other text to the general path', () => {
+    const mixed = fc.array(fc.constantFrom(...BASIC, ...EXTENSION, '\x1b'), { minLength: 1, maxLength: 400 }).map((chars) => chars.join(''));
+    fc.assert(fc.property(mixed, (t) => {
+      if (!isGsm7(t)) return;
+      expect(encodeText(t, false)).toEqual(general(t));
+    }), { numRuns: 300 });
+    expect(encodeText('€'.repeat(80), false)).toMatchObject({ charsCount: 160, messagesCount: 1 });
+    expect(encodeText('-]^', false)).toMatchObject({ charsCount: 5, messagesCount: 1 });
+    expect(encodeText('a😀', true)).toMatchObject({ encoding: 'UCS-2', unicode: true });
   });
 });
