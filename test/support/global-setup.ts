@@ -3,7 +3,7 @@
 // then the product itself as a child process (every role, embedded chdb) pointed at them.
 // Suites read the connection details from the file named by $STACK_FILE.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +152,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
   } catch (err) {
     product.kill('SIGKILL');
     await engines.stop();
+    removeData(dir, log);
     throw err;
   }
   const info: StackInfo = { httpUrl, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, namespace: 'default', taskQueue: 'sms', dataDir: dir, productDataDir: productDir, productEnv };
@@ -168,8 +169,21 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
         clearTimeout(timer);
       }
       await engines.stop();
+      removeData(dir, log);
     },
   };
+}
+
+/**
+ * A stopped stack's data (JetStream files, the Temporal database, the embedded ClickHouse) is
+ * removed: a benchmark run leaves 1-2 GB behind otherwise. KEEP_TEST_DATA=1 keeps it to look at.
+ */
+function removeData(dir: string, log: (line: string) => void): void {
+  if (process.env['KEEP_TEST_DATA'] === '1') {
+    log(`[test stack] data kept in ${dir} (KEEP_TEST_DATA=1)\n`);
+    return;
+  }
+  rmSync(dir, { recursive: true, force: true });
 }
 
 export default async function globalSetup(): Promise<void> {
