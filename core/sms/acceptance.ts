@@ -72,6 +72,14 @@ export function clientIdScope(projectId: string | null, orgId: string): string {
   return projectId ? projectId : `org-${orgId}`;
 }
 
+const OPTED_OUT = 'the recipient has opted out (STOP) of messages from this project';
+
+/** An item's refusal, naming it by index and by the clientId it carried (module-level: no closure per item). */
+function rejectItem(item: unknown, index: number, fields: FieldErrors, shape?: string): ItemResult {
+  const clientId = item && typeof item === 'object' && typeof (item as { clientId?: unknown }).clientId === 'string' ? (item as { clientId: string }).clientId : null;
+  return { ok: false, error: { index, clientId, fields, ...(shape ? { shape } : {}) } };
+}
+
 export class SmsAcceptance {
   constructor(private readonly deps: AcceptanceDeps) {}
 
@@ -182,14 +190,12 @@ export class SmsAcceptance {
 
   /** An item's outcome; a promise only when its opt-out answer is not at hand. */
   private prepare(submitter: Submitter, item: unknown, index: number, id: string, now: string, receipt?: ReceiptRequest): ItemResult | Promise<ItemResult> {
-    const rawClientId = item && typeof item === 'object' && typeof (item as { clientId?: unknown }).clientId === 'string' ? (item as { clientId: string }).clientId : null;
-    const reject = (fields: FieldErrors, shape?: string): ItemResult => ({ ok: false, error: { index, clientId: rawClientId, fields, ...(shape ? { shape } : {}) } });
     const checked = checkSmsItem(item);
     if (!checked.ok) {
       if ('shape' in checked) {
-        return reject(checked.shape.fields, checked.shape.field ? `field "${checked.shape.field}" ${checked.shape.message}` : `the item ${checked.shape.message}`);
+        return rejectItem(item, index, checked.shape.fields, checked.shape.field ? `field "${checked.shape.field}" ${checked.shape.message}` : `the item ${checked.shape.message}`);
       }
-      return reject(checked.fields);
+      return rejectItem(item, index, checked.fields);
     }
     const input = checked.value;
     const fields: FieldErrors = {};
@@ -197,13 +203,12 @@ export class SmsAcceptance {
     if (!phone.ok) fields['to'] = [phone.message];
     const encoded = encodeText(input.text, input.allowUnicode ?? false);
     if (encoded.messagesCount > MAX_SEGMENTS) fields['text'] = [`is too long: ${encoded.messagesCount} segments (${encoded.encoding}), at most ${MAX_SEGMENTS}`];
-    if (!phone.ok || Object.keys(fields).length > 0) return reject(fields);
+    if (!phone.ok || Object.keys(fields).length > 0) return rejectItem(item, index, fields);
 
     const price = this.deps.prices.price(submitter.orgId, 'sms', phone.country);
-    if (!price) return reject({ to: [`no price for destination country ${phone.country}; this country cannot be reached from this account`] });
+    if (!price) return rejectItem(item, index, { to: [`no price for destination country ${phone.country}; this country cannot be reached from this account`] });
     const optedOut = submitter.projectId ? this.deps.optOuts.isOptedOut(submitter.projectId, phone.normalized) : false;
-    const optOutRefusal = (): ItemResult => reject({ to: ['the recipient has opted out (STOP) of messages from this project'] });
-    if (optedOut === true) return optOutRefusal();
+    if (optedOut === true) return rejectItem(item, index, { to: [OPTED_OUT] });
     const message: SmsMessage = {
       id,
       orgId: submitter.orgId,
@@ -237,7 +242,7 @@ export class SmsAcceptance {
       ...(receipt ? { receiptRequest: receipt } : {}),
     };
     const ok: ItemResult = { ok: true, prepared: { index, message } };
-    return optedOut === false ? ok : optedOut.then((out) => (out ? optOutRefusal() : ok));
+    return optedOut === false ? ok : optedOut.then((out) => (out ? rejectItem(item, index, { to: [OPTED_OUT] }) : ok));
   }
 
   /** A clientId used twice in one request: the later items are rejected, pointing at the first. */
