@@ -12,15 +12,23 @@ const QUOTE = 0x22;
 /** Ids written into the JSON as they are (no character JSON escapes). */
 const PLAIN_ID = /^[0-9a-f-]{36}$/;
 
-/** The record of these messages' JSON, or null when one of them does not begin with its id. */
+function startsWithId(bytes: Buffer, id: string): boolean {
+  for (let k = 0; k < id.length; k++) if (bytes[ID_KEY_BYTES.length + k] !== id.charCodeAt(k)) return false;
+  return true;
+}
+
+/**
+ * The record of these messages' JSON (`encoded[i]` is JSON.stringify of the message whose id is
+ * `ids[i]`), or null when one of them does not begin with its id.
+ */
 export function stateBatchRecord(ids: readonly string[], encoded: readonly Buffer[]): Buffer | null {
   const parts: Buffer[] = [];
   for (let i = 0; i < encoded.length; i++) {
     const bytes = encoded[i] as Buffer;
     const id = ids[i] as string;
-    // `{"id":"<id>"`, compared in place.
+    // `{"id":"<id>"`, compared in place (an id of plain characters is written as it is).
     if (!PLAIN_ID.test(id) || bytes.length < ID_KEY_BYTES.length + 37 || bytes.compare(ID_KEY_BYTES, 0, ID_KEY_BYTES.length, 0, ID_KEY_BYTES.length) !== 0) return null;
-    if (bytes[ID_KEY_BYTES.length + 36] !== QUOTE || bytes.indexOf(id, ID_KEY_BYTES.length, 'latin1') !== ID_KEY_BYTES.length) return null;
+    if (bytes[ID_KEY_BYTES.length + 36] !== QUOTE || !startsWithId(bytes, id)) return null;
     if (i > 0) parts.push(LINE);
     parts.push(bytes);
   }

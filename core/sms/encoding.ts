@@ -110,7 +110,11 @@ function transliterateChar(ch: string): string | undefined {
  * The distinct characters of `text` that cannot go out as GSM-7, not even transliterated. With
  * allowUnicode false such a text is refused (422 naming them, DESIGN §4), never sent with `?`.
  */
+/** Texts of the GSM-7 basic table only (the usual case): one septet per UTF-16 unit, segments by length alone. */
+const BASIC_ONLY = new RegExp(`^[${[...BASIC_CODE.keys()].join('').replace(/[\\\]\[^-]/g, '\\$&')}]*$`);
+
 export function untransliterable(text: string): string[] {
+  if (BASIC_ONLY.test(text)) return [];
   const found = new Set<string>();
   // NFC first so that an already-decomposed "e" + U+0301 keeps the GSM-7 "é".
   for (const ch of text.normalize('NFC')) if (transliterateChar(ch) === undefined) found.add(ch);
@@ -162,9 +166,6 @@ export function splitSegments(text: string, encoding: Encoding): string[] {
     ? split(text, septetsOf, GSM7_SINGLE, GSM7_MULTI)
     : split(text, (unit) => unit.length, UCS2_SINGLE, UCS2_MULTI);
 }
-
-/** Texts of the GSM-7 basic table only (the usual case): one septet per UTF-16 unit, segments by length alone. */
-const BASIC_ONLY = new RegExp(`^[${[...BASIC_CODE.keys()].join('').replace(/[\\\]\[^-]/g, '\\$&')}]*$`);
 
 export function encodeText(text: string, allowUnicode: boolean): EncodedText {
   if (BASIC_ONLY.test(text)) {
