@@ -17,7 +17,7 @@ import { openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { STREAMS, SUBJECTS } from '../infra/nats';
 import { sleep } from '../infra/supervisor';
-import { freePort } from '../test/support/global-setup';
+import { freePort, removeData } from '../test/support/global-setup';
 import { startBenchEngines } from './support/engines';
 import { createDatasourceAt } from './support/tenant';
 
@@ -167,7 +167,10 @@ async function main(): Promise<void> {
   if (missingTriggers.length > 0) say(`missing trigger examples: ${missingTriggers.slice(0, 5).join(', ')}`);
   process.stdout.write(`\naccepted ${result.eventsAccepted} events: lost ${result.lost}, duplicated rows ${result.duplicatedRows}; triggers ${result.triggers} for ${result.triggerWorthy} trigger-worthy events: missing ${result.missingTriggers}, duplicated ${result.duplicatedTriggers}, unexpected ${result.unexpectedTriggers} (written to bench/results/reliability-ingest.json)\n`);
   await engines.stop();
-  process.exit(result.lost === 0 && result.duplicatedRows === 0 && result.missingTriggers === 0 && result.duplicatedTriggers === 0 && result.unexpectedTriggers === 0 ? 0 : 1);
+  const passed = result.lost === 0 && result.duplicatedRows === 0 && result.missingTriggers === 0 && result.duplicatedTriggers === 0 && result.unexpectedTriggers === 0;
+  // A failed run keeps its data to be looked at.
+  if (passed) removeData(dir, (line) => process.stderr.write(line));
+  process.exit(passed ? 0 : 1);
 }
 
 main().catch((err: unknown) => { process.stderr.write(`reliability:ingest failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });

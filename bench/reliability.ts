@@ -17,7 +17,7 @@ import { createLogger } from '../infra/logger';
 import { connectNats } from '../infra/nats';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { sleep } from '../infra/supervisor';
-import { freePort } from '../test/support/global-setup';
+import { freePort, removeData } from '../test/support/global-setup';
 import { startBenchEngines } from './support/engines';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
@@ -168,7 +168,10 @@ async function main(): Promise<void> {
   for (const child of roles.values()) if (child.exitCode === null) child.kill('SIGKILL');
   await receiver.close();
   await engines.stop();
-  process.exit(lost === 0 && missingTransitions === 0 && balanceDiffMicros === 0 && openHolds === 0 ? 0 : 1);
+  const passed = lost === 0 && missingTransitions === 0 && balanceDiffMicros === 0 && openHolds === 0;
+  // A failed run keeps its data (JetStream, Temporal, ClickHouse) to be looked at.
+  if (passed) removeData(dir, say);
+  process.exit(passed ? 0 : 1);
 }
 
 const run = values.topology === 'cluster'

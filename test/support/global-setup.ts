@@ -178,7 +178,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
  * A stopped stack's data (JetStream files, the Temporal database, the embedded ClickHouse) is
  * removed: a benchmark run leaves 1-2 GB behind otherwise. KEEP_TEST_DATA=1 keeps it to look at.
  */
-function removeData(dir: string, log: (line: string) => void): void {
+export function removeData(dir: string, log: (line: string) => void): void {
   if (process.env['KEEP_TEST_DATA'] === '1') {
     log(`[test stack] data kept in ${dir} (KEEP_TEST_DATA=1)\n`);
     return;
