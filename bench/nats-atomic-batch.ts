@@ -7,7 +7,8 @@
 // publishes (docs/acceptance.md); the same with DISCARD=old.
 // Usage: [DISCARD=old] node --import tsx bench/nats-atomic-batch.ts
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, headers as natsHeaders, createInbox } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -16,7 +17,8 @@ import { processCpuMs } from './support/cpu';
 const body = Buffer.from(JSON.stringify({ id: '0190f0f0-0000-7000-8000-000000000000', orgId: 'o', projectId: 'p', tokenId: 't', source: 'api', clientId: null, status: 'queued', statusCode: null, from: 'Bench', country: 'DE', to: '+4915112345678', normalizedTo: '4915112345678', charsCount: 40, text: 'Bulk benchmark item 1 with some text.....', deliveredText: 'Bulk benchmark item 1 with some text.....', messagesCount: 1, encoding: 'GSM-7', unicode: false, allowUnicode: false, charged: true, pricePerSmsMicros: 40000, priceUserMicros: 40000, currency: 'EUR', createdAt: new Date().toISOString(), chargedAt: new Date().toISOString(), scheduledAt: null, sentAt: null, deliveredAt: null, updatedAt: new Date().toISOString() }));
 
 async function main(): Promise<void> {
-  const server = spawn('/work/main/.tools/bin/nats-server', ['-js', '-p', '14999', '-sd', `/tmp/abb/js-${Date.now()}`], { stdio: 'ignore' });
+  const storeDir = mkdtempSync(join(tmpdir(), 'nats-atomic-batch-'));
+  const server = spawn(join(__dirname, '..', '.tools', 'bin', 'nats-server'), ['-js', '-p', '14999', '-sd', storeDir], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 800));
   const nc = await connect({ servers: '127.0.0.1:14999' });
   const jsm = await jetstreamManager(nc);
@@ -48,6 +50,8 @@ async function main(): Promise<void> {
     }
   }
   await nc.close(); server.kill();
+  await new Promise((r) => server.once('exit', r));
+  rmSync(storeDir, { recursive: true, force: true });
   const file = `nats-atomic-batch${process.env['DISCARD'] === 'old' ? '-discard-old' : ''}.json`;
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   writeFileSync(join(__dirname, 'results', file), `${JSON.stringify({ at: new Date().toISOString(), conditions: '16 requests of 100 messages in flight, 400 requests per variant and round; nats-server of its own; CPU from /proc', rounds }, null, 2)}\n`);
