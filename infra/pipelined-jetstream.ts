@@ -169,6 +169,15 @@ export class PipelinedJetStream {
     }
   };
 
+  /**
+   * The largest message body this client may publish in one piece: half the server's
+   * max_payload (headers and protocol ride along), at most `cap`.
+   */
+  bodyLimit(cap: number): number {
+    const serverMax = this.nc.info?.max_payload;
+    return serverMax ? Math.min(cap, Math.floor(serverMax / 2)) : cap;
+  }
+
   /** Stops listening; publishes still waiting are rejected. */
   close(): void {
     clearInterval(this.sweeper);

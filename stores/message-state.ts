@@ -24,7 +24,7 @@ import { StateBatches } from './state-batches';
 const MESSAGES_STREAM = `KV_${BUCKETS.messages}`;
 const messageSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageState(id)}`;
 const batchSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageBatch(batchOf(id))}`;
-/** A request's states go as one record up to this size (the server's max_payload is 1 MiB by default), else one by one. */
+/** A request's states go as one record up to this size and half the server's max_payload (1 MiB by default), else one by one. */
 const MAX_STATE_BATCH_BYTES = 512 * 1024;
 const MESSAGE_ID = /^[0-9a-f-]{36}$/;
 const UTF8 = new TextDecoder();
@@ -73,7 +73,7 @@ export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage>
     const batch = batchOf((messages[0] as SmsMessage).id);
     for (const m of messages) if (batchOf(m.id) !== batch) return null;
     const record = stateBatchRecord(messages.map((m) => m.id), messages.map(encoded));
-    return record && record.length <= MAX_STATE_BATCH_BYTES ? record : null;
+    return record && record.length <= this.jetstream.bodyLimit(MAX_STATE_BATCH_BYTES) ? record : null;
   }
 
   /** The message's own state, else its state as accepted in its request's record. */
@@ -151,7 +151,7 @@ interface QueuedBatch {
   readonly waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
 }
 
-/** Bounds of one coalesced stream message (the server's max_payload is 1 MiB by default). */
+/** Bounds of one coalesced stream message (and half the server's max_payload, 1 MiB by default). */
 const MAX_BATCH_MESSAGES = 500;
 const MAX_BATCH_BYTES = 512 * 1024;
 
@@ -172,7 +172,7 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
     let bytes = 0;
     for (const p of parts) bytes += p.length;
     let batch = this.open;
-    if (batch && (batch.parts.length + parts.length > MAX_BATCH_MESSAGES || batch.bytes + bytes > MAX_BATCH_BYTES)) {
+    if (batch && (batch.parts.length + parts.length > MAX_BATCH_MESSAGES || batch.bytes + bytes > this.jetstream.bodyLimit(MAX_BATCH_BYTES))) {
       this.send(batch);
       batch = undefined;
     }
