@@ -3,15 +3,21 @@
 // every message of a bulk; the lifecycle's compare-and-set reads a message from the record at
 // revision 0 and creates its own key, which from then on wins; requests whose states cannot be
 // one record (ids of several batches, too large) keep a key per message.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KV_KEYS } from '../../core/bus';
 import { batchOf, newId, newIds } from '../../core/ids';
 import type { SmsMessage } from '../../core/sms/message';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
+import { Supervisor, portOpen } from '../../infra/supervisor';
+import { TOOLS_BIN } from '../../roles/engines';
 import { KvLifecycleStates } from '../../stores/lifecycle-records';
 import { KvMessageStates } from '../../stores/message-state';
 import { eventually } from '../support/ingest';
 import { makeMessage } from '../support/message-rows';
+import { freePort } from '../support/global-setup';
 import { api, stack } from '../support/stack';
 import { createTenant, V1 } from '../support/tenants';
 
@@ -87,5 +93,44 @@ describe('one request, one state record', () => {
       expect(await ownKey(m.id)).toBe(true);
       expect(await states.get(m.id)).toEqual(m);
     }
+  });
+});
+
+describe('a server with a smaller max_payload', () => {
+  // A nats-server of its own, configured as an operator might (64 KiB instead of 1 MiB).
+  let dir: string;
+  let supervisor: Supervisor;
+  let small: Nats;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nats-small-payload-'));
+    writeFileSync(join(dir, 'nats.conf'), 'max_payload: 65536\n');
+    const port = await freePort();
+    supervisor = new Supervisor(dir, createLogger('error'));
+    await supervisor.start({
+      name: 'nats-server', command: join(TOOLS_BIN, 'nats-server'),
+      args: ['-c', join(dir, 'nats.conf'), '-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port)], ready: () => portOpen(port),
+    });
+    small = await connectNats({ servers: `nats://127.0.0.1:${port}`, replicas: 1, messageStateTtlHours: 1, name: 'small-payload-test' }, createLogger('error'));
+  }, 60_000);
+
+  afterAll(async () => {
+    await small.close();
+    await supervisor.stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('keeps a record under half of it, and a key per message beyond', async () => {
+    expect(small.pipeline.bodyLimit(512 * 1024)).toBe(32 * 1024);
+    const smallStates = new KvMessageStates(small.pipeline);
+    const has = async (key: string): Promise<boolean> => (await small.kv.messages.get(key)) !== null;
+    const few = newIds(10).map((id) => makeMessage({ id }));
+    await smallStates.putAll(few);
+    expect(await has(KV_KEYS.messageBatch(batchOf(few[0]!.id)))).toBe(true);
+    // 100 messages of ~700 bytes: a 70 KB record, over the 32 KiB limit (and over the server's 64 KiB).
+    const many = newIds(100).map((id) => makeMessage({ id }));
+    await smallStates.putAll(many);
+    expect(await has(KV_KEYS.messageBatch(batchOf(many[0]!.id)))).toBe(false);
+    for (const m of [many[0]!, many[99]!]) expect(await smallStates.get(m.id)).toEqual(m);
   });
 });
