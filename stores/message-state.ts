@@ -12,20 +12,16 @@ import type { CurrentReader } from '../core/sms/history-ports';
 import type { SmsMessage } from '../core/sms/message';
 import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts } from '../core/sms/ports';
 import { ACCEPTED_FRAME, BUCKETS, formatHoldRefs, formatSourceCounts, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus/names';
-import { stateBatchRecord } from '../core/bus/state-batch';
-import { batchOf } from '../core/ids';
 import { isRevisionConflict } from '../infra/nats';
 import { JetStreamPublishError, type PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, type CasEntry, type CasKv } from './kv-cas';
 import { KvMirror } from './kv-mirror';
 import { StateBatches } from './state-batches';
+import { StateWrites } from './state-writes';
 
 /** The stream behind a KV bucket, and a key's subject in it. */
 const MESSAGES_STREAM = `KV_${BUCKETS.messages}`;
 const messageSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageState(id)}`;
-const batchSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageBatch(batchOf(id))}`;
-/** A request's states go as one record up to this size and half the server's max_payload (1 MiB by default), else one by one. */
-const MAX_STATE_BATCH_BYTES = 512 * 1024;
 const MESSAGE_ID = /^[0-9a-f-]{36}$/;
 const UTF8 = new TextDecoder();
 
@@ -57,23 +53,16 @@ function batchBody(parts: readonly Buffer[], bytes: number): Buffer {
 
 export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage> {
   private readonly batches: StateBatches;
+  private readonly writes: StateWrites;
 
   constructor(private readonly jetstream: PipelinedJetStream) {
     this.batches = new StateBatches((key) => jetstream.lastValue(MESSAGES_STREAM, `$KV.${BUCKETS.messages}.${key}`));
+    this.writes = new StateWrites(jetstream, encoded);
   }
 
-  /** One request's new messages: one record when their ids share a batch (core/ids newIds), else a key each. */
-  async putAll(messages: readonly SmsMessage[]): Promise<void> {
-    const record = messages.length > 1 ? this.batchRecord(messages) : null;
-    if (record) await this.jetstream.publish(batchSubject((messages[0] as SmsMessage).id), record);
-    else await Promise.all(messages.map((m) => this.jetstream.publish(messageSubject(m.id), encoded(m))));
-  }
-
-  private batchRecord(messages: readonly SmsMessage[]): Buffer | null {
-    const batch = batchOf((messages[0] as SmsMessage).id);
-    for (const m of messages) if (batchOf(m.id) !== batch) return null;
-    const record = stateBatchRecord(messages.map((m) => m.id), messages.map(encoded));
-    return record && record.length <= this.jetstream.bodyLimit(MAX_STATE_BATCH_BYTES) ? record : null;
+  /** One request's new messages (stores/state-writes.ts: one record per request or per turn of single sends). */
+  putAll(messages: readonly SmsMessage[]): Promise<void> {
+    return this.writes.put(messages);
   }
 
   /** The message's own state, else its state as accepted in its request's record. */

@@ -96,6 +96,51 @@ describe('one request, one state record', () => {
   });
 });
 
+describe('single sends of one turn, one state record', () => {
+  const ownKey = async (id: string): Promise<boolean> => (await nats.kv.messages.get(KV_KEYS.messageState(id))) !== null;
+  const hasRecord = async (id: string): Promise<boolean> => (await nats.kv.messages.get(KV_KEYS.messageBatch(batchOf(id)))) !== null;
+  const single = (orgId: string): SmsMessage => makeMessage({ id: newIds(1)[0] as string, orgId });
+
+  test('concurrent single sends share one record; one alone in its turn gets its own key', async () => {
+    const sent = Array.from({ length: 5 }, () => single('turn-a'));
+    expect(new Set(sent.map((m) => batchOf(m.id))).size).toBe(1);
+    await Promise.all(sent.map((m) => states.putAll([m])));
+    expect(await hasRecord(sent[0]!.id)).toBe(true);
+    for (const m of sent) {
+      expect(await ownKey(m.id)).toBe(false);
+      expect(await states.get(m.id)).toEqual(m);
+      expect(await lifecycle.read(m.id)).toEqual({ message: m, revision: 0 });
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    const alone = single('turn-b');
+    await states.putAll([alone]);
+    expect(await hasRecord(alone.id)).toBe(false);
+    expect(await ownKey(alone.id)).toBe(true);
+    expect(await states.get(alone.id)).toEqual(alone);
+  });
+
+  test('a message of a batch whose record was written already gets its own key, and the record is never replaced', async () => {
+    const early = [single('late-a'), single('late-a')];
+    const late = single('late-a');
+    await Promise.all(early.map((m) => states.putAll([m])));
+    expect(await hasRecord(early[0]!.id)).toBe(true);
+    await states.putAll([late]);
+    expect(await ownKey(late.id)).toBe(true);
+    for (const m of [...early, late]) expect(await states.get(m.id)).toEqual(m);
+  });
+
+  test('a batch whose record another writer created: keys of their own, the other record kept', async () => {
+    const [mine1, mine2, theirs] = newIds(3).map((id) => makeMessage({ id, orgId: 'other-writer' })) as [SmsMessage, SmsMessage, SmsMessage];
+    // Another process wrote a record for this batch first (it holds only `theirs`).
+    await new KvMessageStates(nats.pipeline).putAll([theirs, makeMessage({ id: `${batchOf(theirs.id)}ff`, orgId: 'other-writer' })]);
+    await states.putAll([mine1, mine2]);
+    expect(await ownKey(mine1.id)).toBe(true);
+    expect(await ownKey(mine2.id)).toBe(true);
+    expect(await states.get(theirs.id)).toEqual(theirs);
+    expect(await states.get(mine1.id)).toEqual(mine1);
+  });
+});
+
 describe('a server with a smaller max_payload', () => {
   // A nats-server of its own, configured as an operator might (64 KiB instead of 1 MiB).
   let dir: string;

@@ -10,9 +10,7 @@ import { makeMessage } from '../support/message-rows';
 const json = (m: object): Buffer => Buffer.from(JSON.stringify(m));
 
 describe('ids of one request', () => {
-  it('gives one item a plain id, and many items ids that share a batch, in item order', () => {
-    const [single] = newIds(1);
-    expect(isId(single as string)).toBe(true);
+  it('gives many items ids that share a batch, in item order', () => {
     const ids = newIds(100);
     expect(ids).toHaveLength(100);
     expect(new Set(ids).size).toBe(100);
@@ -24,12 +22,26 @@ describe('ids of one request', () => {
     expect(idTime(ids[99] as string)).toBe(idTime(ids[0] as string));
   });
 
-  it('orders the ids of successive requests by creation, and never lets two requests share a batch', () => {
-    const requests = Array.from({ length: 200 }, () => newIds(1 + (Math.floor(Math.random() * 100))));
+  it('orders the ids of successive bulks by creation, and never lets two bulks share a batch', () => {
+    const requests = Array.from({ length: 200 }, () => newIds(2 + (Math.floor(Math.random() * 99))));
     const all = requests.flat();
     expect([...all].sort()).toEqual(all);
     expect(new Set(requests.map((ids) => batchOf(ids[0] as string))).size).toBe(200);
     expect(newId() > (all.at(-1) as string)).toBe(true);
+  });
+
+  it('gives the single items of one event-loop turn ids of one batch, in order, and the next turn a later batch', async () => {
+    const turn = Array.from({ length: 300 }, () => newIds(1)[0] as string);
+    for (const id of turn) expect(isId(id)).toBe(true);
+    expect(new Set(turn).size).toBe(300);
+    expect([...turn].sort()).toEqual(turn);
+    // 256 ids fill a batch; the rest open the next one.
+    expect(new Set(turn.map(batchOf)).size).toBe(2);
+    expect(batchOf(turn[255] as string)).toBe(batchOf(turn[0] as string));
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = newIds(1)[0] as string;
+    expect(batchOf(next)).not.toBe(batchOf(turn[299] as string));
+    expect(next > (turn[299] as string)).toBe(true);
   });
 
   it('refuses more ids than a batch can name', () => {
