@@ -1,12 +1,12 @@
-// The message states of one request in one KV record (`messages` bucket, key
-// KV_KEYS.messageBatch): each message's JSON (an SmsMessage, `id` its first key) on a line of
-// its own. Written once at acceptance and never changed; a message's own key (`sms.<id>`), once
-// the lifecycle writes it, always wins over it. One line is found without decoding the others.
+// The accepted states of one request's messages (or of the single sends of one event-loop turn,
+// stores/state-writes.ts) in one KV record (`messages` bucket, key KV_KEYS.messageBatch): each
+// message's JSON (an SmsMessage, `id` its first key) on a line of its own. Created once and never
+// changed; a message's own key (`sms.<id>`), once written, always wins over it. One line is found
+// without decoding the others.
 
 const NEWLINE = 0x0a;
 const LINE = Buffer.from('\n');
 const ID_KEY = '{"id":"';
-
 const ID_KEY_BYTES = Buffer.from(ID_KEY);
 const QUOTE = 0x22;
 /** Ids written into the JSON as they are (no character JSON escapes). */
