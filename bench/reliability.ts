@@ -5,7 +5,7 @@
 // duplicated DLRs; and audits the balance: once no charge is held open, it must equal the
 // starting balance less exactly one charge per accepted message (a request killed between
 // its charge and its publish is refunded by the charge settler). Writes bench/results/reliability.json.
-// Usage: npm run reliability [-- --messages 5000]
+// Usage: npm run reliability [-- --messages 5000] [--bulk 10 (items per request; 1: POST /sms, 16 senders)]
 //        npm run reliability -- --topology cluster   (the scale-out topology's faults: bench/reliability-cluster.ts)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -23,12 +23,13 @@ import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
 import { runCluster } from './reliability-cluster';
 
-const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
+const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, bulk: { type: 'string', default: '10' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
 const TOTAL = Number(values.messages);
 const ROOT = join(__dirname, '..');
 const REFUND_SECONDS = 30;
-const BULK = 10;
-const SENDERS = 4;
+const BULK = Math.max(1, Math.min(100, Number(values.bulk)));
+/** Single sends (POST /sms) come from more senders at once, so that some share a turn of the gateway (and a state record). */
+const SENDERS = BULK === 1 ? 16 : 4;
 /** Sending lasts about this long, past the last fault (nats-server restart at t≈22 s). */
 const SEND_SECONDS = 28;
 /** bench/support/tenant.ts: 0.01 EUR per DE message, one segment each. */
@@ -87,9 +88,11 @@ async function main(): Promise<void> {
       const items = Array.from({ length: Math.min(BULK, TOTAL - b * BULK) }, (_, i) => ({ from: 'Reliable', to: `+491511${String(b).padStart(5, '0')}${String(i % 80).padStart(2, '0')}`, text: `reliability ${b}/${i}`, clientId: `r-${b}-${i}` }));
       for (;;) {
         try {
-          const res = await fetch(`${base}/transactional/v1/sms/bulk`, { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: JSON.stringify(items), signal: AbortSignal.timeout(15000) });
+          const single = BULK === 1;
+          const res = await fetch(`${base}/transactional/v1/sms${single ? '' : '/bulk'}`, { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, body: JSON.stringify(single ? items[0] : items), signal: AbortSignal.timeout(15000) });
           if (res.status === 201) {
-            const body = (await res.json()) as { entities: Array<{ id: string; clientId: string }>; errors: unknown[] };
+            const answer = (await res.json()) as { entity?: { id: string; clientId: string }; entities?: Array<{ id: string; clientId: string }>; errors?: unknown[] };
+            const body = { entities: answer.entities ?? (answer.entity ? [answer.entity] : []), errors: answer.errors ?? [] };
             for (const e of body.entities) accepted.set(e.clientId, e.id);
             if (body.errors.length > 0) say(`bulk ${b}: ${body.errors.length} item errors ${JSON.stringify(body.errors[0])}`);
             break;
@@ -158,7 +161,7 @@ async function main(): Promise<void> {
   say(`balance: ${openHolds} charges held, ${balanceDiffMicros} micros off the exact figure (${accepted.size} charges)`);
   for (const line of examples) say(`missing: ${line}`);
   for (const line of lostExamples) say(`lost: ${line}`);
-  const result = { at: new Date().toISOString(), messagesRequested: TOTAL, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, openHolds, balanceDiffMicros, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
+  const result = { at: new Date().toISOString(), messagesRequested: TOTAL, itemsPerRequest: BULK, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, openHolds, balanceDiffMicros, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   writeFileSync(join(__dirname, 'results', 'reliability.json'), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates}, balance off by ${balanceDiffMicros} micros with ${openHolds} charges held (written to bench/results/reliability.json)\n`);
