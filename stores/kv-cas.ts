@@ -25,6 +25,10 @@ export interface CasKv {
   create(key: string, value: string): Promise<number>;
 }
 
+/** The stream behind a KV bucket, and a key's subject in it (for the pipelined client). */
+export const kvStream = (bucket: string): string => `KV_${bucket}`;
+export const kvSubject = (bucket: string, key: string): string => `$KV.${bucket}.${key}`;
+
 export function casKv(kv: KV, pipeline?: KvPipeline): CasKv {
   if (!pipeline) {
     return {
@@ -38,8 +42,8 @@ export function casKv(kv: KV, pipeline?: KvPipeline): CasKv {
     };
   }
   const { jetstream, bucket } = pipeline;
-  const stream = `KV_${bucket}`;
-  const subject = (key: string): string => `$KV.${bucket}.${key}`;
+  const stream = kvStream(bucket);
+  const subject = (key: string): string => kvSubject(bucket, key);
   return {
     get: async (key) => {
       const entry = await jetstream.lastEntry(stream, subject(key));

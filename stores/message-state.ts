@@ -14,14 +14,12 @@ import type { AcceptedQueue, ClientIds, MessageStates, OptOutRecorder, OptOuts }
 import { ACCEPTED_FRAME, BUCKETS, formatHoldRefs, formatSourceCounts, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
 import { JetStreamPublishError, type PipelinedJetStream } from '../infra/pipelined-jetstream';
-import { casKv, type CasEntry, type CasKv } from './kv-cas';
+import { casKv, kvStream, kvSubject, type CasEntry, type CasKv } from './kv-cas';
 import { KvMirror } from './kv-mirror';
 import { StateBatches } from './state-batches';
 import { StateWrites } from './state-writes';
 
-/** The stream behind a KV bucket, and a key's subject in it. */
-const MESSAGES_STREAM = `KV_${BUCKETS.messages}`;
-const messageSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageState(id)}`;
+const MESSAGES_STREAM = kvStream(BUCKETS.messages);
 const MESSAGE_ID = /^[0-9a-f-]{36}$/;
 const UTF8 = new TextDecoder();
 
@@ -56,7 +54,7 @@ export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage>
   private readonly writes: StateWrites;
 
   constructor(private readonly jetstream: PipelinedJetStream) {
-    this.batches = new StateBatches((key) => jetstream.lastValue(MESSAGES_STREAM, `$KV.${BUCKETS.messages}.${key}`));
+    this.batches = new StateBatches((key) => jetstream.lastValue(MESSAGES_STREAM, kvSubject(BUCKETS.messages, key)));
     this.writes = new StateWrites(jetstream, encoded);
   }
 
@@ -68,7 +66,7 @@ export class KvMessageStates implements MessageStates, CurrentReader<SmsMessage>
   /** The message's own state, else its state as accepted in its request's record. */
   async get(id: string): Promise<SmsMessage | null> {
     if (!MESSAGE_ID.test(id)) return null;
-    const value = await this.jetstream.lastValue(MESSAGES_STREAM, messageSubject(id));
+    const value = await this.jetstream.lastValue(MESSAGES_STREAM, kvSubject(BUCKETS.messages, KV_KEYS.messageState(id)));
     if (value) return decode('messageState', value);
     const accepted = await this.batches.find(id);
     return accepted ? decode('messageState', accepted) : null;

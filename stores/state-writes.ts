@@ -11,14 +11,15 @@ import { batchOf } from '../core/ids';
 import type { SmsMessage } from '../core/sms/message';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
+import { kvSubject } from './kv-cas';
 
 /** A record stays under this and half the server's max_payload (1 MiB by default), else a key per message. */
 const MAX_RECORD_BYTES = 512 * 1024;
 /** Batches whose record this process created or tried, so a late message does not try again. */
 const REMEMBERED_BATCHES = 4096;
 
-const messageSubject = (id: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageState(id)}`;
-const recordSubject = (batch: string): string => `$KV.${BUCKETS.messages}.${KV_KEYS.messageBatch(batch)}`;
+const messageSubject = (id: string): string => kvSubject(BUCKETS.messages, KV_KEYS.messageState(id));
+const recordSubject = (batch: string): string => kvSubject(BUCKETS.messages, KV_KEYS.messageBatch(batch));
 
 interface Waiting {
   readonly messages: SmsMessage[];

@@ -138,8 +138,9 @@ export const KV_KEYS = {
   /** `messages`: the current state of a message (an SmsMessage). */
   messageState: (messageId: string) => `sms.${messageId}`,
   /**
-   * `messages`: the states of one request's messages as accepted (core/bus/state-batch.ts), for
-   * those of its messages that have no `sms.<id>` yet; `batch` is core/ids batchOf(id).
+   * `messages`: the accepted states of one request's messages, or of the single sends of one
+   * event-loop turn (core/bus/state-batch.ts), for those that have no `sms.<id>` yet; `batch` is
+   * core/ids batchOf(id).
    */
   messageBatch: (batch: string) => `smsb.${batch}`,
   /** `messages`: the record of a lookup (a Lookup). */

@@ -106,13 +106,13 @@ function transliterateChar(ch: string): string | undefined {
   return stripped.length > 0 && stripped !== ch && isGsm7(stripped) ? stripped : undefined;
 }
 
+/** Texts of the GSM-7 basic table only (the usual case): one septet per UTF-16 unit, segments by length alone. */
+const BASIC_ONLY = new RegExp(`^[${[...BASIC_CODE.keys()].join('').replace(/[\\\]\[^-]/g, '\\$&')}]*$`);
+
 /**
  * The distinct characters of `text` that cannot go out as GSM-7, not even transliterated. With
  * allowUnicode false such a text is refused (422 naming them, DESIGN §4), never sent with `?`.
  */
-/** Texts of the GSM-7 basic table only (the usual case): one septet per UTF-16 unit, segments by length alone. */
-const BASIC_ONLY = new RegExp(`^[${[...BASIC_CODE.keys()].join('').replace(/[\\\]\[^-]/g, '\\$&')}]*$`);
-
 export function untransliterable(text: string): string[] {
   if (BASIC_ONLY.test(text)) return [];
   const found = new Set<string>();
