@@ -7,7 +7,7 @@
 // server process, and the SDK threads of the product process (core + workflow threads), beside
 // the product's whole CPU. Optionally the dev server's ceiling for a trivial per-message workflow.
 // Usage: npm run bench:lifecycle [-- --messages 10000] [--per-message-messages 2000]
-//        [--modes batch,per-message] [--rate 100] [--batch-max 500] [--ceiling] [--workers 2]
+//        [--modes batch,per-message] [--rate 100] [--batch-max 500] [--ceiling] [--workers 2] [--out <file>]
 // (--rate: offered messages/s, for latency below saturation; without it the whole batch is sent at once)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,6 +29,8 @@ const { values } = benchArgs({
     modes: { type: 'string', default: 'batch,per-message' }, rate: { type: 'string' }, 'batch-max': { type: 'string', default: '500' }, ceiling: { type: 'boolean', default: false },
     // Worker processes in all: the stack's own, plus `--role=worker` processes beside it (issue 13's multi-process check).
     workers: { type: 'string', default: '1' },
+    // The result file under bench/results/ (default: lifecycle[-<mode>][-rate<n>].json).
+    out: { type: 'string' },
   },
 });
 const MODES = String(values.modes).split(',').map((m) => m.trim()).filter((m): m is Mode => m === 'batch' || m === 'per-message');
@@ -190,7 +192,7 @@ async function main(): Promise<void> {
     batchVsPerMessage: speedup,
     ceiling,
   };
-  const file = `lifecycle${MODES.length === 1 ? `-${MODES[0]}` : ''}${RATE ? `-rate${RATE}` : ''}.json`;
+  const file = values.out ?? `lifecycle${MODES.length === 1 ? `-${MODES[0]}` : ''}${RATE ? `-rate${RATE}` : ''}.json`;
   mkdirSync(join(__dirname, 'results'), { recursive: true });
   writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
   for (const r of runs) process.stdout.write(`${String(r['mode']).padEnd(12)} ${String(r['messagesPerSecond']).padStart(7)} msg/s  p50 ${String(r['p50Ms']).padStart(6)} ms  p99 ${String(r['p99Ms']).padStart(6)} ms  ${String(r['historyEventsPerMessage']).padStart(6)} events/msg  Temporal CPU ${String(r['temporalCpuMsPerMessage']).padStart(6)} ms/msg (server ${String(r['temporalServerCpuMsPerMessage'])}, SDK ${String(r['temporalSdkCpuMsPerMessage'])})  product ${String(r['productCpuMsPerMessage'])} ms/msg  nats ${String(r['natsServerCpuMsPerMessage'])}  all ${String(r['allCpuMsPerMessage'])} ms/msg\n`);
