@@ -1,21 +1,21 @@
 // Embedded chdb served to another process's client (infra/clickhouse-remote.ts): the same
 // statements, inserts, parameter values and errors as an in-process client would see.
 import { ClickHouseError } from '@clickhouse/client';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { serveClickHouse } from '../../infra/clickhouse-remote';
 import { createLogger } from '../../infra/logger';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { freePort } from '../support/global-setup';
 
 const log = createLogger('warn', { component: 'clickhouse-remote-test' });
+let engine: EmbeddedClickHouse;
 let owner: ClickHouse;
 let remote: ClickHouse;
 let served: { stop(): Promise<void> };
 
 beforeAll(async () => {
-  owner = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'remote_db', embeddedPath: mkdtempSync(join(tmpdir(), 'chdb-remote-')) });
+  engine = await openEmbeddedClickHouse('remote_db', { migrated: false });
+  owner = engine.ch;
   const port = await freePort();
   served = await serveClickHouse(owner.client, port, log);
   remote = await openClickHouse({ url: `chdb+http://127.0.0.1:${port}`, user: 'default', password: '', database: 'remote_db', embeddedPath: '/nonexistent' });
@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await remote.close();
   await served.stop();
-  await owner.close();
+  await engine.close();
 });
 
 describe('embedded chdb served over loopback', () => {

@@ -10,9 +10,6 @@
 //  - property: random URL-expressible queries, rendered with toUrlParams and toJson, return
 //    the same rows from chdb;
 //  - hostile values return the rows a literal comparison gives (usually none), never an error.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { AppError } from '../../core/errors';
 import {
@@ -20,12 +17,12 @@ import {
   type Condition, type JsonQuery, type Node, type Operator, type Query, type SortKey,
 } from '../../core/filters/grammar-a';
 import type { SmsMessage } from '../../core/sms/message';
-import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
-import { createLogger } from '../../infra/logger';
+import type { ClickHouse } from '../../infra/clickhouse';
 import { fromRow as fromMessageRow, MESSAGE_COLUMNS, MessageHistory, type Visibility } from '../../stores/message-history';
 import { listRows, topLevelConjuncts } from '../../stores/scoped-query';
 import { idAt, iso, makeMessage, seededRandom } from '../support/message-rows';
 import { HOSTILE_VALUES } from '../support/hostile-values';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const A: Visibility = { orgId: 'org-a', projectId: null };
@@ -131,14 +128,13 @@ const RAW_ROWS = [...FIXTURE.values()].reduce((s, f) => s + 1 + Math.min(1, f.ea
 
 // ---------------------------------------------------------------------------------------------
 
-let dir: string;
+let engine: EmbeddedClickHouse | undefined;
 let ch: ClickHouse;
 let history: MessageHistory;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'chdb-grammar-a-'));
-  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_a', embeddedPath: dir });
-  await migrate(ch, createLogger('warn'));
+  engine = await openEmbeddedClickHouse('grammar_a');
+  ch = engine.ch;
   history = new MessageHistory(ch);
   // No background merges: the older state rows stay in their parts, so every read must
   // pick the newest row per id itself (FINAL), as it must between two merges in production.
@@ -151,10 +147,7 @@ beforeAll(async () => {
   await history.insert(all.flatMap((f) => f.stale));
 }, 60_000);
 
-afterAll(async () => {
-  await ch.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => engine?.close());
 
 async function run(query: Query, v: Visibility): Promise<string[]> {
   const rows = await history.list(v, compile(query, SMS_FIELDS, { now: NOW }));

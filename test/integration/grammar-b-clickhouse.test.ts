@@ -6,19 +6,16 @@
 //  - paging: limit/offset, cursors through every page, expiry and tampering, sort;
 //  - restrictions, sampling, buckets; aggregations;
 //  - hostile values in every value position compare literally, never an error.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AppError } from '../../core/errors';
 import { parseSearch, type SegmentSource } from '../../core/filters/grammar-b';
-import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
-import { createLogger } from '../../infra/logger';
+import type { ClickHouse } from '../../infra/clickhouse';
 import { AudienceSearch, type SearchScope } from '../../stores/audience-search';
 import { contact, contactRow, insertModel } from '../support/audience-model';
 import { AUTUMN_CASES, AUTUMN_CONTACTS, AUTUMN_NOW, AUTUMN_TZ, CASES, CONTACTS, EVENTS, NOW, SEGMENTS, TZ } from '../support/grammar-b-cases';
 import { HOSTILE_VALUES } from '../support/hostile-values';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 
-let dir: string;
+let engine: EmbeddedClickHouse | undefined;
 let ch: ClickHouse;
 let search: AudienceSearch;
 const segments = new Map<string, unknown>(SEGMENTS);
@@ -27,9 +24,8 @@ const KEY = Buffer.alloc(32, 7);
 const scope: SearchScope = { project: 'p1', timezone: TZ, now: NOW };
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'chdb-grammar-b-'));
-  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_b', embeddedPath: dir });
-  await migrate(ch, createLogger('warn'));
+  engine = await openEmbeddedClickHouse('grammar_b');
+  ch = engine.ch;
   await insertModel(ch, CONTACTS, EVENTS);
   await insertModel(ch, AUTUMN_CONTACTS, []);
   // An older version of c03 (FINAL must show only the newest) and a deleted contact.
@@ -40,10 +36,7 @@ beforeAll(async () => {
   search = new AudienceSearch(ch, source, KEY);
 }, 60_000);
 
-afterAll(async () => {
-  await ch?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => engine?.close());
 
 async function ids(body: Record<string, unknown>, s: SearchScope = scope): Promise<string[]> {
   const result = await search.search(parseSearch({ version: '0.0.1', limit: 1000, ...body }), s);

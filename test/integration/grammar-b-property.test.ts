@@ -3,17 +3,14 @@
 // return the same contacts on generated audiences, events and filters — every operator, values
 // shape, native and custom key, event attribute, segment and restriction field, in five
 // timezones. GRAMMAR_B_RUNS sets the number of filters per world (default 250, 4 worlds).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { parseSearch, SORT_FIELDS, type SegmentSource } from '../../core/filters/grammar-b';
-import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
-import { createLogger } from '../../infra/logger';
+import type { ClickHouse } from '../../infra/clickhouse';
 import { AudienceSearch } from '../../stores/audience-search';
 import { insertModel } from '../support/audience-model';
 import { CITIES, DISTANCES_KM, filterArb, restrictionsArb, worldArb, type World } from '../support/grammar-b-arbitraries';
 import { evaluate, sorted, type World as EvalWorld } from '../support/grammar-b-evaluator';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 
 const WORLDS = 4;
 const RUNS = Number(process.env['GRAMMAR_B_RUNS'] ?? 250);
@@ -36,21 +33,17 @@ function record(node: unknown): void {
   if (Array.isArray(n['children'])) n['children'].forEach(record);
 }
 
-let dir: string;
+let engine: EmbeddedClickHouse | undefined;
 let ch: ClickHouse;
 const segments = new Map<string, Map<string, unknown>>();
 const source: SegmentSource = { getRoot: async (project, slug) => segments.get(project)?.get(slug) ?? null };
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'chdb-grammar-b-prop-'));
-  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'grammar_b_prop', embeddedPath: dir });
-  await migrate(ch, createLogger('warn'));
+  engine = await openEmbeddedClickHouse('grammar_b_prop');
+  ch = engine.ch;
 }, 60_000);
 
-afterAll(async () => {
-  await ch?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => engine?.close());
 
 test('generated cities are never within 1% of a generated distance (ClickHouse approximates the sphere)', () => {
   const r = (x: number): number => (x * Math.PI) / 180;

@@ -6,32 +6,25 @@
 //    same as through the decoding path (MessageHistory.insert), property-tested;
 //  - a row the view cannot store faithfully (a missing identifier or time, a wrong type, an
 //    unreadable time) fails the insert, which stores nothing of it.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { ACCEPTED_FRAME } from '../../core/bus';
 import type { SmsMessage } from '../../core/sms/message';
-import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
-import { createLogger } from '../../infra/logger';
+import type { ClickHouse } from '../../infra/clickhouse';
 import { MessageHistory } from '../../stores/message-history';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { iso, makeMessage } from '../support/message-rows';
 
-let dir: string;
+let engine: EmbeddedClickHouse;
 let ch: ClickHouse;
 let history: MessageHistory;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'chdb-intake-'));
-  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'intake', embeddedPath: dir });
-  await migrate(ch, createLogger('warn'));
+  engine = await openEmbeddedClickHouse('intake');
+  ch = engine.ch;
   history = new MessageHistory(ch);
 }, 60_000);
 
-afterAll(async () => {
-  await ch.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => engine.close());
 
 /** The inside of an sms.accepted body, as the accepted queue writes it (stores/message-state.ts). */
 const rowsOf = (messages: readonly object[]): Buffer => Buffer.from(messages.map((m) => JSON.stringify(m)).join(','));

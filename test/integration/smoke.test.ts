@@ -1,15 +1,13 @@
 // Smoke suite: each engine proven for real through the project's own code.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { newId } from '../../core/ids';
 import type { SmsMessage } from '../../core/sms/message';
-import { loadMigrations, migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
+import { loadMigrations, migrate, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { STREAMS } from '../../core/bus/names';
 import { connectNats, type Nats } from '../../infra/nats';
 import { connectTemporal, type Temporal } from '../../infra/temporal';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { MessageHistory } from '../../stores/message-history';
 import { admin, api, stack } from '../support/stack';
 
@@ -59,9 +57,11 @@ describe('smoke: Temporal', () => {
 });
 
 describe('smoke: ClickHouse (chdb) through the project store', () => {
+  let engine: EmbeddedClickHouse;
   let ch: ClickHouse;
-  beforeAll(async () => { ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'smoke_db', embeddedPath: mkdtempSync(join(tmpdir(), 'chdb-smoke-')) }); });
-  afterAll(() => ch.close());
+  // Not migrated: the first test applies the migrations itself.
+  beforeAll(async () => { engine = await openEmbeddedClickHouse('smoke_db', { migrated: false }); ch = engine.ch; });
+  afterAll(() => engine.close());
 
   test('migrations apply once and are idempotent', async () => {
     const first = await migrate(ch, log);
