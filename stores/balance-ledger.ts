@@ -11,21 +11,13 @@ import type { Funds, HoldSpec } from '../core/sms/ports';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, LastWrites, type CasKv } from './kv-cas';
+import { HeldBalance, type BalanceOp, type BalanceOutcome } from './held-balance';
 
-/** One change to an organization's balance, applied with whatever else is queued for it. */
-export type BalanceOp =
-  | { readonly kind: 'charge'; readonly micros: number; readonly hold: { readonly id: string; readonly held: ChargeHold } | undefined }
-  | { readonly kind: 'credit'; readonly micros: number; readonly holdId: string | undefined }
-  | { readonly kind: 'settle'; readonly holdId: string }
-  /** The charge settler's refund: only a hold still open and taken before `heldBefore`. */
-  | { readonly kind: 'refund-hold'; readonly holdId: string; readonly heldBefore: number }
-  /** An absolute balance (admin); the holds stay. */
-  | { readonly kind: 'set'; readonly balance: Balance };
+export type { BalanceOp } from './held-balance';
 
 interface Pending {
   readonly op: BalanceOp;
-  /** A charge: applied or refused; a refund-hold: the hold refunded, or null; else undefined. */
-  readonly resolve: (outcome: boolean | ChargeHold | null | undefined) => void;
+  readonly resolve: (outcome: BalanceOutcome) => void;
   readonly reject: (err: unknown) => void;
 }
 
@@ -45,7 +37,7 @@ const SETTLE_DELAY_MS = 25;
 export class BalanceLedger implements BalanceReader, Funds {
   private readonly queues = new Map<string, Pending[]>();
   private readonly flushing = new Set<string>();
-  private readonly known = new LastWrites<Balance>(KNOWN_BALANCES);
+  private readonly known = new LastWrites<HeldBalance>(KNOWN_BALANCES);
   /** Organizations whose queued settles wait for a charge to ride with (SETTLE_DELAY_MS). */
   private readonly delayed = new Set<string>();
 
@@ -107,7 +99,7 @@ export class BalanceLedger implements BalanceReader, Funds {
   }
 
   /** `delayMs`: the op may wait that long for another change of the balance to be written with. */
-  private enqueue(orgId: string, op: BalanceOp, delayMs = 0): Promise<boolean | ChargeHold | null | undefined> {
+  private enqueue(orgId: string, op: BalanceOp, delayMs = 0): Promise<BalanceOutcome> {
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(orgId) ?? [];
       queue.push({ op, resolve, reject });
@@ -143,7 +135,7 @@ export class BalanceLedger implements BalanceReader, Funds {
     }
   }
 
-  private async applyBatch(orgId: string, batch: readonly Pending[]): Promise<Array<boolean | ChargeHold | null | undefined>> {
+  private async applyBatch(orgId: string, batch: readonly Pending[]): Promise<BalanceOutcome[]> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       // This process's own last write, when it made one: a compare-and-set against it saves the
       // read. It is trusted only for a write, which fails if another writer came in between; an
@@ -156,19 +148,19 @@ export class BalanceLedger implements BalanceReader, Funds {
         if (batch.some((p) => p.op.kind === 'credit' && p.op.micros > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
         return batch.map((p) => (p.op.kind === 'charge' ? false : p.op.kind === 'refund-hold' ? null : undefined));
       }
-      const stored: Balance = known?.value ?? (exists && entry ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 });
+      const stored = known?.value ?? HeldBalance.from(exists && entry ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 });
       const revision = known?.revision ?? entry?.revision ?? 0;
-      const next = applyOps(stored, batch.map((p) => p.op));
-      if (known && (!next.changed || next.outcomes.some((o) => o === false || o === null))) {
+      const { next, outcomes, changed } = stored.apply(batch.map((p) => p.op));
+      if (known && (!changed || outcomes.some((o) => o === false || o === null))) {
         this.known.forget(orgId);
         continue;
       }
-      if (!next.changed) return next.outcomes;
+      if (!changed) return outcomes;
       try {
-        const value = JSON.stringify(next.balance);
+        const value = next.text();
         const written = exists ? await this.cas.update(orgId, value, revision) : await this.cas.create(orgId, value);
-        this.known.set(orgId, next.balance, written);
-        return next.outcomes;
+        this.known.set(orgId, next, written);
+        return outcomes;
       } catch (err) {
         this.known.forget(orgId);
         if (!isRevisionConflict(err)) throw err;
@@ -179,48 +171,7 @@ export class BalanceLedger implements BalanceReader, Funds {
 }
 
 /** The balance after `ops`, in order, and each op's outcome; pure (test/unit/balance-holds.test.ts). */
-export function applyOps(balance: Balance, ops: readonly BalanceOp[]): { balance: Balance; outcomes: Array<boolean | ChargeHold | null | undefined>; changed: boolean } {
-  let available = balance.availableMicros;
-  let currency = balance.currency;
-  let holds: Record<string, ChargeHold> | undefined;
-  const held = (): Record<string, ChargeHold> => (holds ??= { ...balance.holds });
-  const current = (id: string): ChargeHold | undefined => (holds ?? balance.holds)?.[id];
-  let changed = false;
-  const outcomes = ops.map((op): boolean | ChargeHold | null | undefined => {
-    switch (op.kind) {
-      case 'charge':
-        if (available - op.micros < 0) return false;
-        available -= op.micros;
-        if (op.hold) held()[op.hold.id] = op.hold.held;
-        changed = true;
-        return true;
-      case 'credit':
-        available += op.micros;
-        if (op.holdId && current(op.holdId)) delete held()[op.holdId];
-        changed = true;
-        return undefined;
-      case 'settle':
-        if (current(op.holdId)) {
-          delete held()[op.holdId];
-          changed = true;
-        }
-        return undefined;
-      case 'refund-hold': {
-        const hold = current(op.holdId);
-        if (!hold || hold.at >= op.heldBefore) return null;
-        available += hold.micros;
-        delete held()[op.holdId];
-        changed = true;
-        return hold;
-      }
-      case 'set':
-        available = op.balance.availableMicros;
-        currency = op.balance.currency;
-        changed = true;
-        return undefined;
-    }
-  });
-  const finalHolds = holds ?? balance.holds;
-  const next: Balance = { currency, availableMicros: available, ...(finalHolds && Object.keys(finalHolds).length > 0 ? { holds: finalHolds } : {}) };
-  return { balance: next, outcomes, changed };
+export function applyOps(balance: Balance, ops: readonly BalanceOp[]): { balance: Balance; outcomes: BalanceOutcome[]; changed: boolean } {
+  const { next, outcomes, changed } = HeldBalance.from(balance).apply(ops);
+  return { balance: next.toBalance(), outcomes, changed };
 }

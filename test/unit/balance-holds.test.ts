@@ -1,9 +1,11 @@
 // Charge holds in the balance value (docs/acceptance.md "Charges held until the stream has
 // them"): what each change does to the balance and its holds, and the header that names holds
 // on the bus. Pure code; the NATS side is test/integration/charge-settler.test.ts.
-import type { Balance } from '../../core/accounts/types';
+import type { Balance, ChargeHold } from '../../core/accounts/types';
 import { formatHoldRefs, parseHoldRefs } from '../../core/bus/names';
+import fc from 'fast-check';
 import { applyOps, type BalanceOp } from '../../stores/balance-ledger';
+import { HeldBalance } from '../../stores/held-balance';
 
 const start: Balance = { currency: 'EUR', availableMicros: 1_000_000 };
 const charge = (micros: number, holdId?: string, at = 1_000, ids?: string[]): BalanceOp => ({ kind: 'charge', micros, hold: holdId ? { id: holdId, held: { micros, at, ...(ids ? { ids } : {}) } } : undefined });
@@ -70,6 +72,79 @@ describe('applyOps', () => {
     const copy = JSON.parse(JSON.stringify(held)) as Balance;
     applyOps(held, [{ kind: 'settle', holdId: 'h1' }, charge(1, 'h2')]);
     expect(held).toEqual(copy);
+  });
+});
+
+describe('HeldBalance: the value the ledger writes', () => {
+  // A few ids, so that later changes meet the holds earlier ones made.
+  const holdId = fc.constantFrom('0190a0b0-0000-7000-8000-000000000001', '0190a0b0-0000-7000-8000-0000000000ff', 'h"1', 'é');
+  const op: fc.Arbitrary<BalanceOp> = fc.oneof(
+    fc.record({ kind: fc.constant('charge' as const), micros: fc.integer({ min: 1, max: 500_000 }), hold: fc.option(fc.record({ id: holdId, held: fc.record({ micros: fc.integer({ min: 1, max: 500_000 }), at: fc.integer({ min: 0, max: 20 }), ids: fc.option(fc.array(fc.uuid(), { maxLength: 3 }), { nil: undefined }) }, { requiredKeys: ['micros', 'at'] }) }), { nil: undefined }) }),
+    fc.record({ kind: fc.constant('credit' as const), micros: fc.integer({ min: 0, max: 500_000 }), holdId: fc.option(holdId, { nil: undefined }) }),
+    fc.record({ kind: fc.constant('settle' as const), holdId }),
+    fc.record({ kind: fc.constant('refund-hold' as const), holdId, heldBefore: fc.integer({ min: 0, max: 20 }) }),
+    fc.record({ kind: fc.constant('set' as const), balance: fc.record({ currency: fc.constantFrom('EUR', 'USD', 'CHF'), availableMicros: fc.integer({ min: 0, max: 10 ** 12 }) }) }),
+  );
+
+  /** The ledger's earlier implementation on a plain object of holds: the model. */
+  function modelApply(balance: Balance, ops: readonly BalanceOp[]): { balance: Balance; outcomes: unknown[] } {
+    let available = balance.availableMicros;
+    let currency = balance.currency;
+    const holds: Record<string, ChargeHold> = { ...balance.holds };
+    const outcomes = ops.map((o) => {
+      switch (o.kind) {
+        case 'charge':
+          if (available - o.micros < 0) return false;
+          available -= o.micros;
+          if (o.hold) holds[o.hold.id] = o.hold.held;
+          return true;
+        case 'credit':
+          available += o.micros;
+          if (o.holdId) delete holds[o.holdId];
+          return undefined;
+        case 'settle':
+          delete holds[o.holdId];
+          return undefined;
+        case 'refund-hold': {
+          const hold = holds[o.holdId];
+          if (!hold || hold.at >= o.heldBefore) return null;
+          available += hold.micros;
+          delete holds[o.holdId];
+          return hold;
+        }
+        case 'set':
+          available = o.balance.availableMicros;
+          currency = o.balance.currency;
+          return undefined;
+      }
+    });
+    return { balance: { currency, availableMicros: available, ...(Object.keys(holds).length > 0 ? { holds } : {}) }, outcomes };
+  }
+
+  test('after any batches of changes it is the balance a plain object of holds gives, and its text is that balance as JSON', () => {
+    fc.assert(fc.property(fc.array(fc.array(op, { maxLength: 8 }), { maxLength: 8 }), (batches) => {
+      let held = HeldBalance.from(start);
+      let plain: Balance = start;
+      for (const ops of batches) {
+        const applied = held.apply(ops);
+        const model = modelApply(plain, ops);
+        expect(applied.outcomes).toEqual(model.outcomes);
+        held = applied.next;
+        plain = model.balance;
+        expect(held.toBalance()).toEqual(plain);
+        expect(held.text()).toBe(JSON.stringify(plain));
+        expect(HeldBalance.from(JSON.parse(held.text()) as Balance).text()).toBe(held.text());
+      }
+    }), { numRuns: 300 });
+  });
+
+  test('applying changes leaves the balance it started from as it was (a refused compare-and-set retries from it)', () => {
+    const before = HeldBalance.from(start).apply([charge(75_000, 'h1'), charge(10_000, 'h2')]).next;
+    const text = before.text();
+    const after = before.apply([{ kind: 'settle', holdId: 'h1' }, charge(1, 'h3'), { kind: 'refund-hold', holdId: 'h2', heldBefore: 99_999 }]);
+    expect(after.changed).toBe(true);
+    expect(before.text()).toBe(text);
+    expect(after.next.toBalance().holds).toEqual({ h3: { micros: 1, at: 1_000 } });
   });
 });
 

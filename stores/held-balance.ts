@@ -1,0 +1,103 @@
+// A balance as the ledger keeps it between its writes: the open holds in a Map, each with its
+// JSON text made once. Under load an organization's balance carries every charge whose stream
+// message is not yet stored (tens to hundreds of holds), and the value is rewritten with each
+// coalesced batch of charges: copying a plain object of holds (dictionary-mode after its first
+// delete) and serializing it whole cost ~100 µs per batch at 60 holds; a Map copy and the
+// holds' kept texts cost a tenth of that (docs/acceptance.md, session 9).
+import type { Balance, ChargeHold } from '../core/accounts/types';
+
+/** One change to an organization's balance, applied with whatever else is queued for it. */
+export type BalanceOp =
+  | { readonly kind: 'charge'; readonly micros: number; readonly hold: { readonly id: string; readonly held: ChargeHold } | undefined }
+  | { readonly kind: 'credit'; readonly micros: number; readonly holdId: string | undefined }
+  | { readonly kind: 'settle'; readonly holdId: string }
+  /** The charge settler's refund: only a hold still open and taken before `heldBefore`. */
+  | { readonly kind: 'refund-hold'; readonly holdId: string; readonly heldBefore: number }
+  /** An absolute balance (admin); the holds stay. */
+  | { readonly kind: 'set'; readonly balance: Balance };
+
+/** A charge: applied or refused; a refund-hold: the hold refunded, or null; else undefined. */
+export type BalanceOutcome = boolean | ChargeHold | null | undefined;
+
+interface HoldEntry {
+  readonly hold: ChargeHold;
+  /** `"<id>":<hold as JSON>`, as it appears in the stored value. */
+  readonly json: string;
+}
+
+const entry = (id: string, hold: ChargeHold): HoldEntry => ({ hold, json: `${JSON.stringify(id)}:${JSON.stringify(hold)}` });
+
+export class HeldBalance {
+  private constructor(
+    readonly currency: string,
+    readonly availableMicros: number,
+    private readonly holds: ReadonlyMap<string, HoldEntry>,
+  ) {}
+
+  static from(balance: Balance): HeldBalance {
+    const holds = new Map<string, HoldEntry>();
+    for (const [id, hold] of Object.entries(balance.holds ?? {})) holds.set(id, entry(id, hold));
+    return new HeldBalance(balance.currency, balance.availableMicros, holds);
+  }
+
+  /** The balance after `ops`, in order, and each op's outcome; this one is left as it is. */
+  apply(ops: readonly BalanceOp[]): { next: HeldBalance; outcomes: BalanceOutcome[]; changed: boolean } {
+    let available = this.availableMicros;
+    let currency = this.currency;
+    let copy: Map<string, HoldEntry> | undefined;
+    const held = (): Map<string, HoldEntry> => (copy ??= new Map(this.holds));
+    const current = (id: string): ChargeHold | undefined => (copy ?? this.holds).get(id)?.hold;
+    let changed = false;
+    const outcomes = ops.map((op): BalanceOutcome => {
+      switch (op.kind) {
+        case 'charge':
+          if (available - op.micros < 0) return false;
+          available -= op.micros;
+          if (op.hold) held().set(op.hold.id, entry(op.hold.id, op.hold.held));
+          changed = true;
+          return true;
+        case 'credit':
+          available += op.micros;
+          if (op.holdId && current(op.holdId)) held().delete(op.holdId);
+          changed = true;
+          return undefined;
+        case 'settle':
+          if (current(op.holdId)) {
+            held().delete(op.holdId);
+            changed = true;
+          }
+          return undefined;
+        case 'refund-hold': {
+          const hold = current(op.holdId);
+          if (!hold || hold.at >= op.heldBefore) return null;
+          available += hold.micros;
+          held().delete(op.holdId);
+          changed = true;
+          return hold;
+        }
+        case 'set':
+          available = op.balance.availableMicros;
+          currency = op.balance.currency;
+          changed = true;
+          return undefined;
+      }
+    });
+    return { next: new HeldBalance(currency, available, copy ?? this.holds), outcomes, changed };
+  }
+
+  /** The value as stored: the same JSON as `JSON.stringify(this.toBalance())`. */
+  text(): string {
+    const head = `{"currency":${JSON.stringify(this.currency)},"availableMicros":${JSON.stringify(this.availableMicros)}`;
+    if (this.holds.size === 0) return `${head}}`;
+    let holds = '';
+    for (const e of this.holds.values()) holds += holds.length === 0 ? e.json : `,${e.json}`;
+    return `${head},"holds":{${holds}}}`;
+  }
+
+  toBalance(): Balance {
+    if (this.holds.size === 0) return { currency: this.currency, availableMicros: this.availableMicros };
+    const holds: Record<string, ChargeHold> = {};
+    for (const [id, e] of this.holds) holds[id] = e.hold;
+    return { currency: this.currency, availableMicros: this.availableMicros, holds };
+  }
+}
