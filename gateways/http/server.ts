@@ -2,7 +2,8 @@
 // (or headers) and never sends it cannot hold a connection, and full responses — spec 1 §7 body,
 // spec 1 §8 X-RateLimit-* headers — for what Node answers before Express sees a request:
 // the HTTP parser's 400/431, the request timeout's 408, and CONNECT.
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, ServerResponse, STATUS_CODES, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { AppError, type ErrorCode } from '../../core/errors';
@@ -52,6 +53,27 @@ function rawResponse(code: ErrorCode, format: ErrorFormatter, rateHeaders: Recor
   return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${head}\r\n\r\n${text}`;
 }
 
+/**
+ * The request and response classes of `app`: Node's own, constructed with the app's request and
+ * response prototypes. Express gives every request and response those prototypes with
+ * Object.setPrototypeOf as it starts handling it; done to objects Node made with its own, that
+ * change of shape sent V8 off its fast paths in node:http for the rest of the request (a bare
+ * Express endpoint served half the requests a second it serves with these classes, measured in
+ * docs/acceptance.md "Session 9"). Made with them, Express's setPrototypeOf finds the prototype
+ * already in place and changes nothing.
+ */
+export function appMessageClasses(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+  function AppRequest(this: IncomingMessage, socket: Socket): void {
+    IncomingMessage.call(this, socket);
+  }
+  AppRequest.prototype = app.request;
+  function AppResponse(this: ServerResponse, req: IncomingMessage, options?: unknown): void {
+    (ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: unknown) => void).call(this, req, options);
+  }
+  AppResponse.prototype = app.response;
+  return { IncomingMessage: AppRequest as unknown as typeof IncomingMessage, ServerResponse: AppResponse as unknown as typeof ServerResponse };
+}
+
 export function createHttpServer(app: Express, options: HttpServerOptions = {}): Server {
   const o = { ...HTTP_TIMEOUTS, ...options };
   const format = options.errorFormat ?? smsErrorFormat;
@@ -62,6 +84,7 @@ export function createHttpServer(app: Express, options: HttpServerOptions = {}):
     headersTimeout: o.headersTimeoutMs,
     requestTimeout: o.requestTimeoutMs,
     connectionsCheckingInterval: o.timeoutCheckIntervalMs,
+    ...appMessageClasses(app),
   }, app);
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
