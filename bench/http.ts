@@ -5,10 +5,10 @@
 // served, so the ratio can be read against both). Medians of RUNS runs; figures printed and
 // written to bench/results/http.json, with the product process's CPU per request and per
 // accepted message (from /proc). Usage: npm run bench:http [-- --runs 3 --seconds 10]
-// [--roles all] [--only ceiling,ceiling-process,send,bulk,read] [--out http-all.json]
+// [--roles all] [--only ceiling,ceiling-process,ceiling-classes,send,bulk,read] [--out http-all.json]
 import autocannon from 'autocannon';
 import express from 'express';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -22,7 +22,7 @@ const { values } = benchArgs({
     runs: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '10' },
     roles: { type: 'string', default: 'gateway-http' },
-    only: { type: 'string', default: 'ceiling,ceiling-process,send,bulk,read' },
+    only: { type: 'string', default: 'ceiling,ceiling-process,ceiling-classes,send,bulk,read' },
     out: { type: 'string', default: 'http.json' },
   },
 });
@@ -64,14 +64,33 @@ async function measure(name: string, opts: autocannon.Options): Promise<Figure &
   };
 }
 
-/** A bare Express JSON endpoint (the ceiling's), run by `node -e`; prints its port. */
-const BARE_SERVER = `const express = require('express');
+/**
+ * A bare Express JSON endpoint (the ceiling's), run by `node -e`; prints its port. With
+ * `classes` its requests and responses are made with the app's prototypes, as the product's
+ * server makes them (gateways/http/server.ts appMessageClasses): Express at its best.
+ */
+const BARE_SERVER = `const http = require('node:http');
+const express = require('express');
 const app = express();
 app.post('/echo', express.json(), (_req, res) => { res.status(201).json({ entity: { ok: true } }); });
-const server = app.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
+function AppRequest(socket) { http.IncomingMessage.call(this, socket); }
+AppRequest.prototype = app.request;
+function AppResponse(req, options) { http.ServerResponse.call(this, req, options); }
+AppResponse.prototype = app.response;
+const server = process.argv.includes('classes') ? http.createServer({ IncomingMessage: AppRequest, ServerResponse: AppResponse }, app) : http.createServer(app);
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
 
 /** A ratio as a percentage; a dash when its ceiling was not measured (--only without it). */
 const percent = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)}%` : '–');
+
+async function startBare(args: string[]): Promise<{ process: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['-e', BARE_SERVER, '--', ...args], { cwd: join(__dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
+    child.once('exit', (code) => reject(new Error(`the bare Express process exited with ${code}`)));
+  });
+  return { process: child, port };
+}
 
 const SKIPPED: Figure & { runs: Figure[] } = { rps: 0, p50: 0, p99: 0, non2xx: 0, runs: [] };
 
@@ -84,11 +103,8 @@ async function main(): Promise<void> {
   await new Promise((resolve) => bareServer.once('listening', resolve));
   const barePort = (bareServer.address() as { port: number }).port;
   // The same endpoint in a process of its own (the product's conditions: its own event loop).
-  const bareProcess = spawn(process.execPath, ['-e', BARE_SERVER], { cwd: join(__dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
-  const bareProcessPort = await new Promise<number>((resolve, reject) => {
-    bareProcess.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
-    bareProcess.once('exit', (code) => reject(new Error(`the bare Express process exited with ${code}`)));
-  });
+  const bareProcess = await startBare([]);
+  const bareClassesProcess = await startBare(['classes']);
   try {
     const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl);
     const headers = { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' };
@@ -101,8 +117,10 @@ async function main(): Promise<void> {
     const phase = (name: string, work: () => Promise<Figure & { runs: Figure[] }>): Promise<Figure & { runs: Figure[] }> => (PHASES.has(name) ? work() : Promise.resolve(SKIPPED));
     measuredPid = undefined;
     const ceiling = await phase('ceiling', () => measure('bare express POST', { url: `http://127.0.0.1:${barePort}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: one, connections: 64 }));
-    measuredPid = bareProcess.pid;
-    const ceilingProcess = await phase('ceiling-process', () => measure('bare express POST, own process', { url: `http://127.0.0.1:${bareProcessPort}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: one, connections: 64 }));
+    measuredPid = bareProcess.process.pid;
+    const ceilingProcess = await phase('ceiling-process', () => measure('bare express POST, own process', { url: `http://127.0.0.1:${bareProcess.port}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: one, connections: 64 }));
+    measuredPid = bareClassesProcess.process.pid;
+    const ceilingClasses = await phase('ceiling-classes', () => measure('bare express POST, own process, app classes', { url: `http://127.0.0.1:${bareClassesProcess.port}/echo`, method: 'POST', headers: { 'content-type': 'application/json' }, body: one, connections: 64 }));
     measuredPid = stack.pid;
     const send = await phase('send', () => measure('POST /sms', { url: `${stack.info.httpUrl}/transactional/v1/sms`, method: 'POST', headers, body: one, connections: 64 }));
     const bulkFig = await phase('bulk', () => measure('POST /sms/bulk x100', { url: `${stack.info.httpUrl}/transactional/v1/sms/bulk`, method: 'POST', headers, body: bulk, connections: 16 }));
@@ -117,9 +135,10 @@ async function main(): Promise<void> {
       cpuNote: 'cpuUsPerRequest: CPU of the product process (user + system, /proc) per request of the phase; per accepted message for bulk divide by 100',
       ceiling: { name: 'bare Express JSON POST, 64 connections', ...ceiling },
       ceilingOwnProcess: { name: 'bare Express JSON POST, 64 connections, served from a process of its own', ...ceilingProcess },
-      postSms: { name: 'POST /sms, 64 connections', ...send, ratioToCeiling: send.rps / ceiling.rps, ratioToCeilingOwnProcess: send.rps / ceilingProcess.rps },
+      ceilingAppClasses: { name: 'bare Express JSON POST, 64 connections, own process, requests and responses made with the app prototypes (as the product serves)', ...ceilingClasses },
+      postSms: { name: 'POST /sms, 64 connections', ...send, ratioToCeiling: send.rps / ceiling.rps, ratioToCeilingOwnProcess: send.rps / ceilingProcess.rps, ratioToCeilingAppClasses: send.rps / ceilingClasses.rps },
       bulk: { name: 'POST /sms/bulk with 100 GSM-7 items, 16 connections', ...bulkFig, messagesPerSecond: bulkFig.rps * 100, ...(bulkFig.cpuUsPerRequest === undefined ? {} : { cpuUsPerMessage: bulkFig.cpuUsPerRequest / 100 }), ratioToCeiling: bulkFig.rps / ceiling.rps },
-      getById: { name: 'GET /sms/{id}, 64 connections', ...read, ratioToCeiling: read.rps / ceiling.rps, ratioToCeilingOwnProcess: read.rps / ceilingProcess.rps },
+      getById: { name: 'GET /sms/{id}, 64 connections', ...read, ratioToCeiling: read.rps / ceiling.rps, ratioToCeilingOwnProcess: read.rps / ceilingProcess.rps, ratioToCeilingAppClasses: read.rps / ceilingClasses.rps },
     };
     mkdirSync(join(__dirname, 'results'), { recursive: true });
     writeFileSync(isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out), `${JSON.stringify(results, null, 2)}\n`);
@@ -129,17 +148,19 @@ async function main(): Promise<void> {
       '',
       `HTTP benchmark (${results.conditions})`,
       row('bare Express (ceiling)', ceiling, '(served beside the load generator)'),
-      row('bare Express, own process', ceilingProcess, '(served as the product is)'),
-      row('POST /sms', send, `(${percent(results.postSms.ratioToCeiling)} of ceiling, ${percent(results.postSms.ratioToCeilingOwnProcess)} of own-process)`),
+      row('bare Express, own process', ceilingProcess, '(a process of its own, as the product is)'),
+      row('bare Express, own process, app classes', ceilingClasses, '(also made as the product makes requests)'),
+      row('POST /sms', send, `(${percent(results.postSms.ratioToCeiling)} of ceiling, ${percent(results.postSms.ratioToCeilingOwnProcess)} of own-process, ${percent(results.postSms.ratioToCeilingAppClasses)} of app-classes)`),
       row('POST /sms/bulk (100 items)', bulkFig, `= ${results.bulk.messagesPerSecond.toFixed(0)} messages/s`, 100),
-      row('GET /sms/{id}', read, `(${percent(results.getById.ratioToCeiling)} of ceiling, ${percent(results.getById.ratioToCeilingOwnProcess)} of own-process)`),
+      row('GET /sms/{id}', read, `(${percent(results.getById.ratioToCeiling)} of ceiling, ${percent(results.getById.ratioToCeilingOwnProcess)} of own-process, ${percent(results.getById.ratioToCeilingAppClasses)} of app-classes)`),
       `load average after: ${load.join(' ')}`,
       `written to ${isAbsolute(values.out) ? values.out : `bench/results/${values.out}`}`,
       '',
     ].join('\n'));
   } finally {
     bareServer.close();
-    bareProcess.kill('SIGTERM');
+    bareProcess.process.kill('SIGTERM');
+    bareClassesProcess.process.kill('SIGTERM');
     await stack.stop();
   }
 }
