@@ -22,6 +22,15 @@ export interface ClickHouse {
   readonly database: string;
   /** Fully qualified, quoted table name. The chdb connection ignores a default database. */
   table(name: string): string;
+  /**
+   * The in-process engine only: inserts `body` (rows in `format`) into the table `name` of this
+   * database by handing the
+   * bytes to chdb's parser as they are. Through the client, chdb turns the body into a string
+   * and appends it to the statement's text (two copies on the JavaScript thread, then the SQL
+   * path); this skips both (docs/acceptance.md, session 9). Undefined for a server and for the
+   * chdb of another process: use the client there.
+   */
+  readonly insertRaw?: (name: string, body: Buffer, format: 'JSONEachRow', settings: Record<string, number | string>) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,6 +42,7 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export async function openClickHouse(options: ClickHouseOptions): Promise<ClickHouse> {
   if (!IDENTIFIER.test(options.database)) throw new Error(`CLICKHOUSE_DATABASE must be a plain identifier, got "${options.database}"`);
   let client: ClickHouseClient;
+  let insertRaw: ClickHouse['insertRaw'];
   const remoteChdb = options.url?.startsWith(`${REMOTE_CHDB_SCHEME}//`) ?? false;
   if (remoteChdb) {
     // The chdb of another process of this machine (infra/clickhouse-remote.ts).
@@ -44,13 +54,19 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     const { createChdbConnection } = await import('chdb/connection');
     // chdb implements the client's Connection contract against its own copy of
     // @clickhouse/client-common's types; the two copies differ only nominally.
-    const connection = createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection;
-    client = createClient({ connection });
+    const chdb = createChdbConnection({ path: options.embeddedPath });
+    client = createClient({ connection: chdb as unknown as ClientConnection });
+    insertRaw = async (name, body, format, settings) => {
+      if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
+      // chdb checks the name against its own identifier rules: unquoted, database-qualified.
+      await chdb.chdb.rawInsert({ table: `${options.database}.${name}`, values: body, format, settings });
+    };
   }
   return {
     client,
     kind: options.url && !remoteChdb ? 'server' : 'embedded',
     database: options.database,
+    ...(insertRaw ? { insertRaw } : {}),
     table: (name) => {
       if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
       return `\`${options.database}\`.\`${name}\``;

@@ -91,10 +91,16 @@ export class MessageHistory implements HistoryReader<SmsMessage> {
       parts.push(batch);
     }
     if (parts.length === 0) return;
+    const body = Buffer.concat(parts);
+    const settings = { input_format_skip_unknown_fields: 1 } as const;
+    if (this.ch.insertRaw) {
+      await this.ch.insertRaw('sms_messages_intake', body, 'JSONEachRow', settings);
+      return;
+    }
     const result = await this.ch.client.exec({
       query: `INSERT INTO ${this.ch.table('sms_messages_intake')} FORMAT JSONEachRow`,
-      values: Readable.from([Buffer.concat(parts)], { objectMode: false }),
-      clickhouse_settings: { input_format_skip_unknown_fields: 1 },
+      values: Readable.from([body], { objectMode: false }),
+      clickhouse_settings: settings,
     });
     // The answer of an INSERT is empty; reading it to the end frees the connection.
     for await (const chunk of result.stream) void chunk;

@@ -5,7 +5,9 @@
 //  - every field of a message (unicode and escaped texts, NULLs, times, prices) reads back the
 //    same as through the decoding path (MessageHistory.insert), property-tested;
 //  - a row the view cannot store faithfully (a missing identifier or time, a wrong type, an
-//    unreadable time) fails the insert, which stores nothing of it.
+//    unreadable time) fails the insert, which stores nothing of it;
+// both through chdb's own parser (ClickHouse.insertRaw, the in-process engine) and through the
+// client's INSERT with a body (a ClickHouse server, the chdb of another process).
 import fc from 'fast-check';
 import { ACCEPTED_FRAME } from '../../core/bus';
 import type { SmsMessage } from '../../core/sms/message';
@@ -16,12 +18,10 @@ import { iso, makeMessage } from '../support/message-rows';
 
 let engine: EmbeddedClickHouse;
 let ch: ClickHouse;
-let history: MessageHistory;
 
 beforeAll(async () => {
   engine = await openEmbeddedClickHouse('intake');
   ch = engine.ch;
-  history = new MessageHistory(ch);
 }, 60_000);
 
 afterAll(() => engine.close());
@@ -56,21 +56,38 @@ const messageFields = fc.record({
   deliveredAt: fc.option(time, { nil: null }),
 });
 
-describe('accepted messages stored as they travel (sms_messages_intake)', () => {
+const paths: Array<[string, () => MessageHistory]> = [
+  ['chdb\'s parser, handed the bytes (insertRaw)', () => {
+    expect(ch.insertRaw).toBeDefined();
+    return new MessageHistory(ch);
+  }],
+  ['the client\'s INSERT with a body', () => {
+    const { insertRaw: _, ...client } = ch;
+    return new MessageHistory(client);
+  }],
+];
+
+describe.each(paths)('accepted messages stored as they travel (sms_messages_intake), through %s', (path, make) => {
+  let history: MessageHistory;
+  beforeAll(() => {
+    history = make();
+  });
+  const org = (name: string): string => `${path.slice(0, 4)}-${name}`;
+
   it('reads back every field exactly as the decoding path stores it', async () => {
     let round = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(messageFields, { minLength: 1, maxLength: 20 }), async (fields) => {
         round += 1;
-        const raw = fields.map((f, i) => makeMessage({ ...f, orgId: `raw-${round}`, id: `00000000-0000-7000-8000-${String(round * 100 + i).padStart(12, '0')}` }));
-        const decoded = raw.map((m) => ({ ...m, orgId: `dec-${round}` }));
+        const raw = fields.map((f, i) => makeMessage({ ...f, orgId: org(`raw-${round}`), id: `00000000-0000-7000-8000-${String(round * 100 + i).padStart(12, '0')}` }));
+        const decoded = raw.map((m) => ({ ...m, orgId: org(`dec-${round}`) }));
         // Two bus bodies, as two sms.accepted stream messages of one history batch.
         const half = Math.ceil(raw.length / 2);
         await history.insertAccepted([rowsOf(raw.slice(0, half)), rowsOf(raw.slice(half))]);
         await history.insert(decoded);
         for (const m of raw) {
           const viaRaw = await history.get({ orgId: m.orgId, projectId: null }, m.id);
-          const viaDecode = await history.get({ orgId: `dec-${round}`, projectId: null }, m.id);
+          const viaDecode = await history.get({ orgId: org(`dec-${round}`), projectId: null }, m.id);
           expect(viaRaw).toEqual(m);
           expect(viaRaw).toEqual({ ...viaDecode, orgId: m.orgId });
         }
@@ -80,27 +97,27 @@ describe('accepted messages stored as they travel (sms_messages_intake)', () => 
   }, 120_000);
 
   it('takes the inside of the frame the accepted queue writes, and ignores keys that are not columns', async () => {
-    const m = { ...makeMessage({ orgId: 'frame', source: 'smpp' }), receiptRequest: { registeredDelivery: 1, userMessageReference: 7 } };
+    const m = { ...makeMessage({ orgId: org('frame'), source: 'smpp' }), receiptRequest: { registeredDelivery: 1, userMessageReference: 7 } };
     const body = framed([m]);
     await history.insertAccepted([body.subarray(ACCEPTED_FRAME.head.length, body.length - ACCEPTED_FRAME.tail.length)]);
     const { receiptRequest, ...stored } = m;
     expect(receiptRequest.registeredDelivery).toBe(1);
-    expect(await history.get({ orgId: 'frame', projectId: null }, m.id)).toEqual(stored);
+    expect(await history.get({ orgId: org('frame'), projectId: null }, m.id)).toEqual(stored);
   });
 
   const spoiled = (change: (m: SmsMessage) => object) => (): Buffer =>
-    rowsOf([makeMessage({ orgId: 'spoiled' }), change(makeMessage({ orgId: 'spoiled', createdAt: iso(Date.UTC(2026, 10, 22, 13)) }))]);
+    rowsOf([makeMessage({ orgId: org('spoiled') }), change(makeMessage({ orgId: org('spoiled'), createdAt: iso(Date.UTC(2026, 10, 22, 13)) }))]);
   const refused: Array<[string, () => Buffer]> = [
     ['no orgId', spoiled(({ orgId: _, ...rest }) => rest)],
     ['an empty id', spoiled((m) => ({ ...m, id: '' }))],
     ['no createdAt', spoiled(({ createdAt: _, ...rest }) => rest)],
     ['an unreadable sentAt', spoiled((m) => ({ ...m, sentAt: 'yesterday-ish' }))],
     ['a text where a number belongs', spoiled((m) => ({ ...m, charsCount: 'many' }))],
-    ['JSON cut short', () => Buffer.concat([rowsOf([makeMessage({ orgId: 'spoiled' })]), Buffer.from(',{"id":')])],
+    ['JSON cut short', () => Buffer.concat([rowsOf([makeMessage({ orgId: org('spoiled') })]), Buffer.from(',{"id":')])],
   ];
   it.each(refused)('refuses a batch holding a message with %s, storing none of it', async (_name, rows) => {
-    const before = await count('spoiled');
+    const before = await count(org('spoiled'));
     await expect(history.insertAccepted([rows()])).rejects.toThrow();
-    expect(await count('spoiled')).toBe(before);
+    expect(await count(org('spoiled'))).toBe(before);
   });
 });
