@@ -8,12 +8,12 @@
 //   3. receipts: N messages accepted with registered_delivery 1, one status transition each
 //      published on sms.status.<token> while no receiver is bound (as the lifecycle does), then
 //      one receiver binds → deliver_sm/s until all N are in (acked after each deliver_sm_resp).
-// Medians of RUNS runs; printed and written to bench/results/smpp.json.
-// Usage: node --import tsx bench/smpp.ts [--runs 3 --seconds 10 --receipts 20000]
+// Medians of RUNS runs; printed and written to bench/results/smpp.json (or --out <file>).
+// Usage: node --import tsx bench/smpp.ts [--runs 3 --seconds 10 --receipts 20000] [--out smpp-x.json]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { connect, PDU, type PduOptions, type Session } from 'smpp';
 import { toGsm7Bytes } from '../core/sms/encoding';
@@ -38,6 +38,7 @@ const { values } = benchArgs({
     // Error per request otherwise); what infra/nats.ts would get from `noAsyncTraces: true`.
     'no-async-traces': { type: 'boolean', default: false },
     nats: { type: 'string' },
+    out: { type: 'string' },
   },
 });
 const RUNS = Number(values.runs);
@@ -255,7 +256,8 @@ async function main(): Promise<void> {
       refusedSubmits: failures,
     };
     mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json'), `${JSON.stringify(results, null, 2)}\n`);
+    const out = values.out ?? (values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json');
+    writeFileSync(isAbsolute(out) ? out : join(__dirname, 'results', out), `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write([
       '',
       `SMPP benchmark (${results.conditions})`,
@@ -266,7 +268,7 @@ async function main(): Promise<void> {
       `load average after: ${results.loadAverageAfter.join(' ')}`,
       `receipts to one receiver           ${results.receipts.deliverSmPerSecond.toFixed(0).padStart(7)} deliver_sm/s`,
       `refused submit_sm: ${failures}`,
-      `written to bench/results/${values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json'}`,
+      `written to ${isAbsolute(out) ? out : `bench/results/${out}`}`,
       '',
     ].join('\n'));
   } finally {
