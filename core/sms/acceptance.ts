@@ -68,6 +68,14 @@ const ACCEPT_DEADLINE_MS = 20_000;
 export const CLAIM_TAKEOVER_MS = 60_000;
 
 /** The scope a clientId is unique in: the token's project, or the organization for account-wide tokens. */
+/**
+ * A message the charge settler canceled with its refunded hold (roles/charge-settler.ts): the
+ * only cancellation that leaves a message uncharged, and one that never reached the stream.
+ */
+export function refundedUnsent(message: SmsMessage): boolean {
+  return message.status === 'canceled' && !message.charged;
+}
+
 export function clientIdScope(projectId: string | null, orgId: string): string {
   return projectId ? projectId : `org-${orgId}`;
 }
@@ -281,6 +289,10 @@ export class SmsAcceptance {
     const deadline = Date.now() + REPLAY_WAIT_MS;
     for (;;) {
       const message = await this.deps.states.get(id);
+      // Canceled and refunded by the charge settler: its request died before the stream had it.
+      // The settler frees the claim next; until then it is this retry's to take over (a replay
+      // would answer 201 for a message that is never sent).
+      if (message && refundedUnsent(message)) return null;
       // A queued message whose charge is still held has not reached the stream (yet, or ever:
       // the charge settler cancels it and frees its clientId if its request died).
       if (message && !(message.status === 'queued' && (await this.deps.funds.isHeld(message.orgId, id)))) return message;

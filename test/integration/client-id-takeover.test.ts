@@ -8,7 +8,9 @@ import { CLAIM_TAKEOVER_MS } from '../../core/sms/acceptance';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { KvClientIds } from '../../stores/message-state';
-import { idAt } from '../support/message-rows';
+import { KV_KEYS } from '../../core/bus/names';
+import { CANCELED_CODE } from '../../roles/charge-settler';
+import { idAt, makeMessage } from '../support/message-rows';
 import { api, stack } from '../support/stack';
 import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
 
@@ -78,6 +80,27 @@ describe('clientId claims orphaned by a dead request', () => {
     expect(ids[1]).toBe(stored.id);
     expect(new Set(ids).size).toBe(4);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS);
+  });
+
+  test('a young claim whose message the charge settler canceled and refunded, not yet released: the retry is accepted as a new message (reliability run of session 9)', async () => {
+    const t = await createTenant({ balance: 1 });
+    // What the settler leaves between its cancel and its release: a young claim (the settler refunds
+    // holds from 30 s on; a claim is taken over from 60 s) naming a canceled, uncharged message.
+    const dead = idAt(Date.now() - 35_000);
+    expect(await claims.claim(t.projectId, 'order-refunded', dead)).toBeNull();
+    const canceled = makeMessage({ id: dead, orgId: t.orgId, projectId: t.projectId, clientId: 'order-refunded', status: 'canceled', statusCode: CANCELED_CODE, charged: false });
+    await nats.kv.messages.put(KV_KEYS.messageState(dead), JSON.stringify(canceled));
+
+    const res = await send(t, item('order-refunded'));
+    expect(res.status).toBe(201);
+    const accepted = entityOf(res);
+    expect(accepted.id).not.toBe(dead);
+    expect(accepted.status).toBe('queued');
+    expect(await claims.claim(t.projectId, 'order-refunded', idAt(Date.now()))).toBe(accepted.id);
+    expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
+    // The settler's release comes after: it frees nothing that another message holds.
+    await claims.release(t.projectId, 'order-refunded', dead);
+    expect(await claims.claim(t.projectId, 'order-refunded', idAt(Date.now()))).toBe(accepted.id);
   });
 
   test('release frees only the claim its own message holds; takeOver needs the holder it names', async () => {
