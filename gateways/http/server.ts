@@ -57,10 +57,10 @@ function rawResponse(code: ErrorCode, format: ErrorFormatter, rateHeaders: Recor
  * The request and response classes of `app`: Node's own, constructed with the app's request and
  * response prototypes. Express gives every request and response those prototypes with
  * Object.setPrototypeOf as it starts handling it; done to objects Node made with its own, that
- * change of shape sent V8 off its fast paths in node:http for the rest of the request (a bare
- * Express endpoint served half the requests a second it serves with these classes, measured in
- * docs/acceptance.md "Session 9"). Made with them, Express's setPrototypeOf finds the prototype
- * already in place and changes nothing.
+ * change of shape sent V8 off its fast paths in node:http for the rest of the request (an
+ * Express endpoint mounted as ours serves half the requests a second it serves with these
+ * classes: `npm run bench:express-shapes`, docs/acceptance.md session 9). Made with them,
+ * Express's setPrototypeOf finds the prototype already in place and changes nothing.
  */
 export function appMessageClasses(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
   function AppRequest(this: IncomingMessage, socket: Socket): void {
