@@ -4,11 +4,11 @@
 // Reports accepted items/s, the ingest writer's visibility lag (202 → queryable in
 // ClickHouse, p50/p99 from the product's own histogram) and, in the same run, the raw chdb
 // batch-insert rate of event rows as the ceiling. Figures printed and written to
-// bench/results/ingest.json. Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 32 --only events]
+// bench/results/ingest.json (or --out <file>). Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 32 --only events --out ingest-x.json]
 import autocannon from 'autocannon';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { migrate, openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
@@ -17,6 +17,7 @@ import { createDatasourceAt } from './support/tenant';
 
 const { values } = benchArgs({ options: {
   runs: { type: 'string', default: '3' }, only: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, users: { type: 'string', default: '10000' },
+  out: { type: 'string', default: 'ingest.json' },
 } });
 const RUNS = Number(values.runs);
 const SECONDS = Number(values.seconds);
@@ -170,7 +171,8 @@ async function main(): Promise<void> {
       ceiling: { name: 'raw chdb JSONCompactEachRow insert of 100,000 event rows (events table with its event_keys view), in the bench process', rowsPerSecond: ceiling },
     };
     mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', 'ingest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    const out = isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out);
+    writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write([
       '',
       `Ingestion benchmark (${results.conditions})`,
@@ -179,7 +181,7 @@ async function main(): Promise<void> {
       `visible in ClickHouse after: p50 ≤ ${results.visibility.p50Seconds} s, p99 ≤ ${results.visibility.p99Seconds} s`,
       `stored: ${results.stored.eventsAccepted} of ${results.stored.eventsSent} events sent (duplicates ${results.stored.duplicates}, skipped ${results.stored.skipped})`,
       `raw chdb insert ceiling ${ceiling.toFixed(0)} rows/s`,
-      'written to bench/results/ingest.json',
+      `written to ${out}`,
       '',
     ].join('\n'));
   } finally {
