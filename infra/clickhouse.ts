@@ -30,12 +30,9 @@ export interface ClickHouse {
    * path); this skips both (docs/acceptance.md, session 9). Undefined for a server and for the
    * chdb of another process: use the client there.
    */
-  readonly insertRaw?: (name: string, body: Buffer, format: RowFormat, settings: Record<string, number | string>, columns?: readonly string[]) => Promise<void>;
+  readonly insertRaw?: (name: string, body: Buffer, format: 'JSONEachRow', settings: Record<string, number | string>) => Promise<void>;
   close(): Promise<void>;
 }
-
-/** The row formats the product inserts: objects (JSONEachRow), or arrays in a column order (JSONCompactEachRow). */
-export type RowFormat = 'JSONEachRow' | 'JSONCompactEachRow';
 
 type ClientConnection = NonNullable<NonNullable<Parameters<typeof createClient>[0]>['connection']>;
 
@@ -59,10 +56,10 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     // @clickhouse/client-common's types; the two copies differ only nominally.
     const chdb = createChdbConnection({ path: options.embeddedPath });
     client = createClient({ connection: chdb as unknown as ClientConnection });
-    insertRaw = async (name, body, format, settings, columns) => {
+    insertRaw = async (name, body, format, settings) => {
       if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
       // chdb checks the name against its own identifier rules: unquoted, database-qualified.
-      await chdb.chdb.rawInsert({ table: `${options.database}.${name}`, values: body, format, settings, ...(columns ? { columns } : {}) });
+      await chdb.chdb.rawInsert({ table: `${options.database}.${name}`, values: body, format, settings });
     };
   }
   return {
@@ -76,23 +73,6 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     },
     close: () => client.close(),
   };
-}
-
-/**
- * Inserts `rows` into the table `name`: objects for JSONEachRow, arrays in the order of
- * `columns` for JSONCompactEachRow. On the in-process engine the rows' JSON goes to chdb's parser
- * as bytes (`insertRaw`); elsewhere through the client, which sends the same lines.
- */
-export async function insertRows(ch: ClickHouse, name: string, rows: readonly unknown[], format: RowFormat, columns?: readonly [string, ...string[]]): Promise<void> {
-  if (rows.length === 0) return;
-  if (ch.insertRaw) {
-    // The client's encoding of a JSON row: JSON.stringify and a newline.
-    let body = '';
-    for (const row of rows) body += `${JSON.stringify(row)}\n`;
-    await ch.insertRaw(name, Buffer.from(body), format, {}, columns);
-    return;
-  }
-  await ch.client.insert({ table: ch.table(name), values: rows as unknown[], format, ...(columns ? { columns: [...columns] } : {}) });
 }
 
 export const MIGRATIONS_DIR = join(__dirname, 'migrations');
