@@ -67,7 +67,6 @@ const ACCEPT_DEADLINE_MS = 20_000;
  */
 export const CLAIM_TAKEOVER_MS = 60_000;
 
-/** The scope a clientId is unique in: the token's project, or the organization for account-wide tokens. */
 /**
  * A message the charge settler canceled with its refunded hold (roles/charge-settler.ts): the
  * only cancellation that leaves a message uncharged, and one that never reached the stream.
@@ -76,6 +75,7 @@ export function refundedUnsent(message: SmsMessage): boolean {
   return message.status === 'canceled' && !message.charged;
 }
 
+/** The scope a clientId is unique in: the token's project, or the organization for account-wide tokens. */
 export function clientIdScope(projectId: string | null, orgId: string): string {
   return projectId ? projectId : `org-${orgId}`;
 }

@@ -77,16 +77,19 @@ function gsm7Problems(item: SmsCreateItem): FieldErrors | undefined {
 /** Optional fields sent as null mean "not given" (clients often serialize absent as null). */
 function dropNullOptionals(value: unknown, required: readonly string[]): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
-  let anyNull = false;
-  for (const v of Object.values(value)) if (v === null) anyNull = true;
   // Most items carry no null: they are checked as they are, without a copy.
-  if (!anyNull) return value;
+  if (!Object.values(value).includes(null)) return value;
   return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null || required.includes(k)));
 }
 
-function hasBrokenString(value: Record<string, unknown>): boolean {
-  for (const v of Object.values(value)) if (typeof v === 'string' && !v.isWellFormed()) return true;
-  return false;
+/** The fields holding a string with a lone UTF-16 surrogate; none (the usual case) without an allocation. */
+function brokenStringFields(value: Record<string, unknown>): string[] | undefined {
+  let broken: string[] | undefined;
+  for (const key in value) {
+    const v = value[key];
+    if (typeof v === 'string' && !v.isWellFormed()) (broken ??= []).push(key);
+  }
+  return broken;
 }
 
 function checker<T>(schema: { readonly required: readonly string[] }, rules?: (value: T) => FieldErrors | undefined): (input: unknown) => Checked<T> {
@@ -96,8 +99,8 @@ function checker<T>(schema: { readonly required: readonly string[] }, rules?: (v
     if (validate(value)) {
       // Valid JSON may carry a lone UTF-16 surrogate ("\ud83d"): no SMSC, database or webhook
       // receiver can take it, so it is a field error, not an accepted message.
-      const broken = hasBrokenString(value as Record<string, unknown>) ? Object.entries(value as Record<string, unknown>).filter(([, v]) => typeof v === 'string' && !v.isWellFormed()) : [];
-      if (broken.length > 0) return { ok: false, fields: Object.fromEntries(broken.map(([k]) => [k, ['contains an unpaired UTF-16 surrogate (broken unicode)']])) };
+      const broken = brokenStringFields(value as Record<string, unknown>);
+      if (broken) return { ok: false, fields: Object.fromEntries(broken.map((k) => [k, ['contains an unpaired UTF-16 surrogate (broken unicode)']])) };
       const problems = rules?.(value as T);
       if (problems) return { ok: false, fields: problems };
       return { ok: true, value: value as T };
