@@ -3,7 +3,7 @@
 // --messages messages; per page the median over --runs of the server's answer (responseEnd),
 // DOMContentLoaded, first contentful paint (of the runs that report one) and load, and the HTML size. Printed and written to
 // bench/results/console.json with the machine's load.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
@@ -13,6 +13,7 @@ import { startStack } from '../test/support/global-setup';
 import { OperatorStore } from '../stores/operator-store';
 import { api } from '../test/support/stack';
 import { createTenant, V1, withAccounts } from '../test/support/tenants';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({ options: { runs: { type: 'string', default: '5' }, messages: { type: 'string', default: '1000' } } });
 const say = (line: string): void => { process.stderr.write(`[bench:console] ${line}\n`); };
@@ -65,10 +66,9 @@ async function main(): Promise<void> {
     }
     await browser.close();
     const result = { at: new Date().toISOString(), loadavg: loadavg().map((l) => Math.round(l * 100) / 100), messages: total, runs: Number(values.runs), pages: rows };
-    mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(join(__dirname, 'results', 'console.json'), `${JSON.stringify(result, null, 2)}\n`);
+    const written = writeResult('console.json', result);
     console.table(rows);
-    say(`load average ${result.loadavg.join(' ')}; written to bench/results/console.json`);
+    say(`load average ${result.loadavg.join(' ')}; written to ${written}`);
   } finally {
     await stack.stop();
   }

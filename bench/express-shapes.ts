@@ -13,10 +13,10 @@
 // Usage: node --import tsx bench/express-shapes.ts [--runs 3 --seconds 6 --out express-shapes.json]
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { benchArgs } from './cli-args';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -101,9 +101,7 @@ async function main(): Promise<void> {
     loadAverageAfter: loadavg().map((l) => Number(l.toFixed(2))),
     figures,
   };
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  const out = isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out);
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  const out = writeResult(values.out, results);
   process.stdout.write(['', `Express request shapes (${results.conditions})`, ...figures.map((f) => `${f.shape.padEnd(16)} ${f.rps.toFixed(0).padStart(7)} req/s`), `written to ${out}`, ''].join('\n'));
 }
 

@@ -6,11 +6,11 @@
 // Usage: node --import tsx bench/http-ab.ts --base /tmp/wt-old [--rounds 3] [--seconds 8]
 //   [--only send,bulk,read] [--rate 0 (req/s per side; 0 = as fast as it goes)] [--roles gateway-http]
 import autocannon from 'autocannon';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { benchArgs } from './cli-args';
 import { processCpuMs, threadCpuDelta, threadCpuMs } from './support/cpu';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -107,8 +107,7 @@ async function main(): Promise<void> {
     const ratio = median(r.a.map((fa, i) => (r.b[i]?.rps ?? 0) / fa.rps));
     lines.push(`${phase.padEnd(5)} A ${median(r.a.map((f) => f.rps)).toFixed(0).padStart(6)} req/s ${median(r.a.map((f) => f.cpuUs)).toFixed(0).padStart(5)} µs/req | B ${median(r.b.map((f) => f.rps)).toFixed(0).padStart(6)} req/s ${median(r.b.map((f) => f.cpuUs)).toFixed(0).padStart(5)} µs/req | B/A throughput ${ratio.toFixed(2)} | load ${r.load.join(' ')}`);
   }
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out), `${JSON.stringify({ at: new Date().toISOString(), base: values.base, seconds: SECONDS, rate: RATE, roles: values.roles, results }, null, 2)}\n`);
+  writeResult(values.out, { at: new Date().toISOString(), base: values.base, seconds: SECONDS, rate: RATE, roles: values.roles, results });
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

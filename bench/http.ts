@@ -9,13 +9,13 @@
 import autocannon from 'autocannon';
 import express from 'express';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { startStack } from '../test/support/global-setup';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -140,8 +140,7 @@ async function main(): Promise<void> {
       bulk: { name: 'POST /sms/bulk with 100 GSM-7 items, 16 connections', ...bulkFig, messagesPerSecond: bulkFig.rps * 100, ...(bulkFig.cpuUsPerRequest === undefined ? {} : { cpuUsPerMessage: bulkFig.cpuUsPerRequest / 100 }), ratioToCeiling: bulkFig.rps / ceiling.rps },
       getById: { name: 'GET /sms/{id}, 64 connections', ...read, ratioToCeiling: read.rps / ceiling.rps, ratioToCeilingOwnProcess: read.rps / ceilingProcess.rps, ratioToCeilingAppClasses: read.rps / ceilingClasses.rps },
     };
-    mkdirSync(join(__dirname, 'results'), { recursive: true });
-    writeFileSync(isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out), `${JSON.stringify(results, null, 2)}\n`);
+    const written = writeResult(values.out, results);
     const cpuText = (f: Figure, per = 1): string => (f.cpuUsPerRequest === undefined ? '' : `  CPU ${(f.cpuUsPerRequest / per).toFixed(0)} µs/msg`);
     const row = (label: string, f: Figure, extra = '', per = 1): string => `${label.padEnd(38)} ${f.rps.toFixed(0).padStart(7)} req/s  p50 ${String(f.p50).padStart(4)} ms  p99 ${String(f.p99).padStart(4)} ms  ${extra}${cpuText(f, per)}`;
     process.stdout.write([
@@ -154,7 +153,7 @@ async function main(): Promise<void> {
       row('POST /sms/bulk (100 items)', bulkFig, `= ${results.bulk.messagesPerSecond.toFixed(0)} messages/s`, 100),
       row('GET /sms/{id}', read, `(${percent(results.getById.ratioToCeiling)} of ceiling, ${percent(results.getById.ratioToCeilingOwnProcess)} of own-process, ${percent(results.getById.ratioToCeilingAppClasses)} of app-classes)`),
       `load average after: ${load.join(' ')}`,
-      `written to ${isAbsolute(values.out) ? values.out : `bench/results/${values.out}`}`,
+      `written to ${written}`,
       '',
     ].join('\n'));
   } finally {

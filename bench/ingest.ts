@@ -6,14 +6,15 @@
 // batch-insert rate of event rows as the ceiling. Figures printed and written to
 // bench/results/ingest.json (or --out <file>). Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 32 --only events --out ingest-x.json]
 import autocannon from 'autocannon';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { migrate, openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { startStack } from '../test/support/global-setup';
 import { createDatasourceAt } from './support/tenant';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({ options: {
   runs: { type: 'string', default: '3' }, only: { type: 'string', default: 'both' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '32' }, users: { type: 'string', default: '10000' },
@@ -170,9 +171,7 @@ async function main(): Promise<void> {
       stored: { eventsSent: eventSeq, eventsAccepted: usage.usage.lastDay.events.accepted, duplicates: usage.usage.lastDay.events.duplicates, skipped: usage.usage.lastDay.events.skipped },
       ceiling: { name: 'raw chdb JSONCompactEachRow insert of 100,000 event rows (events table with its event_keys view), in the bench process', rowsPerSecond: ceiling },
     };
-    mkdirSync(join(__dirname, 'results'), { recursive: true });
-    const out = isAbsolute(values.out) ? values.out : join(__dirname, 'results', values.out);
-    writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+    const out = writeResult(values.out, results);
     process.stdout.write([
       '',
       `Ingestion benchmark (${results.conditions})`,

@@ -10,7 +10,6 @@
 //        [--modes batch,per-message] [--rate 100] [--batch-max 500] [--ceiling] [--workers 2] [--out <file>]
 // (--rate: offered messages/s, for latency below saturation; without it the whole batch is sent at once)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
@@ -22,6 +21,7 @@ import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './sup
 import { natsServerPid } from './support/nats-cost';
 import { historyEvents, isTemporalSdkThread, longestHistory, processCpuSeconds, temporalServerPid, threadCpuSeconds } from './support/temporal-cost';
 import { createTenantAt } from './support/tenant';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -193,10 +193,9 @@ async function main(): Promise<void> {
     ceiling,
   };
   const file = values.out ?? `lifecycle${MODES.length === 1 ? `-${MODES[0]}` : ''}${RATE ? `-rate${RATE}` : ''}.json`;
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
+  const written = writeResult(file, results);
   for (const r of runs) process.stdout.write(`${String(r['mode']).padEnd(12)} ${String(r['messagesPerSecond']).padStart(7)} msg/s  p50 ${String(r['p50Ms']).padStart(6)} ms  p99 ${String(r['p99Ms']).padStart(6)} ms  ${String(r['historyEventsPerMessage']).padStart(6)} events/msg  Temporal CPU ${String(r['temporalCpuMsPerMessage']).padStart(6)} ms/msg (server ${String(r['temporalServerCpuMsPerMessage'])}, SDK ${String(r['temporalSdkCpuMsPerMessage'])})  product ${String(r['productCpuMsPerMessage'])} ms/msg  nats ${String(r['natsServerCpuMsPerMessage'])}  all ${String(r['allCpuMsPerMessage'])} ms/msg\n`);
-  process.stdout.write(`${speedup ? `batch / per-message: ×${speedup}\n` : ''}written to bench/results/${file}\n`);
+  process.stdout.write(`${speedup ? `batch / per-message: ×${speedup}\n` : ''}written to ${written}\n`);
 }
 
 main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });

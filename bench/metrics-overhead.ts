@@ -4,14 +4,13 @@
 // Figures printed and written to bench/results/metrics-overhead.json.
 //   node --import tsx bench/metrics-overhead.ts
 import type { JsMsg } from '@nats-io/jetstream';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import type { TransitionRecord } from '../core/bus';
 import type { DlrAttempt } from '../core/sms/dlr';
 import type { SmsMessage } from '../core/sms/message';
 import { registry, smppPdus, smppSubmitOk } from '../infra/metrics';
 import { countStored } from '../roles/history-metrics';
+import { writeResult } from './support/results';
 
 const ROUNDS = 5;
 
@@ -59,9 +58,7 @@ async function main(): Promise<void> {
     expositionMs: Math.round(expositionMs * 100) / 100,
   };
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-  const dir = join(__dirname, 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'metrics-overhead.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeResult('metrics-overhead.json', results);
 }
 
 void main();

@@ -7,12 +7,13 @@
 // publishes (docs/acceptance.md); the same with DISCARD=old.
 // Usage: [DISCARD=old] node --import tsx bench/nats-atomic-batch.ts
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, headers as natsHeaders, createInbox } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { processCpuMs } from './support/cpu';
+import { writeResult } from './support/results';
 
 const body = Buffer.from(JSON.stringify({ id: '0190f0f0-0000-7000-8000-000000000000', orgId: 'o', projectId: 'p', tokenId: 't', source: 'api', clientId: null, status: 'queued', statusCode: null, from: 'Bench', country: 'DE', to: '+4915112345678', normalizedTo: '4915112345678', charsCount: 40, text: 'Bulk benchmark item 1 with some text.....', deliveredText: 'Bulk benchmark item 1 with some text.....', messagesCount: 1, encoding: 'GSM-7', unicode: false, allowUnicode: false, charged: true, pricePerSmsMicros: 40000, priceUserMicros: 40000, currency: 'EUR', createdAt: new Date().toISOString(), chargedAt: new Date().toISOString(), scheduledAt: null, sentAt: null, deliveredAt: null, updatedAt: new Date().toISOString() }));
 
@@ -53,8 +54,6 @@ async function main(): Promise<void> {
   await new Promise((r) => server.once('exit', r));
   rmSync(storeDir, { recursive: true, force: true });
   const file = `nats-atomic-batch${process.env['DISCARD'] === 'old' ? '-discard-old' : ''}.json`;
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', file), `${JSON.stringify({ at: new Date().toISOString(), conditions: '16 requests of 100 messages in flight, 400 requests per variant and round; nats-server of its own; CPU from /proc', rounds }, null, 2)}\n`);
-  console.log(`written to bench/results/${file}`);
+  console.log(`written to ${writeResult(file, { at: new Date().toISOString(), conditions: '16 requests of 100 messages in flight, 400 requests per variant and round; nats-server of its own; CPU from /proc', rounds })}`);
 }
 void main();

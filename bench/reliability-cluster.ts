@@ -4,8 +4,6 @@
 // process is killed with SIGKILL and brought back; then every message accepted with a 201 must
 // reach a final status and each of its recorded transitions must reach the webhook.
 // Prints lost / duplicated / missing per fault; writes bench/results/reliability-cluster.json.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { sleep } from '../infra/supervisor';
 import { HTTP_URLS, NATS_URL, PORTS } from '../scripts/topology/plan';
 import { kill, start, startProduct, up } from '../scripts/topology/topology';
@@ -13,6 +11,7 @@ import { stop as stopProcess } from '../scripts/topology/processes';
 import { productProcesses } from '../scripts/topology/plan';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
+import { writeResult } from './support/results';
 
 const say = (line: string): void => { process.stderr.write(`[reliability cluster ${new Date().toISOString().slice(11, 19)}] ${line}\n`); };
 const FINAL = ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'];
@@ -180,8 +179,7 @@ export async function runCluster(options: { messages: number; timeoutSeconds: nu
   }
   // The killed worker comes back after its phase; so does everything else.
   await receiver.close();
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', 'reliability-cluster.json'), `${JSON.stringify({ at: new Date().toISOString(), topology: 'cluster', perPhase, phases: results }, null, 2)}\n`);
+  writeResult('reliability-cluster.json', { at: new Date().toISOString(), topology: 'cluster', perPhase, phases: results });
   process.stdout.write('\nfault | accepted | lost | duplicated DLRs | missing transitions\n');
   for (const r of results) process.stdout.write(`${r.fault} | ${r.accepted} | ${r.lost} | ${r.duplicatedDlrs} | ${r.missingTransitions}\n`);
   process.stdout.write('(written to bench/results/reliability-cluster.json; the topology stays up: npm run topology -- down)\n');

@@ -9,7 +9,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
@@ -20,6 +20,7 @@ import { sleep } from '../infra/supervisor';
 import { freePort, removeData } from '../test/support/global-setup';
 import { startBenchEngines } from './support/engines';
 import { createDatasourceAt } from './support/tenant';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({ options: { events: { type: 'string', default: '100000' }, users: { type: 'string', default: '1000' } } });
 const TOTAL = Number(values.events);
@@ -161,11 +162,10 @@ async function main(): Promise<void> {
     triggerWorthy: worthy.length, triggers: [...triggerCounts.values()].reduce((s, c) => s + c, 0), missingTriggers: missingTriggers.length, duplicatedTriggers, unexpectedTriggers,
     chaos: ['kill -9 product (t≈8 s)', 'restart nats-server (t≈17 s)', 'kill -9 product (t≈26 s)'],
   };
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', 'reliability-ingest.json'), `${JSON.stringify(result, null, 2)}\n`);
+  const written = writeResult('reliability-ingest.json', result);
   if (lost.length > 0) say(`lost examples: ${lost.slice(0, 5).join(', ')}`);
   if (missingTriggers.length > 0) say(`missing trigger examples: ${missingTriggers.slice(0, 5).join(', ')}`);
-  process.stdout.write(`\naccepted ${result.eventsAccepted} events: lost ${result.lost}, duplicated rows ${result.duplicatedRows}; triggers ${result.triggers} for ${result.triggerWorthy} trigger-worthy events: missing ${result.missingTriggers}, duplicated ${result.duplicatedTriggers}, unexpected ${result.unexpectedTriggers} (written to bench/results/reliability-ingest.json)\n`);
+  process.stdout.write(`\naccepted ${result.eventsAccepted} events: lost ${result.lost}, duplicated rows ${result.duplicatedRows}; triggers ${result.triggers} for ${result.triggerWorthy} trigger-worthy events: missing ${result.missingTriggers}, duplicated ${result.duplicatedTriggers}, unexpected ${result.unexpectedTriggers} (written to ${written})\n`);
   await engines.stop();
   const passed = result.lost === 0 && result.duplicatedRows === 0 && result.missingTriggers === 0 && result.duplicatedTriggers === 0 && result.unexpectedTriggers === 0;
   // A failed run keeps its data to be looked at.

@@ -8,7 +8,7 @@
 // Usage: npm run reliability [-- --messages 5000] [--bulk 10 (items per request; 1: POST /sms, 16 senders)] [--out reliability.json]
 //        npm run reliability -- --topology cluster   (the scale-out topology's faults: bench/reliability-cluster.ts)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
@@ -22,6 +22,7 @@ import { startBenchEngines } from './support/engines';
 import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
 import { runCluster } from './reliability-cluster';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, bulk: { type: 'string', default: '10' }, out: { type: 'string', default: 'reliability.json' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
 const TOTAL = Number(values.messages);
@@ -162,9 +163,8 @@ async function main(): Promise<void> {
   for (const line of examples) say(`missing: ${line}`);
   for (const line of lostExamples) say(`lost: ${line}`);
   const result = { at: new Date().toISOString(), messagesRequested: TOTAL, itemsPerRequest: BULK, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, openHolds, balanceDiffMicros, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', values.out), `${JSON.stringify(result, null, 2)}\n`);
-  process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates}, balance off by ${balanceDiffMicros} micros with ${openHolds} charges held (written to bench/results/${values.out})\n`);
+  const written = writeResult(values.out, result);
+  process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates}, balance off by ${balanceDiffMicros} micros with ${openHolds} charges held (written to ${written})\n`);
 
   for (const child of roles.values()) child.kill('SIGTERM');
   await sleep(3000);

@@ -11,9 +11,7 @@
 // Medians of RUNS runs; printed and written to bench/results/smpp.json (or --out <file>).
 // Usage: node --import tsx bench/smpp.ts [--runs 3 --seconds 10 --receipts 20000] [--out smpp-x.json]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { isAbsolute, join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { connect, PDU, type PduOptions, type Session } from 'smpp';
 import { toGsm7Bytes } from '../core/sms/encoding';
@@ -26,6 +24,7 @@ import { startStack } from '../test/support/global-setup';
 import { issueSmpp, startGatewayHarness } from '../test/support/smpp-client';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -255,9 +254,7 @@ async function main(): Promise<void> {
       receipts: { name: `${RECEIPTS} receipts buffered on JetStream, drained by one receiver (deliver_sm acked after each deliver_sm_resp)`, deliverSmPerSecond: median(receipts), runs: receipts },
       refusedSubmits: failures,
     };
-    mkdirSync(join(__dirname, 'results'), { recursive: true });
-    const out = values.out ?? (values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json');
-    writeFileSync(isAbsolute(out) ? out : join(__dirname, 'results', out), `${JSON.stringify(results, null, 2)}\n`);
+    const written = writeResult(values.out ?? (values['no-async-traces'] ? 'smpp-no-async-traces.json' : 'smpp.json'), results);
     process.stdout.write([
       '',
       `SMPP benchmark (${results.conditions})`,
@@ -268,7 +265,7 @@ async function main(): Promise<void> {
       `load average after: ${results.loadAverageAfter.join(' ')}`,
       `receipts to one receiver           ${results.receipts.deliverSmPerSecond.toFixed(0).padStart(7)} deliver_sm/s`,
       `refused submit_sm: ${failures}`,
-      `written to ${isAbsolute(out) ? out : `bench/results/${out}`}`,
+      `written to ${written}`,
       '',
     ].join('\n'));
   } finally {

@@ -7,13 +7,14 @@
 //    10 s after the stack is healthy.
 // Figures printed and written to bench/results/startup.json.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
 import { roleProcessName, roleProcessPids } from './support/cpu';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({ options: { runs: { type: 'string', default: '3' }, cold: { type: 'boolean', default: false }, 'skip-bootstrap': { type: 'boolean', default: false } } });
 const ROOT = join(__dirname, '..');
@@ -90,9 +91,8 @@ async function main(): Promise<void> {
   const totalRss = Object.values(rss).reduce((s, v) => s + v, 0);
   results['warmStart'] = { emptyDataDirSeconds: median(first), existingDataSeconds: median(again), runs: first.length };
   results['idleRssMiB'] = { ...rss, total: totalRss };
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', 'startup.json'), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`\nwarm start to a healthy stack: ${median(first).toFixed(1)} s (empty data dir), ${median(again).toFixed(1)} s (existing data); idle RSS ${totalRss.toFixed(0)} MiB in all\nwritten to bench/results/startup.json\n`);
+  const written = writeResult('startup.json', results);
+  process.stdout.write(`\nwarm start to a healthy stack: ${median(first).toFixed(1)} s (empty data dir), ${median(again).toFixed(1)} s (existing data); idle RSS ${totalRss.toFixed(0)} MiB in all\nwritten to ${written}\n`);
 }
 
 main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });

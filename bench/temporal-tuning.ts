@@ -3,7 +3,7 @@
 // (bench/support/ceiling.ts) against a worker in this process; variants are interleaved round by
 // round and the median of the rounds is reported, beside the untuned server in the same run.
 // Usage: npm run bench:temporal-tuning [-- --workflows 1000 --rounds 3 --signals 1 --variants untuned,tuned]
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
@@ -12,6 +12,7 @@ import { portOpen, Supervisor } from '../infra/supervisor';
 import { DEV_SERVER_TUNING, devServerSpec, type DevServerTuning } from '../infra/temporal';
 import { freePort } from '../test/support/global-setup';
 import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './support/ceiling';
+import { writeResult } from './support/results';
 
 const UNTUNED: DevServerTuning = { pragmas: [], dynamicConfig: [], env: {} };
 const on = (extra: Partial<DevServerTuning>): DevServerTuning => ({
@@ -105,11 +106,10 @@ async function main(): Promise<void> {
     variants: Object.fromEntries(chosen.map((name) => [name, VARIANTS[name]])),
     table,
   };
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
   const file = values.variants ? `temporal-tuning-${chosen.join('+').replace(/[^A-Za-z0-9+=.-]+/g, '_')}.json` : 'temporal-tuning.json';
-  writeFileSync(join(__dirname, 'results', file), `${JSON.stringify(results, null, 2)}\n`);
+  const written = writeResult(file, results);
   for (const row of table) process.stdout.write(`${row.variant.padEnd(28)} ${String(row.medianWorkflowsPerSecond).padStart(7)} wf/s  ×${row.vsUntuned ?? '-'}  runs ${row.runs.join(', ')}  CPU/workflow: server ${row.serverCpuMsPerWorkflow} ms, SDK ${row.sdkCpuMsPerWorkflow} ms\n`);
-  process.stdout.write(`written to bench/results/${file}\n`);
+  process.stdout.write(`written to ${written}\n`);
 }
 
 main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });

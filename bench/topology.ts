@@ -6,9 +6,8 @@
 // Usage: npm run bench:topology [-- --messages 2000 --seconds 10 --only embedded,cluster]
 // Writes bench/results/topology.json.
 import autocannon from 'autocannon';
-import { readdirSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { sleep } from '../infra/supervisor';
 import { HTTP_URLS, NATS_URL, productProcesses, TOPOLOGY } from '../scripts/topology/plan';
@@ -18,6 +17,7 @@ import { startStack } from '../test/support/global-setup';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
+import { writeResult } from './support/results';
 
 const { values } = benchArgs({ options: { messages: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '10' }, only: { type: 'string', default: 'embedded,cluster' } } });
 const MESSAGES = Number(values.messages);
@@ -134,8 +134,7 @@ async function main(): Promise<void> {
   if (only.has('embedded')) results['embedded'] = await embedded();
   if (only.has('cluster')) results['cluster'] = await cluster();
   const out = { at: new Date().toISOString(), loadBefore: load, loadAfter: loadavg().map((l) => l.toFixed(2)).join(' '), messages: MESSAGES, acceptSeconds: SECONDS, conditions: '2 shared cores, load generator and webhook receiver in this process; SIMULATOR_LATENCY_MS=0', results };
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  writeFileSync(join(__dirname, 'results', 'topology.json'), `${JSON.stringify(out, null, 2)}\n`);
+  writeResult('topology.json', out);
   for (const [name, r] of Object.entries(results)) {
     process.stdout.write(`\n${name}: accept ${r.acceptPerSecond.toFixed(0)} req/s, lifecycle ${r.lifecycleMessagesPerSecond.toFixed(0)} msg/s\n  CPU ms per accepted request: ${JSON.stringify(r.acceptCpuMsPerRequest)}\n  CPU ms per message (lifecycle): ${JSON.stringify(r.lifecycleCpuMsPerMessage)}\n`);
   }
