@@ -12,11 +12,10 @@
 // Medians of RUNS runs, printed and written to bench/results/express-shapes.json.
 // Usage: node --import tsx bench/express-shapes.ts [--runs 3 --seconds 6 --out express-shapes.json]
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { writeResult } from './support/results';
+import { SHAPES, startExpressServer, type Shape } from './support/express-server';
 
 const { values } = benchArgs({
   options: {
@@ -26,47 +25,8 @@ const { values } = benchArgs({
   },
 });
 
-const SHAPES = ['as-mounted', 'one-middleware', 'prototypes', 'app-classes', 'node-http'] as const;
-type Shape = (typeof SHAPES)[number];
-
-const SERVER = `const http = require('node:http');
-const express = require('express');
-const shape = process.argv[1];
-const app = express();
-const body = JSON.stringify({ entity: { id: '0190a0b0-0000-7000-8000-000000000001', to: '+4915112345678', status: 'queued' } });
-const send = (_req, res) => { res.statusCode = 201; res.setHeader('Content-Type', 'application/json; charset=utf-8'); res.setHeader('Content-Length', String(Buffer.byteLength(body))); res.end(body); };
-const parse = (req, _res, next) => { const chunks = []; req.on('data', (c) => chunks.push(c)); req.on('end', () => { req.body = JSON.parse(Buffer.concat(chunks).toString()); next(); }); };
-const pass = (_req, _res, next) => next();
-const whole = (req, res) => pass(req, res, () => pass(req, res, () => parse(req, res, () => pass(req, res, () => pass(req, res, () => send(req, res))))));
-if (shape === 'one-middleware') app.use((req, res) => whole(req, res));
-else {
-  app.use(pass); app.use(pass); app.use(pass); app.use(parse);
-  const router = express.Router();
-  router.get('/organization/account', pass); router.get('/sms/price-profile/me/countries', pass); router.get('/lookup/price-profile/me/countries', pass);
-  router.post('/sms', pass, pass, send);
-  app.use('/transactional/v1', router);
-}
-function AppRequest(socket) { http.IncomingMessage.call(this, socket); }
-AppRequest.prototype = app.request;
-function AppResponse(req, options) { http.ServerResponse.call(this, req, options); }
-AppResponse.prototype = app.response;
-const server = shape === 'app-classes' ? http.createServer({ IncomingMessage: AppRequest, ServerResponse: AppResponse }, app)
-  : shape === 'prototypes' ? http.createServer((req, res) => { Object.setPrototypeOf(req, app.request); Object.setPrototypeOf(res, app.response); whole(req, res); })
-  : shape === 'node-http' ? http.createServer(whole)
-  : http.createServer(app);
-server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
-
-async function serve(shape: Shape): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['-e', SERVER, shape], { cwd: join(__dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout?.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
-    child.once('exit', (code) => reject(new Error(`the ${shape} server exited with ${code}`)));
-  });
-  return { child, port };
-}
-
 async function measure(shape: Shape): Promise<number> {
-  const { child, port } = await serve(shape);
+  const { process: child, port } = await startExpressServer(shape);
   try {
     const options = {
       url: `http://127.0.0.1:${port}/transactional/v1/sms`, method: 'POST' as const, connections: 64,

@@ -7,15 +7,13 @@
 // accepted message (from /proc). Usage: npm run bench:http [-- --runs 3 --seconds 10]
 // [--roles all] [--only ceiling,ceiling-process,ceiling-classes,send,bulk,read] [--out http-all.json]
 import autocannon from 'autocannon';
-import express from 'express';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { startStack } from '../test/support/global-setup';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
 import { writeResult } from './support/results';
+import { echoApp, startExpressServer } from './support/express-server';
 
 const { values } = benchArgs({
   options: {
@@ -64,47 +62,21 @@ async function measure(name: string, opts: autocannon.Options): Promise<Figure &
   };
 }
 
-/**
- * A bare Express JSON endpoint (the ceiling's), run by `node -e`; prints its port. With
- * `classes` its requests and responses are made with the app's prototypes, as the product's
- * server makes them (gateways/http/server.ts appMessageClasses): Express at its best.
- */
-const BARE_SERVER = `const http = require('node:http');
-const express = require('express');
-const app = express();
-app.post('/echo', express.json(), (_req, res) => { res.status(201).json({ entity: { ok: true } }); });
-function AppRequest(socket) { http.IncomingMessage.call(this, socket); }
-AppRequest.prototype = app.request;
-function AppResponse(req, options) { http.ServerResponse.call(this, req, options); }
-AppResponse.prototype = app.response;
-const server = process.argv.includes('classes') ? http.createServer({ IncomingMessage: AppRequest, ServerResponse: AppResponse }, app) : http.createServer(app);
-server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
-
 /** A ratio as a percentage; a dash when its ceiling was not measured (--only without it). */
 const percent = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(0)}%` : '–');
-
-async function startBare(args: string[]): Promise<{ process: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['-e', BARE_SERVER, '--', ...args], { cwd: join(__dirname, '..'), stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
-    child.once('exit', (code) => reject(new Error(`the bare Express process exited with ${code}`)));
-  });
-  return { process: child, port };
-}
 
 const SKIPPED: Figure & { runs: Figure[] } = { rps: 0, p50: 0, p99: 0, non2xx: 0, runs: [] };
 
 async function main(): Promise<void> {
   process.stderr.write(`[bench:http] starting the embedded stack (roles: ${values.roles})\n`);
   const stack = await startStack({ LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800' }, (l) => process.stderr.write(l), values.roles === 'all' ? [] : values.roles.split(','));
-  const bare = express();
-  bare.post('/echo', express.json(), (_req, res) => { res.status(201).json({ entity: { ok: true } }); });
-  const bareServer = bare.listen(0, '127.0.0.1');
+  const bareServer = echoApp().listen(0, '127.0.0.1');
   await new Promise((resolve) => bareServer.once('listening', resolve));
   const barePort = (bareServer.address() as { port: number }).port;
-  // The same endpoint in a process of its own (the product's conditions: its own event loop).
-  const bareProcess = await startBare([]);
-  const bareClassesProcess = await startBare(['classes']);
+  // The same endpoint in a process of its own (the product's conditions: its own event loop),
+  // and again with its requests made as the product's server makes them.
+  const bareProcess = await startExpressServer('echo');
+  const bareClassesProcess = await startExpressServer('echo-classes');
   try {
     const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl);
     const headers = { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' };
