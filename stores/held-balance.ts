@@ -2,8 +2,8 @@
 // JSON text made once. Under load an organization's balance carries every charge whose stream
 // message is not yet stored (tens to hundreds of holds), and the value is rewritten with each
 // coalesced batch of charges: copying a plain object of holds (dictionary-mode after its first
-// delete) and serializing it whole cost ~100 µs per batch at 60 holds; a Map copy and the
-// holds' kept texts cost a tenth of that (docs/acceptance.md, session 9).
+// delete) and serializing it whole cost 129 µs per batch at 60 holds; a Map copy and the holds'
+// kept texts cost 11 (bench/balance-holds.ts, docs/acceptance.md session 9).
 import type { Balance, ChargeHold } from '../core/accounts/types';
 
 /** One change to an organization's balance, applied with whatever else is queued for it. */
