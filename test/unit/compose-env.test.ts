@@ -372,6 +372,12 @@ describe('compose/Dockerfile', () => {
     expect([...rootTs, ...folders].filter((p) => !copied.includes(p))).toEqual([]);
   });
 
+  test('Dockerfile: every COPY source exists in the repository (a moved or deleted folder fails the image build)', () => {
+    const missing = copiedSources().filter((src) => !existsSync(join(ROOT, src)));
+    expect(copiedSources().length).toBeGreaterThan(3);
+    expect(missing).toEqual([]);
+  });
+
   test('package.json: every package the product imports at run time (tsx included) is a dependency, as the image omits devDependencies', () => {
     const pkg = JSON.parse(read(join(ROOT, 'package.json'))) as { dependencies?: Record<string, string> };
     const deps = new Set(Object.keys(pkg.dependencies ?? {}));
