@@ -1,4 +1,4 @@
-// Audience benchmark (Grammar B, issue 12):
+// Audience benchmark (Grammar B, spec 3 §2.3):
 //  - data: --contacts (default 1 million) contacts and --events (default 10 million) events
 //    generated inside a bench-owned embedded chdb (bench/audience-data.ts), in a temp dir or
 //    --data DIR (kept and reused on the next run);

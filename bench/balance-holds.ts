@@ -1,8 +1,8 @@
 // What one coalesced write of an organization's balance costs the ledger with N open charge holds
-// (docs/acceptance.md, session 9): each batch settles three holds and takes three new ones, then
+// (docs/acceptance.md, "holds in a Map"): each batch settles three holds and takes three new ones, then
 // serializes the value to write. Two ways, side by side in this process:
 //   map        stores/held-balance.ts as the ledger runs it (holds in a Map, each hold's JSON kept);
-//   plain      the ledger before session 9: a plain object of holds copied, changed and
+//   plain      the ledger before f9921f8: a plain object of holds copied, changed and
 //              serialized whole (dictionary-mode after its first delete).
 // Medians of RUNS runs, printed and written to bench/results/balance-holds.json.
 // Usage: node --import tsx bench/balance-holds.ts [--runs 5 --batches 20000 --out balance-holds.json]

@@ -1,5 +1,5 @@
 // What the history writer's insert of accepted messages costs the embedded ClickHouse (chdb, in
-// this process), per row (docs/acceptance.md, session 9): rows in the shape sms.accepted carries,
+// this process), per row (docs/acceptance.md, "chdb handed bytes"): rows in the shape sms.accepted carries,
 // inserted into sms_messages_intake (migration 0011) in inserts of --rows-per-insert, ways:
 //   raw                 ClickHouse.insertRaw: the bytes handed to chdb's parser (the product);
 //   client              the client's INSERT with a body (a server's, or another process's chdb);

@@ -1,4 +1,4 @@
-// Console benchmark (issue 17: "no page over ~200 KB, first render under 1 s on the embedded
+// Console benchmark (the console's targets: "no page over ~200 KB, first render under 1 s on the embedded
 // stack"): every page of the console opened in headless Chromium over a stack whose log holds
 // --messages messages; per page the median over --runs of the server's answer (responseEnd),
 // DOMContentLoaded, first contentful paint (of the runs that report one) and load, and the HTML size. Printed and written to

@@ -1,5 +1,5 @@
 // What Express costs a JSON POST depending on how its requests are shaped (docs/acceptance.md,
-// session 9): the same endpoint (read the body, two pass-through steps, answer 201 with JSON)
+// "Express without re-shaping"): the same endpoint (read the body, two pass-through steps, answer 201 with JSON)
 // served five ways, each from a process of its own, loaded by autocannon from this one:
 //   as-mounted     the product's structure: four app-level middlewares, a router at
 //                  /transactional/v1 with three other routes before the POST route;

@@ -1,7 +1,7 @@
-// HTTP acceptance benchmark (issue: SMS API v1): POST /sms, POST /sms/bulk (100 GSM-7 items),
+// HTTP acceptance benchmark (SMS API v1, spec 1): POST /sms, POST /sms/bulk (100 GSM-7 items),
 // GET /sms/{id}, against the embedded stack on this machine, with a bare Express JSON
 // endpoint measured in the same run as the ceiling (served from this process, beside the load
-// generator, as the issue measured it; and again from a process of its own, as the product is
+// generator: the ceiling the acceptance targets are ratios of; and again from a process of its own, as the product is
 // served, so the ratio can be read against both). Medians of RUNS runs; figures printed and
 // written to bench/results/http.json, with the product process's CPU per request and per
 // accepted message (from /proc). Usage: npm run bench:http [-- --runs 3 --seconds 10]

@@ -1,4 +1,4 @@
-// Ingestion benchmark (issue: ingestion service): contacts and events in 100-item batches
+// Ingestion benchmark (ingestion service, spec 2): contacts and events in 100-item batches
 // from many connections against the embedded stack (gateway-http + ingest-writer in one
 // process, as `npm start` runs them), with the load generator on the same machine.
 // Reports accepted items/s, the ingest writer's visibility lag (202 → queryable in

@@ -1,4 +1,4 @@
-// End-to-end lifecycle benchmark (issue 13): N messages via POST /sms/bulk through the
+// End-to-end lifecycle benchmark (docs/lifecycle.md): N messages via POST /sms/bulk through the
 // simulator (latency 0) to a webhook on loopback, for each lifecycle design side by side in one
 // run — `batch` (one workflow per batch of accepted messages, LIFECYCLE_BATCH_MAX_MESSAGES) and
 // `per-message` (one workflow per message, the former design) — each on a fresh stack. Reports
@@ -27,7 +27,7 @@ const { values } = benchArgs({
   options: {
     messages: { type: 'string', default: '10000' }, 'per-message-messages': { type: 'string' }, timeout: { type: 'string', default: '1200' },
     modes: { type: 'string', default: 'batch,per-message' }, rate: { type: 'string' }, 'batch-max': { type: 'string', default: '500' }, ceiling: { type: 'boolean', default: false },
-    // Worker processes in all: the stack's own, plus `--role=worker` processes beside it (issue 13's multi-process check).
+    // Worker processes in all: the stack's own, plus `--role=worker` processes beside it (docs/lifecycle.md, "Two worker processes").
     workers: { type: 'string', default: '1' },
     // The result file under bench/results/ (default: lifecycle[-<mode>][-rate<n>].json).
     out: { type: 'string' },

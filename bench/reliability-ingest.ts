@@ -1,4 +1,4 @@
-// Ingestion reliability run (issue: ingestion service): the product (gateway-http and
+// Ingestion reliability run (ingestion service, spec 2): the product (gateway-http and
 // ingest-writer in one process, as embedded chdb requires) is killed with SIGKILL twice and
 // nats-server is restarted while N events in 100-item batches, with duplicates mixed in, are
 // sent; a request that fails is sent again as is. Then the product is stopped and its

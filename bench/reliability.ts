@@ -1,4 +1,4 @@
-// Reliability run (issue: message lifecycle): every role in its own process; N messages sent
+// Reliability run (message lifecycle, spec 1 §3): every role in its own process; N messages sent
 // through POST /sms/bulk while the worker and the HTTP gateway are killed with SIGKILL and
 // nats-server is restarted; then every message that got a 201 must reach a final status and
 // each of its transitions must reach the webhook at least once. Prints lost (must be 0) and

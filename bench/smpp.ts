@@ -1,4 +1,4 @@
-// SMPP gateway benchmark (issue: SMPP server gateway): against the embedded stack on this
+// SMPP gateway benchmark (SMPP transport, spec 1 §4): against the embedded stack on this
 // machine, with the gateway in its own process (this file run with --gateway) and the clients
 // in this one, as a customer's ESME would be:
 //   1. one transceiver with a window of 100 submitting for a fixed time → submit_sm_resp/s;

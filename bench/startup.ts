@@ -1,4 +1,4 @@
-// Start-up benchmark (issue: foundation):
+// Start-up benchmark:
 //  - bootstrap: `node scripts/bootstrap.mjs` in a fresh clone (no node_modules, no .tools);
 //    with --cold, also with empty npm and Go caches (what a fresh machine pays);
 //  - warm start: `npm start`-equivalent (every role, embedded engines) on an empty data dir and

@@ -1,4 +1,4 @@
-// Measures what each setting of the embedded Temporal dev server buys (DESIGN §3a, issue: message
+// Measures what each setting of the embedded Temporal dev server buys (DESIGN §3a, the message
 // lifecycle). For each variant a fresh dev server (its own SQLite file) runs the ceiling load
 // (bench/support/ceiling.ts) against a worker in this process; variants are interleaved round by
 // round and the median of the rounds is reported, beside the untuned server in the same run.

@@ -4,7 +4,7 @@
 // what the product does.
 //   echo, echo-classes: POST /echo, express.json(), 201 with a small JSON body (bench:http);
 //   the SHAPES below: POST /transactional/v1/sms read, passed through two steps and answered 201
-//   (bench:express-shapes, docs/acceptance.md session 9).
+//   (bench:express-shapes, docs/acceptance.md "Express without re-shaping").
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
