@@ -201,8 +201,8 @@ describe('environment reads in product code', () => {
 });
 
 describe('README', () => {
-  test('README.md: names every ENV_VARS variable', () => {
-    const readmePath = join(ROOT, 'README.md');
+  test('docs/configuration.md: names every ENV_VARS variable', () => {
+    const readmePath = join(ROOT, 'docs', 'configuration.md');
     expect(existsSync(readmePath)).toBe(true);
     const readme = read(readmePath);
     const missing = ENV_VARS.map((v) => v.name).filter((name) => !new RegExp(`(?<![A-Za-z0-9_])${name}(?![A-Za-z0-9_])`).test(readme));
