@@ -26,6 +26,7 @@ import { startLifecycleBridge } from './roles/lifecycle-bridge';
 import { lifecyclePorts, startWorker } from './roles/worker';
 import { startPipelineMetrics } from './roles/pipeline-metrics';
 import { serveClickHouse } from './infra/clickhouse-remote';
+import { localUrl, writeStackFile } from './infra/stack-file';
 
 /** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
 const CLICKHOUSE_ROLES: readonly Role[] = ['gateway-http', 'ingest-writer'];
@@ -192,6 +193,8 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
       parent.ready();
       return;
     }
+    // $DATA_DIR/run/stack.json: how the admin CLI of this DATA_DIR finds this stack (removed on exit).
+    writeStackFile({ dataDir: config.dataDir, roles, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, ...(config.temporal.address ? {} : { temporalUi: localUrl('http', '127.0.0.1', config.temporal.uiPort) }), ...(roles.includes('gateway-http') ? { httpUrl: localUrl('http', config.http.host, config.http.port) } : {}) });
     const lines = [
       '',
       `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,

@@ -1,12 +1,14 @@
 // Admin CLI: `npm run admin -- <noun> <verb> [options] [--json]`. Manages organizations,
 // projects, tokens, balances, prices, webhooks, SMPP credentials and two-way numbers in
-// NATS KV; needs the stack's NATS (the embedded one from `npm start`, or NATS_URL).
+// NATS KV; needs the stack's NATS: the one recorded in $DATA_DIR/run/stack.json by the
+// `npm start` of this DATA_DIR (infra/stack-file.ts), or NATS_URL. Says which on stderr.
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
 import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type Token, type TokenKind } from '../core/accounts/types';
 import { fromMicros, toMicros } from '../core/money';
 import { createLogger } from '../infra/logger';
 import { connectNats, type Nats } from '../infra/nats';
+import { processAlive, readStackFile, resolveStackTarget, type StackTarget } from '../infra/stack-file';
 import { connectTemporal } from '../infra/temporal';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
@@ -30,7 +32,19 @@ interface Context {
 
 let json = false;
 
-const temporalAddress = (): string => config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
+let resolved: StackTarget | undefined;
+/** The stack of DATA_DIR (or NATS_URL / TEMPORAL_ADDRESS); named once on stderr, so --json output stays parseable. */
+function target(): StackTarget {
+  if (resolved) return resolved;
+  resolved = resolveStackTarget({
+    natsUrl: config.nats.url, temporalAddress: config.temporal.address, dataDir: config.dataDir, record: readStackFile(config.dataDir), alive: processAlive,
+    defaults: { natsUrl: `nats://127.0.0.1:${config.nats.port}`, temporalAddress: `127.0.0.1:${config.temporal.port}`, temporalUi: `http://127.0.0.1:${config.temporal.uiPort}` },
+  });
+  process.stderr.write(`admin: ${resolved.description}\n`);
+  return resolved;
+}
+
+const temporalAddress = (): string => target().temporalAddress;
 
 function print(human: string, data: unknown): void {
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
@@ -46,12 +60,12 @@ function showToken(t: Token): Record<string, unknown> {
 }
 
 async function withContext<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
-  const servers = config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`;
+  const servers = target().natsUrl;
   let nats: Nats;
   try {
     nats = await connectNats({ servers, replicas: config.nats.replicas, messageStateTtlHours: config.messageStateTtlHours, name: 'sms-platform:admin' }, log);
   } catch (err) {
-    throw new Error(`cannot reach NATS at ${servers} (${err instanceof Error ? err.message : String(err)}): start the stack with \`npm start\` or set NATS_URL`);
+    throw new Error(`cannot reach NATS at ${servers} (${err instanceof Error ? err.message : String(err)}): start the stack with \`npm start\` (with this DATA_DIR) or set NATS_URL`);
   }
   try {
     return await fn({ nats, accounts: new AccountStore(nats.kv.accounts), balances: new BalanceLedger(nats.kv.balances) });
@@ -276,7 +290,8 @@ simulator.command('mo').description('make the simulator send a mobile-originated
 
 registerIngestCommands(program, action, print);
 registerAudienceCommands(program, action, print);
-registerMessageCommands(program, action, print, { address: temporalAddress(), namespace: config.temporal.namespace, ui: `http://127.0.0.1:${config.temporal.uiPort}` });
+// Getters: the stack is looked up when a command runs, not when the commands are declared (--help).
+registerMessageCommands(program, action, print, { get address() { return target().temporalAddress; }, namespace: config.temporal.namespace, get ui() { return target().temporalUi; } });
 registerConsoleCommands(program, action, print);
 
 const system = program.command('system').description('operations');

@@ -119,8 +119,8 @@ export function registerMessageCommands(program: Command, action: Action, print:
 
   message.command('story').description('a message\'s state, transitions, every DLR attempt, carrier ids and the workflow that holds it')
     .requiredOption('--id <message id>').option('--scan <n>', 'stream messages to read at most for its records', String(DEFAULT_SCAN))
-    .option('--ui <url>', 'base URL of the Temporal UI', temporal.ui)
-    .action(action(async (ctx, o: { id: string; scan: string; ui: string }) => {
+    .option('--ui <url>', 'base URL of the Temporal UI (default: the stack\'s)')
+    .action(action(async (ctx, o: { id: string; scan: string; ui?: string }) => {
       const state = (await new KvLifecycleStates(ctx.nats.kv.messages).read(o.id))?.message;
       if (!state) throw new Error(`message ${o.id} has no state in NATS KV (unknown, or older than MESSAGE_STATE_TTL_HOURS)`);
       const holder = await holderOf(ctx.nats, o.id);
@@ -141,7 +141,7 @@ export function registerMessageCommands(program: Command, action: Action, print:
         const workflow = {
           id: holder.workflowId, runId: description.runId, firstRunId: holder.firstRunId ?? runs[0]?.runId ?? null, runs: runs.map((r) => r.runId), type: description.type,
           status: description.status.name, historyLength: description.historyLength, messagesInBatch: members || null,
-          ui: temporalUiLink(o.ui, temporal.namespace, holder.workflowId, description.runId),
+          ui: temporalUiLink(o.ui ?? temporal.ui, temporal.namespace, holder.workflowId, description.runId),
         };
         const lines = [
           `message ${state.id}: ${state.status}${state.statusCode === null ? '' : ` (code ${state.statusCode})`}, ${state.messagesCount} segment(s), to ${state.normalizedTo}, org ${state.orgId}, token ${state.tokenId}${state.clientId ? `, clientId ${state.clientId}` : ''}`,
