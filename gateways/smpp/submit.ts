@@ -1,11 +1,11 @@
 // From a submit_sm to an SMS create item of the acceptance core (spec 1 §4 SMPP part, §8):
-// field rules with their SMPP command statuses, data_coding 0/3/8 decoded into the same text
+// field rules with their SMPP command statuses, data_coding 0/1/3/8 decoded into the same text
 // model as HTTP, the body from short_message or message_payload, and concatenation (UDH or
 // SAR TLVs) recognised so that the parts can be reassembled into one message. Also the
 // mapping from the acceptance core's refusals (AppError codes, per-field 422s) to command
 // statuses. Pure: no I/O.
 import { ERRORS, isAppError, type FieldErrors } from '../../core/errors';
-import { concatenationOf, decodeBody, ESM_UDHI, isDataCoding, STATUS, TLV, tlvInt, type ConcatInfo, type DataCoding, type SubmitSm } from './protocol';
+import { concatenationOf, DATA_CODINGS, decodeBody, ESM_UDHI, firstNonAscii, isDataCoding, STATUS, TLV, tlvInt, type ConcatInfo, type DataCoding, type SubmitSm } from './protocol';
 
 const SOURCE_MIN = 3;
 const SOURCE_MAX = 11;
@@ -38,7 +38,7 @@ export function interpretSubmit(pdu: SubmitSm): Interpreted {
   if ((pdu.esmClass & ~ESM_ALLOWED) !== 0) return refuse(STATUS.ESME_RINVESMCLASS, `esm_class 0x${pdu.esmClass.toString(16)}: only 0 (with messaging mode bits 0-3) and 0x40 (UDH) are accepted`);
   if (pdu.sourceAddr.length < SOURCE_MIN || pdu.sourceAddr.length > SOURCE_MAX) return refuse(STATUS.ESME_RINVSRCADR, `source_addr must be ${SOURCE_MIN} to ${SOURCE_MAX} characters`);
   if (!E164.test(pdu.destinationAddr)) return refuse(STATUS.ESME_RINVDSTADR, 'destination_addr must be an E.164 number (digits with the country code, optionally with +)');
-  if (!isDataCoding(pdu.dataCoding)) return refuse(STATUS.ESME_RINVDCS, `data_coding ${pdu.dataCoding}: only 0 (GSM-7), 3 (LATIN9) and 8 (UCS-2) are accepted`);
+  if (!isDataCoding(pdu.dataCoding)) return refuse(STATUS.ESME_RINVDCS, `data_coding ${pdu.dataCoding}: only 0 (GSM-7), 1 (IA5/ASCII), 3 (LATIN9) and 8 (UCS-2) are accepted`);
   if (pdu.scheduleDeliveryTime !== '') return refuse(STATUS.ESME_RINVSCHED, 'scheduled delivery is not offered; leave schedule_delivery_time empty');
 
   const payload = pdu.tlvs.get(TLV.message_payload);
@@ -56,6 +56,9 @@ export function interpretSubmit(pdu: SubmitSm): Interpreted {
   // A concatenation with impossible values is refused, not taken for a whole message (and charged).
   const concatenation = concatenationOf(body, pdu.esmClass, pdu.tlvs);
   if (concatenation.kind === 'invalid') return refuse(STATUS.ESME_RINVMSGLEN, concatenation.reason);
+  // IA5 is 7-bit: an octet above 0x7F is not text in the announced coding (checked on the text, never on a UDH).
+  const nonAscii = fields.dataCoding === DATA_CODINGS.IA5 ? firstNonAscii(concatenation.content) : -1;
+  if (nonAscii >= 0) return refuse(STATUS.ESME_RINVDCS, `data_coding 1 (IA5/ASCII) is 7-bit, but octet ${nonAscii} of the text is 0x${(concatenation.content[nonAscii] ?? 0).toString(16)}`);
   if (concatenation.kind === 'part') return { kind: 'part', fields, concat: concatenation.concat, body: concatenation.content };
 
   let text: string;

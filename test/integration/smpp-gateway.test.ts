@@ -66,6 +66,7 @@ describe('SMPP gateway over the test stack (docs/smpp.md)', () => {
     const c = await bound('transmitter');
     const cases = [
       { data_coding: 0, short_message: toGsm7Bytes('GSM-7 text with € and [brackets]'), text: 'GSM-7 text with € and [brackets]', encoding: 'GSM-7', allowUnicode: false },
+      { data_coding: 1, short_message: Buffer.from('IA5/ASCII: plain text #1', 'latin1'), text: 'IA5/ASCII: plain text #1', encoding: 'GSM-7', allowUnicode: false },
       { data_coding: 3, short_message: Buffer.from('Latin-9: caf\u00e9 \u00a4', 'latin1'), text: 'Latin-9: café €', encoding: 'GSM-7', allowUnicode: false },
       { data_coding: 8, short_message: toUcs2Bytes('UCS-2: Привет 👋'), text: 'UCS-2: Привет 👋', encoding: 'UCS-2', allowUnicode: true },
     ];

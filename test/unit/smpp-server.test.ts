@@ -218,6 +218,23 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       expect(world.messages.get(m.id)?.receiptRequest).toBeUndefined();
     });
 
+    it('accepts data_coding 1 (IA5/ASCII, the default of common client libraries) as plain text, in short_message and message_payload', async () => {
+      const c = await bound('transmitter');
+      const m = messageOf(await c.submit({ source_addr: 'Acme', destination_addr: DEST, data_coding: 1, short_message: Buffer.from('Your code is 1234 (ASCII)', 'latin1') }));
+      expect(m).toMatchObject({ text: 'Your code is 1234 (ASCII)', encoding: 'GSM-7', allowUnicode: false, messagesCount: 1 });
+      const long = 'ASCII in message_payload. '.repeat(10);
+      const p = messageOf(await c.submit({ source_addr: 'Acme', destination_addr: DEST, data_coding: 1, short_message: Buffer.alloc(0), message_payload: Buffer.from(long, 'latin1') }));
+      expect(p).toMatchObject({ text: long, encoding: 'GSM-7', messagesCount: 2 });
+    });
+
+    it('refuses data_coding 1 with an octet above 0x7F (not ASCII) with ESME_RINVDCS, in short_message and message_payload, and queues nothing', async () => {
+      const c = await bound('transmitter');
+      const latin1 = Buffer.from('caf\u00e9', 'latin1');
+      expect((await c.submit({ source_addr: 'Acme', destination_addr: DEST, data_coding: 1, short_message: latin1 })).command_status).toBe(STATUS.ESME_RINVDCS);
+      expect((await c.submit({ source_addr: 'Acme', destination_addr: DEST, data_coding: 1, short_message: Buffer.alloc(0), message_payload: latin1 })).command_status).toBe(STATUS.ESME_RINVDCS);
+      expect(world.queued).toHaveLength(0);
+    });
+
     it('accepts data_coding 8 (UCS-2) as a Unicode message (allowUnicode)', async () => {
       const c = await bound('transmitter');
       const m = messageOf(await c.submit({ source_addr: 'Acme', destination_addr: DEST, data_coding: 8, short_message: toUcs2Bytes('Привет 👋') }));

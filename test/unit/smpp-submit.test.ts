@@ -36,11 +36,33 @@ describe('smpp submit_sm rules (spec 1 §4, §8)', () => {
     for (const bad of [0x04, 0x08, 0x10, 0x20, 0x80, 0xc0]) expect(interpretSubmit(submit({ esm_class: bad }))).toMatchObject({ status: STATUS.ESME_RINVESMCLASS });
   });
 
-  it('decodes data_coding 0, 3 and 8 and refuses the others', () => {
+  it('decodes data_coding 0, 1, 3 and 8 and refuses the others', () => {
     expect(decodeBody(toGsm7Bytes('a€[b]'), 0)).toBe('a€[b]');
+    expect(decodeBody(Buffer.from('IA5 {ok} ~`', 'latin1'), 1)).toBe('IA5 {ok} ~`');
     expect(decodeBody(Buffer.from([0xa4, 0xbc, 0xbd, 0xbe]), 3)).toBe('€ŒœŸ');
     expect(decodeBody(toUcs2Bytes('日本😀'), 8)).toBe('日本😀');
-    for (const dcs of [1, 2, 4, 5, 6, 7, 9, 0x10, 0xf0]) expect(interpretSubmit(submit({ data_coding: dcs }))).toMatchObject({ status: STATUS.ESME_RINVDCS });
+    for (const dcs of [2, 4, 5, 6, 7, 9, 0x10, 0xf0]) expect(interpretSubmit(submit({ data_coding: dcs }))).toMatchObject({ status: STATUS.ESME_RINVDCS });
+  });
+
+  it('§4: accepts data_coding 1 (IA5/ASCII) in short_message, message_payload and concatenated parts', () => {
+    expect(interpretSubmit(submit({ data_coding: 1, short_message: Buffer.from('Hello [ASCII] $5 @home', 'latin1') }))).toMatchObject({ kind: 'whole', text: 'Hello [ASCII] $5 @home', fields: { dataCoding: 1 } });
+    const long = 'plain ascii '.repeat(30);
+    expect(interpretSubmit(submit({ data_coding: 1, short_message: Buffer.alloc(0), message_payload: Buffer.from(long, 'latin1') }))).toMatchObject({ kind: 'whole', text: long });
+    // A 16-bit reference of 0xabcd: octets above 0x7F in the UDH are not text, so they are no fault.
+    const udh16 = Buffer.from([0x06, 0x08, 0x04, 0xab, 0xcd, 0x02, 0x01]);
+    expect(interpretSubmit(submit({ data_coding: 1, esm_class: 0x40, short_message: Buffer.concat([udh16, Buffer.from('part one', 'latin1')]) }))).toMatchObject({ kind: 'part', concat: { ref: 0xabcd, total: 2, seq: 1 } });
+    expect(assembleText([{ seq: 2, body: Buffer.from(' two', 'latin1'), dataCoding: 1 }, { seq: 1, body: Buffer.from('one', 'latin1'), dataCoding: 1 }])).toBe('one two');
+  });
+
+  it('§4: refuses data_coding 1 carrying an octet above 0x7F with ESME_RINVDCS, naming the octet', () => {
+    const latin1 = Buffer.from('caf\u00e9', 'latin1');
+    expect(interpretSubmit(submit({ data_coding: 1, short_message: latin1 }))).toEqual({ kind: 'refused', status: STATUS.ESME_RINVDCS, reason: 'data_coding 1 (IA5/ASCII) is 7-bit, but octet 3 of the text is 0xe9' });
+    expect(interpretSubmit(submit({ data_coding: 1, short_message: Buffer.alloc(0), message_payload: latin1 }))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVDCS });
+    const udh8 = Buffer.from([0x05, 0x00, 0x03, 0x2a, 0x02, 0x01]);
+    expect(interpretSubmit(submit({ data_coding: 1, esm_class: 0x40, short_message: Buffer.concat([udh8, latin1]) }))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVDCS });
+    expect(interpretSubmit(submit({ data_coding: 1, short_message: Buffer.from([0x80]) }))).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVDCS });
+    expect(interpretSubmit(submit({ data_coding: 1, short_message: Buffer.from([0x7f]) }))).toMatchObject({ kind: 'whole' });
+    expect(() => decodeBody(latin1, 1)).toThrow(RangeError);
   });
 
   it('reads the body from message_payload when short_message is empty', () => {
