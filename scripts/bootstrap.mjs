@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // Installs what `npm start` and `npm test` need on a fresh machine, idempotently:
-// npm dependencies from the lockfile, and the pinned Temporal CLI and nats-server built
+// npm dependencies from the lockfile (never rewriting it), and the pinned Temporal CLI and nats-server built
 // from the Go module proxy into .tools/bin. Plain Node with no dependencies on purpose:
 // it runs before node_modules exists. Fast (< 1 s) when everything is present.
 import { spawn, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { npmState } from './npm-deps.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsBin = join(root, '.tools', 'bin');
@@ -44,23 +44,35 @@ function run(cmd, args, { env, label } = {}) {
   });
 }
 
+// npm dependencies: the locked versions, and the lockfile stays as committed. `npm ci` would be
+// the usual tool but refuses this lockfile: chdb lists optional packages for other platforms
+// (@chdb/lib-darwin-*, @chdb/lib-linux-arm64-gnu) for which the npm registry answers 404, so no
+// lockfile can hold them and `npm ci` reports them missing. `npm install --no-save` installs
+// from the lockfile as it is and never writes it (plain `npm install` may rewrite it: a fresh
+// clone would then show package-lock.json as modified). Whether anything needs installing is
+// decided by scripts/npm-deps.mjs: node_modules/.package-lock.json (what npm installed) against
+// package-lock.json, and package.json against the lockfile.
+const npm = (args, label) => run('npm', [...args, '--no-audit', '--no-fund'], { label });
+
 async function ensureNpmDependencies() {
-  const lock = join(root, 'package-lock.json');
-  if (!existsSync(lock)) fail('package-lock.json is missing: run `npm install` once to create it.');
-  const stampFile = join(root, 'node_modules', '.bootstrap-lock-hash');
-  const lockHash = createHash('sha256').update(readFileSync(lock)).digest('hex');
-  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === lockHash) {
+  const before = npmState(root);
+  if (before.state === 'current') {
     log('npm dependencies: present');
     return;
   }
-  // `npm install` rather than `npm ci`: npm 11 writes lockfiles without the other platforms'
-  // optional packages (@swc/core-darwin-*, ...) and `npm ci` then refuses them as out of sync.
-  // `npm install` still installs the locked versions.
-  log('npm dependencies: installing the locked versions (the first time takes a few minutes: chdb is ~560 MB)');
-  const { code, seconds } = await run('npm', ['install', '--no-audit', '--no-fund'], { label: 'npm install' });
-  if (code !== 0) fail('npm install failed (see its output above). Check that the npm registry is reachable.');
-  writeFileSync(stampFile, createHash('sha256').update(readFileSync(lock)).digest('hex'));
-  log(`npm dependencies: installed in ${seconds.toFixed(0)} s`);
+  let result;
+  if (before.state === 'update-lock') {
+    // package.json was edited (a dependency added or changed): only `npm install` can resolve it.
+    log(`npm dependencies: ${before.reason}; running \`npm install\`, which updates package-lock.json (commit it with package.json)`);
+    result = await npm(['install'], 'npm install');
+  } else {
+    log(`npm dependencies: installing the locked versions (${before.reason}; the first time takes a few minutes: chdb is ~560 MB)`);
+    result = await npm(['install', '--no-save'], 'npm install --no-save');
+  }
+  if (result.code !== 0) fail('npm install failed (see its output above). Check that the npm registry is reachable.');
+  const after = npmState(root);
+  if (after.state !== 'current') log(`warning: node_modules still differs from package-lock.json after the install: ${after.reason}`);
+  log(`npm dependencies: installed in ${result.seconds.toFixed(0)} s`);
 }
 
 // A stamp beside the binary records which module@version built it (`go install` of the
