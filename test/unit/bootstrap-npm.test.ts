@@ -23,7 +23,7 @@ const lock = {
   },
 };
 /** What npm records in node_modules/.package-lock.json after installing `lock` on Linux. */
-const installedOf = (l: typeof lock): unknown => ({
+const installedOf = (l: { name: string; version: string; packages: Record<string, object> }): unknown => ({
   name: l.name, version: l.version, lockfileVersion: 3, requires: true,
   packages: Object.fromEntries(Object.entries(l.packages).filter(([k, v]) => k !== '' && !('optional' in v))),
 });
