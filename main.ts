@@ -184,6 +184,8 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
       running.push(gateway);
     }
 
+          bindFailureWindowMs: config.smpp.bindFailureWindowSeconds * 1000, maxBindFailuresPerSystemId: config.smpp.maxBindFailuresPerSystemId,
+          maxBindFailuresPerAddress: config.smpp.maxBindFailuresPerAddress, bindLockoutMs: config.smpp.bindLockoutSeconds * 1000,
     const base = config.demoSeed
       ? await ensureDemo({ accounts: engines.accounts, balances: engines.balances, kv: engines.nats.kv.accounts, dataDir: config.dataDir })
       : undefined;

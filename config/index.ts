@@ -23,6 +23,10 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'SMPP_CONCAT_TIMEOUT_SECONDS', type: 'integer', default: 60, description: 'How long the parts of a UDH-concatenated submit are waited for.' },
   { name: 'SIMULATOR_PORT', type: 'integer', default: 2776, description: 'Port of the carrier simulator SMSC (embedded default only).' },
   { name: 'NATS_URL', type: 'string', description: 'External NATS server(s), comma-separated. When set, no nats-server is spawned.' },
+  { name: 'SMPP_BIND_FAILURE_WINDOW_SECONDS', type: 'integer', default: 60, description: 'Failed SMPP binds (unknown system_id, wrong password) are counted over this sliding window.' },
+  { name: 'SMPP_BIND_MAX_FAILURES_PER_SYSTEM_ID', type: 'integer', default: 5, description: 'Failed binds of one system_id within the window that lock it out (binds refused with ESME_RBINDFAIL, unchecked); 0 = not counted.' },
+  { name: 'SMPP_BIND_MAX_FAILURES_PER_ADDRESS', type: 'integer', default: 20, description: 'Failed binds from one peer IP address within the window that lock it out; 0 = not counted (behind a proxy that hides client addresses).' },
+  { name: 'SMPP_BIND_LOCKOUT_SECONDS', type: 'integer', default: 300, description: 'How long a failed-bind lockout lasts; it ends by itself.' },
   { name: 'NATS_PORT', type: 'integer', default: 4222, description: 'Client port of the embedded nats-server.' },
   { name: 'NATS_REPLICAS', type: 'integer', default: 1, description: 'Replicas for streams and KV buckets the product creates (3 on a cluster).' },
   { name: 'TEMPORAL_ADDRESS', type: 'string', description: 'External Temporal frontend host:port. When set, no Temporal dev server is spawned.' },
@@ -65,7 +69,8 @@ const schema = {
 export interface Config {
   readonly dataDir: string;
   readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number };
-  readonly smpp: { readonly port: number; readonly maxSessionsPerSystemId: number; readonly window: number; readonly submitsPerSecond: number; readonly idleTimeoutSeconds: number; readonly concatTimeoutSeconds: number };
+  readonly smpp: { readonly port: number; readonly maxSessionsPerSystemId: number; readonly window: number; readonly submitsPerSecond: number; readonly idleTimeoutSeconds: number; readonly concatTimeoutSeconds: number;
+    readonly bindFailureWindowSeconds: number; readonly maxBindFailuresPerSystemId: number; readonly maxBindFailuresPerAddress: number; readonly bindLockoutSeconds: number };
   readonly simulator: { readonly port: number };
   readonly nats: { readonly url: string | undefined; readonly port: number; readonly replicas: number };
   readonly temporal: { readonly address: string | undefined; readonly namespace: string; readonly taskQueue: string; readonly port: number; readonly uiPort: number };
@@ -193,6 +198,10 @@ function atLeast(name: string, value: number, min: number): number {
   if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
   return value;
 }
+      bindFailureWindowSeconds: atLeast('SMPP_BIND_FAILURE_WINDOW_SECONDS', num('SMPP_BIND_FAILURE_WINDOW_SECONDS'), 1),
+      maxBindFailuresPerSystemId: atLeast('SMPP_BIND_MAX_FAILURES_PER_SYSTEM_ID', num('SMPP_BIND_MAX_FAILURES_PER_SYSTEM_ID'), 0),
+      maxBindFailuresPerAddress: atLeast('SMPP_BIND_MAX_FAILURES_PER_ADDRESS', num('SMPP_BIND_MAX_FAILURES_PER_ADDRESS'), 0),
+      bindLockoutSeconds: atLeast('SMPP_BIND_LOCKOUT_SECONDS', num('SMPP_BIND_LOCKOUT_SECONDS'), 1),
 
 function processLayout(value: string): 'split' | 'single' {
   if (value === 'split' || value === 'single') return value;

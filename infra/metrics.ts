@@ -261,6 +261,20 @@ export const smppSessionsBound = new Gauge({
   registers: [registry],
 });
 
+export const smppBindFailures = new Counter({
+  name: 'smpp_bind_failures_total',
+  help: 'Binds the customer SMPP server refused for their credentials (reason unknown_system_id, wrong_password) or without reading them during a lockout (locked_out)',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export const smppBindLockouts = new Counter({
+  name: 'smpp_bind_lockouts_total',
+  help: 'Lockouts started by failed SMPP binds, by what is locked out (system_id, address)',
+  labelNames: ['scope'] as const,
+  registers: [registry],
+});
+
 /** submit_sm answered ESME_ROK since the last scrape: the hot path adds to a number, the scrape hands it over. */
 let submitOkPending = 0;
 
@@ -292,6 +306,8 @@ export function responseClass(status: number | null): string {
 // Known label values start at 0, so rate() and increase() have a base from the first scrape.
 for (const source of ['http', 'legacy', 'smpp']) smsMessagesAccepted.inc({ source }, 0);
 for (const status of ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown']) smsMessagesFinal.inc({ status }, 0);
+for (const reason of ['unknown_system_id', 'wrong_password', 'locked_out']) smppBindFailures.inc({ reason }, 0);
+for (const scope of ['system_id', 'address']) smppBindLockouts.inc({ scope }, 0);
 smsRefunds.inc(0);
 chargeHoldsRefunded.inc(0);
 chargeHoldsSettled.inc(0);

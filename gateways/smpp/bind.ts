@@ -1,7 +1,11 @@
 // Who may bind (spec 1 §4 SMPP transport, docs/smpp.md): the system_id and password of an
-// api_sms token whose organization has SMPP enabled, within the per-system_id session limit;
-// and whether a bound session is still entitled to its bind (revocation, re-issued password).
+// api_sms token whose organization has SMPP enabled, within the per-system_id session limit and
+// outside a failed-bind lockout (./bind-throttle.ts); and whether a bound session is still
+// entitled to its bind (revocation, re-issued password).
 import { verifySmppPasswordAsync } from '../../core/accounts/secrets';
+import { smppBindFailures, smppBindLockouts } from '../../infra/metrics';
+import type { Logger } from '../../infra/logger';
+import type { BindSubject, BindThrottle, ThrottleScope } from './bind-throttle';
 import type { Binding, BindMode, SmppOptions } from './options';
 import type { ReceiptFeed, SmppDirectory } from './ports';
 import { STATUS, type BindRequest } from './protocol';
@@ -13,7 +17,10 @@ export type BindDecision =
 export interface BindChecks {
   readonly directory: SmppDirectory;
   readonly receipts: ReceiptFeed;
-  readonly options: Pick<SmppOptions, 'maxSessionsPerSystemId'>;
+  readonly options: Pick<SmppOptions, 'maxSessionsPerSystemId' | 'bindRefusalDelayMs' | 'bindLockoutMs' | 'bindFailureWindowMs'>;
+  /** Failed binds per system_id and peer address, and their lockouts. */
+  readonly throttle: BindThrottle;
+  readonly log: Logger;
   /** Sessions of this system_id bound in this process now. */
   boundCount(systemId: string): number;
 }
@@ -26,15 +33,32 @@ export function negotiatedVersion(requested: number): number {
 }
 
 /**
- * Decides a bind. The session limit is checked before the slow steps (password hash, receipt
- * feed) and the caller checks it again after them: parallel binds race for the last slot.
+ * Decides a bind. A lockout refuses it first, before the system_id is looked up or the password
+ * hashed; a failure that starts a lockout and every refusal by one are answered after
+ * bindRefusalDelayMs. The session limit is checked before the receipt feed is prepared, and the
+ * caller checks it again after: parallel binds race for the last slot.
  */
-export async function decideBind(checks: BindChecks, request: BindRequest, mode: BindMode): Promise<BindDecision> {
-  const { directory, options } = checks;
+export async function decideBind(checks: BindChecks, request: BindRequest, mode: BindMode, address: string): Promise<BindDecision> {
+  const { directory, options, throttle } = checks;
+  const subject: BindSubject = { systemId: request.systemId, address };
+  const locked = throttle.lockedOut(subject);
+  if (locked) return lockedOut(checks, locked.scope, locked.remainingMs);
   const token = directory.tokenBySystemId(request.systemId);
-  if (!token || token.revokedAt || token.kind !== 'api_sms' || !token.smpp || token.smpp.systemId !== request.systemId) return refused(STATUS.ESME_RINVSYSID, 'unknown system_id');
+  if (!token || token.revokedAt || token.kind !== 'api_sms' || !token.smpp || token.smpp.systemId !== request.systemId) {
+    return refusedCredentials(checks, recordFailure(checks, subject, false), STATUS.ESME_RINVSYSID, 'unknown system_id');
+  }
+  const admission = await throttle.admit(subject);
+  if (admission.kind === 'locked') return lockedOut(checks, admission.scope, admission.remainingMs);
   const passwordHash = token.smpp.passwordHash;
-  if (!(await verifySmppPasswordAsync(request.password, passwordHash))) return refused(STATUS.ESME_RINVPASWD, 'wrong password');
+  let lockouts: readonly ThrottleScope[] | undefined;
+  try {
+    // The outcome is recorded before the slots are released, so binds waiting for them see it.
+    if (await verifySmppPasswordAsync(request.password, passwordHash)) throttle.succeeded(subject);
+    else lockouts = recordFailure(checks, subject, true);
+  } finally {
+    admission.release();
+  }
+  if (lockouts) return refusedCredentials(checks, lockouts, STATUS.ESME_RINVPASWD, 'wrong password');
   const org = directory.org(token.orgId);
   if (!org?.smppEnabled) return refused(STATUS.ESME_RBINDFAIL, 'SMPP is not enabled on the organization');
   if (checks.boundCount(request.systemId) >= options.maxSessionsPerSystemId) return refused(STATUS.ESME_RBINDFAIL, sessionLimit(options));
@@ -45,6 +69,33 @@ export async function decideBind(checks: BindChecks, request: BindRequest, mode:
   }
   const binding: Binding = { mode, systemId: request.systemId, token, org, passwordHash, version: negotiatedVersion(request.interfaceVersion) };
   return { ok: true, binding };
+}
+
+/** A bind refused by a lockout: nothing of it was checked; answered ESME_RBINDFAIL after the refusal delay. */
+async function lockedOut(checks: BindChecks, scope: ThrottleScope, remainingMs: number): Promise<BindDecision> {
+  smppBindFailures.inc({ reason: 'locked_out' });
+  await checks.throttle.clock.delay(checks.options.bindRefusalDelayMs);
+  return refused(STATUS.ESME_RBINDFAIL, `too many failed binds for this ${scope === 'system_id' ? 'system_id' : 'address'}: locked out for ${Math.ceil(remainingMs / 1000)} s more`);
+}
+
+/** Wrong credentials: counted (metrics, throttle); returns the lockouts this failure started (logged). */
+function recordFailure(checks: BindChecks, subject: BindSubject, knownSystemId: boolean): readonly ThrottleScope[] {
+  smppBindFailures.inc({ reason: knownSystemId ? 'wrong_password' : 'unknown_system_id' });
+  const started = checks.throttle.failed(subject, knownSystemId);
+  for (const scope of started) {
+    smppBindLockouts.inc({ scope });
+    checks.log.warn(
+      { scope, ...(scope === 'system_id' ? { systemId: subject.systemId } : { address: subject.address }), windowSeconds: checks.options.bindFailureWindowMs / 1000, lockoutSeconds: checks.options.bindLockoutMs / 1000 },
+      'smpp: too many failed binds; binds locked out',
+    );
+  }
+  return started;
+}
+
+/** The refusal of wrong credentials; when they started a lockout, answered after the refusal delay. */
+async function refusedCredentials(checks: BindChecks, lockouts: readonly ThrottleScope[], status: number, reason: string): Promise<BindDecision> {
+  if (lockouts.length > 0) await checks.throttle.clock.delay(checks.options.bindRefusalDelayMs);
+  return refused(status, reason);
 }
 
 export function sessionLimit(options: Pick<SmppOptions, 'maxSessionsPerSystemId'>): string {

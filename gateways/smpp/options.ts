@@ -3,11 +3,12 @@
 import type { Organization, Token } from '../../core/accounts/types';
 import type { Logger } from '../../infra/logger';
 import type { BulkAcceptance } from './batcher';
+import type { BindClock, BindThrottleOptions } from './bind-throttle';
 import type { MessageReader, ReceiptFeed, SmppDirectory } from './ports';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 
-export interface SmppOptions {
+export interface SmppOptions extends BindThrottleOptions {
   /** Address to listen on. */
   readonly host: string;
   /** system_id this server names itself with in bind responses. */
@@ -53,6 +54,11 @@ export const DEFAULT_SMPP_OPTIONS: SmppOptions = {
   deliverWindow: 100,
   watchIntervalMs: 1000,
   maxPduLength: 16_384,
+  bindFailureWindowMs: 60_000,
+  maxBindFailuresPerSystemId: 5,
+  maxBindFailuresPerAddress: 20,
+  bindLockoutMs: 300_000,
+  bindRefusalDelayMs: 1000,
 };
 
 export interface SmppServerDeps {
@@ -61,6 +67,8 @@ export interface SmppServerDeps {
   readonly states: MessageReader;
   readonly receipts: ReceiptFeed;
   readonly log: Logger;
+  /** Time for the failed-bind throttle (tests drive it); the system clock by default. */
+  readonly clock?: BindClock;
 }
 
 export interface SmppServer {

@@ -9,6 +9,7 @@ import { createServer, type Server, type Session } from 'smpp';
 import type { Logger } from '../../infra/logger';
 import { smppSessionsBound } from '../../infra/metrics';
 import { Submissions } from './accept';
+import { BindThrottle, SYSTEM_CLOCK } from './bind-throttle';
 import { DEFAULT_SMPP_OPTIONS, UNBIND_WAIT_MS, type SmppOptions, type SmppServer, type SmppServerDeps } from './options';
 import type { MessageReader, ReceiptFeed, SmppDirectory } from './ports';
 import { Reassembler, STATUS } from './protocol';
@@ -25,6 +26,7 @@ class CustomerServer implements SessionContext {
   readonly submissions: Submissions;
   readonly reassembler: Reassembler<PartMeta, HeldPart>;
   readonly requests: SessionRequests = { submitSm, querySm };
+  readonly throttle: BindThrottle;
   stopping = false;
   readonly sessions = new Set<CustomerSession>();
   private readonly bound = new Map<string, Set<CustomerSession>>();
@@ -36,6 +38,7 @@ class CustomerServer implements SessionContext {
     this.states = deps.states;
     this.receivers = new ReceiverPool(deps.receipts, options, deps.log, () => this.stopping);
     this.submissions = new Submissions(deps.acceptance, deps.log);
+    this.throttle = new BindThrottle(options, deps.clock ?? SYSTEM_CLOCK);
     this.reassembler = new Reassembler<PartMeta, HeldPart>(options.concatTimeoutMs, (waiters, received, total) => {
       this.log.info({ received, total }, 'smpp: concatenated message incomplete after the timeout; its parts are refused');
       for (const w of waiters) w.session.answerSubmit(w.sequence, { ok: false, status: STATUS.ESME_RSUBMITFAIL, reason: 'concatenation timeout' }, true);

@@ -197,10 +197,10 @@ export class CustomerSession implements Receiver {
     this.bindingInProgress = true;
     try {
       const refuse = (status: number, reason: string): void => {
-        this.log.info({ connection: this.conn.id, systemId: request.systemId, mode, status: statusName(status), reason }, 'smpp: bind refused');
+        this.log.info({ connection: this.conn.id, remote: this.conn.remote, systemId: request.systemId, mode, status: statusName(status), reason }, 'smpp: bind refused');
         this.respondError(commandId, sequence, status);
       };
-      const decision = await decideBind(this.ctx, request, mode);
+      const decision = await decideBind(this.ctx, request, mode, this.conn.address);
       if (!decision.ok) {
         if (decision.cause !== undefined) this.log.error({ err: decision.cause, systemId: request.systemId }, 'smpp: could not prepare the receipt feed');
         return refuse(decision.status, decision.reason);

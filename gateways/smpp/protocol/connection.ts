@@ -41,6 +41,8 @@ let nextConnectionId = 1;
 export class SmppConnection {
   readonly id = nextConnectionId++;
   readonly remote: string;
+  /** The peer's IP address alone (an IPv4-mapped IPv6 address as IPv4): what failed binds are counted by. */
+  readonly address: string;
   private sequence = 0;
   private readonly pending = new Map<number, { resolve: (header: Header | undefined) => void; timer: NodeJS.Timeout }>();
   private header: Header | undefined;
@@ -53,6 +55,7 @@ export class SmppConnection {
   constructor(private readonly session: Session, private readonly options: ConnectionOptions) {
     const socket = session.socket;
     this.remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.address = (socket.remoteAddress ?? '?').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
     socket.setNoDelay(true);
     socket.removeAllListeners('readable');
     socket.on('readable', () => this.read());
