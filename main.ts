@@ -179,13 +179,13 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
         options: {
           maxSessionsPerSystemId: config.smpp.maxSessionsPerSystemId, window: config.smpp.window, maxSubmitsPerSecond: config.smpp.submitsPerSecond,
           idleTimeoutMs: config.smpp.idleTimeoutSeconds * 1000, concatTimeoutMs: config.smpp.concatTimeoutSeconds * 1000,
+          bindFailureWindowMs: config.smpp.bindFailureWindowSeconds * 1000, maxBindFailuresPerSystemId: config.smpp.maxBindFailuresPerSystemId,
+          maxBindFailuresPerAddress: config.smpp.maxBindFailuresPerAddress, bindLockoutMs: config.smpp.bindLockoutSeconds * 1000,
         },
       });
       running.push(gateway);
     }
 
-          bindFailureWindowMs: config.smpp.bindFailureWindowSeconds * 1000, maxBindFailuresPerSystemId: config.smpp.maxBindFailuresPerSystemId,
-          maxBindFailuresPerAddress: config.smpp.maxBindFailuresPerAddress, bindLockoutMs: config.smpp.bindLockoutSeconds * 1000,
     const base = config.demoSeed
       ? await ensureDemo({ accounts: engines.accounts, balances: engines.balances, kv: engines.nats.kv.accounts, dataDir: config.dataDir })
       : undefined;

@@ -172,6 +172,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smpp: {
       port: num('SMPP_PORT'), maxSessionsPerSystemId: num('SMPP_MAX_SESSIONS_PER_SYSTEM_ID'), window: num('SMPP_WINDOW'),
       submitsPerSecond: num('SMPP_SUBMITS_PER_SECOND'), idleTimeoutSeconds: num('SMPP_IDLE_TIMEOUT_SECONDS'), concatTimeoutSeconds: num('SMPP_CONCAT_TIMEOUT_SECONDS'),
+      bindFailureWindowSeconds: atLeast('SMPP_BIND_FAILURE_WINDOW_SECONDS', num('SMPP_BIND_FAILURE_WINDOW_SECONDS'), 1),
+      maxBindFailuresPerSystemId: atLeast('SMPP_BIND_MAX_FAILURES_PER_SYSTEM_ID', num('SMPP_BIND_MAX_FAILURES_PER_SYSTEM_ID'), 0),
+      maxBindFailuresPerAddress: atLeast('SMPP_BIND_MAX_FAILURES_PER_ADDRESS', num('SMPP_BIND_MAX_FAILURES_PER_ADDRESS'), 0),
+      bindLockoutSeconds: atLeast('SMPP_BIND_LOCKOUT_SECONDS', num('SMPP_BIND_LOCKOUT_SECONDS'), 1),
     },
     simulator: { port: num('SIMULATOR_PORT') },
     nats: { url: opt('NATS_URL'), port: num('NATS_PORT'), replicas: num('NATS_REPLICAS') },
@@ -198,10 +202,6 @@ function atLeast(name: string, value: number, min: number): number {
   if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
   return value;
 }
-      bindFailureWindowSeconds: atLeast('SMPP_BIND_FAILURE_WINDOW_SECONDS', num('SMPP_BIND_FAILURE_WINDOW_SECONDS'), 1),
-      maxBindFailuresPerSystemId: atLeast('SMPP_BIND_MAX_FAILURES_PER_SYSTEM_ID', num('SMPP_BIND_MAX_FAILURES_PER_SYSTEM_ID'), 0),
-      maxBindFailuresPerAddress: atLeast('SMPP_BIND_MAX_FAILURES_PER_ADDRESS', num('SMPP_BIND_MAX_FAILURES_PER_ADDRESS'), 0),
-      bindLockoutSeconds: atLeast('SMPP_BIND_LOCKOUT_SECONDS', num('SMPP_BIND_LOCKOUT_SECONDS'), 1),
 
 function processLayout(value: string): 'split' | 'single' {
   if (value === 'split' || value === 'single') return value;
