@@ -135,7 +135,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
       // Before the worker installs the SDK runtime: its metrics exporter is part of the install.
       await enableTemporalMetrics();
       const { nats, directory, balances } = engines;
-      const ports = lifecyclePorts(nats, directory, balances, config.lifecycle.webhook.attemptTimeoutMs, log);
+      const ports = lifecyclePorts(nats, directory, balances, config.lifecycle.webhook.attemptTimeoutMs, log, config.lifecycle.webhook);
       const worker = await startWorker(
         { address: engines.temporalAddress, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue },
         { identity: `worker-${process.pid}`, lifecycle: ports },

@@ -19,6 +19,7 @@ const FINAL = ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error'
 /** Product settings of the run: a fast simulator, no rate-limit ceiling, short webhook retries. */
 export const RELIABILITY_ENV = {
   SIMULATOR_LATENCY_MS: '20', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000', WEBHOOK_RETRY_MAX_MS: '5000',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
 };
 
 interface Fault {

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const env = {
     ...process.env, NATS_URL: engines.natsUrl, TEMPORAL_ADDRESS: engines.temporalAddress, HTTP_PORT: String(httpPort), HTTP_HOST: '127.0.0.1',
     SIMULATOR_PORT: String(await freePort()), SIMULATOR_LATENCY_MS: '20', LOG_LEVEL: 'error', DEMO_SEED: 'false',
-    RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000', WEBHOOK_RETRY_MAX_MS: '5000',
+    RATE_LIMIT_PER_MINUTE: '100000000', RATE_LIMIT_BULK_PER_MINUTE: '100000000', WEBHOOK_RETRY_MAX_MS: '5000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     CHARGE_HOLD_REFUND_SECONDS: String(REFUND_SECONDS),
   };
   const roles = new Map<string, ChildProcess>();

@@ -6,10 +6,12 @@ import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
 import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type Token, type TokenKind } from '../core/accounts/types';
 import { fromMicros, toMicros } from '../core/money';
+import { isWebhookTargetRefused } from '../core/sms/webhook-target';
 import { createLogger } from '../infra/logger';
 import { connectNats, type Nats } from '../infra/nats';
 import { processAlive, readStackFile, resolveStackTarget, type StackTarget } from '../infra/stack-file';
 import { connectTemporal } from '../infra/temporal';
+import { checkWebhookTarget } from '../infra/webhook-target';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { DeadLetterStore } from '../stores/dead-letter-store';
@@ -217,8 +219,10 @@ price.command('remove').requiredOption('--org <id>').requiredOption('--kind <sms
 const webhook = program.command('webhook').description('DLR webhook of an api_sms token');
 webhook.command('set').requiredOption('--token <value-or-id>').requiredOption('--url <url>').option('--secret <secret>', 'signing secret (generated when omitted)')
   .action(action(async (ctx, o: { token: string; url: string; secret?: string }) => {
-    const url = new URL(o.url);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('--url must be an http(s) URL');
+    // Public HTTPS only unless WEBHOOK_ALLOW_PRIVATE_TARGETS (spec 1 §6 rule 1); the host is resolved and checked now.
+    const { url } = await checkWebhookTarget(o.url, config.lifecycle.webhook).catch((err: unknown) => {
+      throw isWebhookTargetRefused(err) ? new Error(`--url is refused: ${err.reason}`) : err;
+    });
     const updated = await ctx.accounts.setWebhook((await ctx.accounts.resolveToken(o.token)).id, url.toString(), o.secret);
     print(`webhook of ${updated.id}: ${updated.webhook?.url}\nsigning secret: ${updated.webhook?.secret}`, { token: updated.id, url: updated.webhook?.url, secret: updated.webhook?.secret });
   }));

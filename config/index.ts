@@ -2,6 +2,8 @@
 // against a JSON Schema at boot (with defaults from the schema) and frozen. The table in
 // ENV_VARS is also the documentation source checked by test/unit/config-docs.test.ts (README table).
 import Ajv from 'ajv';
+import ipaddr from 'ipaddr.js';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface EnvVarSpec {
@@ -40,6 +42,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'CLICKHOUSE_DATABASE', type: 'string', default: 'sms_platform', description: 'ClickHouse database the product owns; created by the migrations.' },
   { name: 'PROCESS_LAYOUT', type: 'string', default: 'split', description: 'With every role (`npm start`): `split` runs the lifecycle worker and the carrier connector (with the simulator) in two child processes beside the gateways, so each has a core; `single` runs every role in one process.' },
   { name: 'LOG_LEVEL', type: 'string', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace.' },
+  { name: 'TRUST_PROXY', type: 'string', default: 'false', description: 'Which peers may set X-Forwarded-For (the client address of the rate limits, the failed-authentication counter and the console sign-in throttle), as Express\'s trust proxy: `false` (default: none, the TCP peer is the client), a hop count (`1`), or a comma-separated list of addresses, CIDRs and `loopback`, `linklocal`, `uniquelocal`; `true` trusts every peer (only when the port is reachable through the proxy alone).' },
   { name: 'HTTP_BODY_LIMIT_BYTES', type: 'integer', default: 1048576, description: 'Largest accepted request body; larger bodies get 413.' },
   { name: 'RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per organization per endpoint.' },
   { name: 'RATE_LIMIT_BULK_PER_MINUTE', type: 'integer', default: 600, description: 'Default requests per minute per organization for POST /sms/bulk.' },
@@ -53,6 +56,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'SIMULATOR_LATENCY_MS', type: 'integer', default: 200, description: 'Delay of each step of the carrier simulator (submit → buffered → final); 0 for benchmarks.' },
   { name: 'MESSAGE_VALIDITY_SECONDS', type: 'integer', default: 172800, description: 'A message with no final carrier report within this time (default 48 h) becomes expired (code 1).' },
   { name: 'WEBHOOK_TIMEOUT_MS', type: 'integer', default: 5000, description: 'Timeout of one webhook attempt.' },
+  { name: 'WEBHOOK_ALLOW_PRIVATE_TARGETS', type: 'boolean', default: false, description: 'Allow webhook URLs over http:// and to loopback, private, link-local and other non-public addresses (local development). Off: a webhook must be public HTTPS (spec 1 §6), checked when set and against the resolved address at each send.' },
   { name: 'WEBHOOK_RETRY_INITIAL_MS', type: 'integer', default: 1000, description: 'First retry interval of a failed DLR; doubles on each retry.' },
   { name: 'WEBHOOK_RETRY_MAX_MS', type: 'integer', default: 60000, description: 'Cap of the DLR retry interval.' },
   { name: 'WEBHOOK_RETRY_HOURS', type: 'integer', default: 25, description: 'How long a DLR is retried before it is dead-lettered (at least 24 h).' },
@@ -68,7 +72,7 @@ const schema = {
 
 export interface Config {
   readonly dataDir: string;
-  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number };
+  readonly http: { readonly host: string; readonly port: number; readonly bodyLimitBytes: number; readonly trustProxy: TrustProxy };
   readonly smpp: { readonly port: number; readonly maxSessionsPerSystemId: number; readonly window: number; readonly submitsPerSecond: number; readonly idleTimeoutSeconds: number; readonly concatTimeoutSeconds: number;
     readonly bindFailureWindowSeconds: number; readonly maxBindFailuresPerSystemId: number; readonly maxBindFailuresPerAddress: number; readonly bindLockoutSeconds: number };
   readonly simulator: { readonly port: number };
@@ -87,8 +91,30 @@ export interface Config {
   readonly lifecycle: {
     readonly validitySeconds: number;
     readonly batchMaxMessages: number;
-    readonly webhook: { readonly attemptTimeoutMs: number; readonly initialIntervalMs: number; readonly maximumIntervalMs: number; readonly retryHours: number };
+    readonly webhook: { readonly attemptTimeoutMs: number; readonly initialIntervalMs: number; readonly maximumIntervalMs: number; readonly retryHours: number; readonly allowPrivateTargets: boolean };
   };
+}
+
+/** Express's `trust proxy` setting: off, every peer, a hop count, or addresses, CIDRs and named ranges. */
+export type TrustProxy = boolean | number | readonly string[];
+
+/** The named ranges Express (proxy-addr) knows besides addresses and CIDRs. */
+const TRUST_PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isAddressOrCidr(text: string): boolean {
+  return isIP(text) !== 0 || ipaddr.isValidCIDR(text);
+}
+
+/** TRUST_PROXY: `false` / `true`, a hop count, or a comma-separated list checked entry by entry. */
+export function parseTrustProxy(text: string): TrustProxy {
+  const value = text.trim();
+  if (value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((e) => e.trim());
+  const wrong = entries.filter((e) => !TRUST_PROXY_NAMES.has(e) && !isAddressOrCidr(e));
+  if (wrong.length > 0) throw new ConfigError(`TRUST_PROXY: ${wrong.map((e) => JSON.stringify(e)).join(', ')} is not an address, a CIDR or one of loopback, linklocal, uniquelocal (or use false, true or a hop count)`);
+  return entries;
 }
 
 /** One upstream SMSC and the destination prefixes (E.164 digits, '' = any) routed to it. */
@@ -168,7 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const num = (k: string): number => Number(raw[k]);
   return deepFreeze({
     dataDir: resolve(str('DATA_DIR')),
-    http: { host: str('HTTP_HOST'), port: num('HTTP_PORT'), bodyLimitBytes: num('HTTP_BODY_LIMIT_BYTES') },
+    http: { host: str('HTTP_HOST'), port: num('HTTP_PORT'), bodyLimitBytes: num('HTTP_BODY_LIMIT_BYTES'), trustProxy: parseTrustProxy(str('TRUST_PROXY')) },
     smpp: {
       port: num('SMPP_PORT'), maxSessionsPerSystemId: num('SMPP_MAX_SESSIONS_PER_SYSTEM_ID'), window: num('SMPP_WINDOW'),
       submitsPerSecond: num('SMPP_SUBMITS_PER_SECOND'), idleTimeoutSeconds: num('SMPP_IDLE_TIMEOUT_SECONDS'), concatTimeoutSeconds: num('SMPP_CONCAT_TIMEOUT_SECONDS'),
@@ -193,7 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lifecycle: {
       validitySeconds: num('MESSAGE_VALIDITY_SECONDS'),
       batchMaxMessages: num('LIFECYCLE_BATCH_MAX_MESSAGES'),
-      webhook: { attemptTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), initialIntervalMs: num('WEBHOOK_RETRY_INITIAL_MS'), maximumIntervalMs: num('WEBHOOK_RETRY_MAX_MS'), retryHours: num('WEBHOOK_RETRY_HOURS') },
+      webhook: { attemptTimeoutMs: num('WEBHOOK_TIMEOUT_MS'), initialIntervalMs: num('WEBHOOK_RETRY_INITIAL_MS'), maximumIntervalMs: num('WEBHOOK_RETRY_MAX_MS'), retryHours: num('WEBHOOK_RETRY_HOURS'), allowPrivateTargets: raw['WEBHOOK_ALLOW_PRIVATE_TARGETS'] === true },
     },
   });
 }

@@ -1,11 +1,17 @@
 // The WebhookSender port over node:http(s) with keep-alive agents: one POST, bounded by its
 // timeout (until the whole answer is read), the body read and dropped. Not fetch: its WHATWG
 // streams (request body, tee, response body) cost more CPU than the rest of a DLR's delivery.
-// A token's webhook URL is parsed once per process, not once per DLR.
+// A token's webhook URL is parsed once per process, not once per DLR. Targets are checked
+// (spec 1 §6 rule 1, core/sms/webhook-target.ts): the URL when it is parsed, the resolved
+// addresses at each new connection, and the connection made to the addresses checked
+// (infra/webhook-target.ts); a refused target is a failed attempt (WebhookTargetRefusedError).
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import type { WebhookRequest, WebhookSender } from '../core/sms/lifecycle-ports';
+import { checkWebhookUrl, type WebhookTargetPolicy } from '../core/sms/webhook-target';
+import { checkedLookup, systemResolver, type Resolver } from './webhook-target';
 
 /** Connections kept per webhook origin. */
 const MAX_SOCKETS_PER_ORIGIN = 128;
@@ -19,22 +25,33 @@ interface Target {
   readonly host: string;
 }
 
+export interface WebhookSenderOptions extends Partial<WebhookTargetPolicy> {
+  /** How host names are resolved (tests hand in their own). */
+  readonly resolver?: Resolver;
+}
+
 export class HttpWebhookSender implements WebhookSender {
   private readonly agents = {
     http: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_ORIGIN }),
     https: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_ORIGIN }),
   };
   private readonly targets = new Map<string, Target>();
+  private readonly policy: WebhookTargetPolicy;
+  private readonly lookup: LookupFunction;
 
-  /** The request options of a webhook URL; throws when it is not an http(s) URL. */
+  constructor(options: WebhookSenderOptions = {}) {
+    this.policy = { allowPrivateTargets: options.allowPrivateTargets ?? false };
+    this.lookup = checkedLookup(this.policy, options.resolver ?? systemResolver);
+  }
+
+  /** The request options of a webhook URL; throws WebhookTargetRefusedError for a URL the policy refuses. */
   private target(raw: string): Target {
     const known = this.targets.get(raw);
     if (known) return known;
-    const url = new URL(raw);
+    const { url } = checkWebhookUrl(raw, this.policy);
     const secure = url.protocol === 'https:';
-    if (!secure && url.protocol !== 'http:') throw new Error(`webhook URL scheme ${url.protocol} is not http or https`);
     const options: http.RequestOptions = {
-      ...urlToHttpOptions(url), method: 'POST', agent: secure ? this.agents.https : this.agents.http,
+      ...urlToHttpOptions(url), method: 'POST', agent: secure ? this.agents.https : this.agents.http, lookup: this.lookup,
     };
     if (this.targets.size >= TARGETS_KEPT) this.targets.clear();
     const target = { secure, options, host: url.host };
@@ -80,4 +97,51 @@ export class HttpWebhookSender implements WebhookSender {
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
+}
+
+export interface WebhookProbeAnswer {
+  readonly status: number;
+  /** The start of the answer's body (at most `keepChars` characters). */
+  readonly body: string;
+}
+
+/**
+ * One POST outside the pooled agents, with the same target checks (the console's "Send test
+ * DLR"): the answer's status and the start of its body. Rejects with WebhookTargetRefusedError
+ * before any connection to a refused target, with a TimeoutError after `timeoutMs`.
+ */
+export function postOnce(request: WebhookRequest, policy: WebhookTargetPolicy, resolver: Resolver = systemResolver, keepChars = 500): Promise<WebhookProbeAnswer> {
+  return new Promise((resolve, reject) => {
+    let url: URL;
+    try {
+      url = checkWebhookUrl(request.url, policy).url;
+    } catch (err) {
+      reject(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    const secure = url.protocol === 'https:';
+    const options: http.RequestOptions = {
+      ...urlToHttpOptions(url), method: 'POST', agent: false, lookup: checkedLookup(policy, resolver),
+      headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+    };
+    const onAnswer = (res: http.IncomingMessage): void => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { if (body.length < keepChars) body += chunk; });
+      res.on('error', fail);
+      res.on('end', () => { clearTimeout(timer); resolve({ status: res.statusCode ?? 0, body: body.slice(0, keepChars) }); });
+    };
+    const req = secure ? https.request(options, onAnswer) : http.request(options, onAnswer);
+    function fail(err: Error): void {
+      clearTimeout(timer);
+      reject(err);
+    }
+    const timer = setTimeout(() => {
+      const err = new Error(`no answer within ${request.timeoutMs} ms`);
+      err.name = 'TimeoutError';
+      req.destroy(err);
+    }, request.timeoutMs);
+    req.on('error', fail);
+    req.end(request.body);
+  });
 }

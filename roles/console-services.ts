@@ -23,5 +23,6 @@ export async function buildConsoleServices(config: Config, engines: Engines, aud
     lifecycleOwners: new KvLifecycleOwners(engines.nats.kv.idempotency),
     ...(uiBase ? { workflowUrl: (id: string) => `${uiBase}${encodeURIComponent(id)}` } : {}),
     webhookTimeoutMs: config.lifecycle.webhook.attemptTimeoutMs,
+    webhookTargets: { allowPrivateTargets: config.lifecycle.webhook.allowPrivateTargets },
   };
 }

@@ -3,6 +3,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import type { LifecycleDeps } from '../activities/lifecycle';
 import { BUCKETS } from '../core/bus/names';
+import type { WebhookTargetPolicy } from '../core/sms/webhook-target';
 import { PipelinedBus } from '../infra/pipelined-bus';
 import type { Logger } from '../infra/logger';
 import { temporalTelemetry } from '../infra/temporal';
@@ -33,12 +34,12 @@ export interface WorkerOptions {
  * The lifecycle activities' ports over this process's engines; the per-message KV records and
  * publishes go through the pipelined JetStream client (infra/pipelined-jetstream.ts).
  */
-export function lifecyclePorts(nats: Nats, tokens: AccountDirectory, funds: BalanceLedger, webhookTimeoutMs: number, log: Logger): LifecycleDeps {
+export function lifecyclePorts(nats: Nats, tokens: AccountDirectory, funds: BalanceLedger, webhookTimeoutMs: number, log: Logger, webhookTargets: WebhookTargetPolicy): LifecycleDeps {
   const idempotency = { jetstream: nats.pipeline, bucket: BUCKETS.idempotency };
   return {
     states: new KvLifecycleStates(nats.kv.messages, { jetstream: nats.pipeline, bucket: BUCKETS.messages }),
     bus: new PipelinedBus(nats.pipeline),
-    webhooks: new HttpWebhookSender(),
+    webhooks: new HttpWebhookSender({ allowPrivateTargets: webhookTargets.allowPrivateTargets }),
     deadLetters: new KvDeadLetters(nats.kv.deadDlrs),
     once: new KvOnceKeys(nats.kv.idempotency, idempotency),
     tokens,

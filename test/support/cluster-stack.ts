@@ -17,6 +17,7 @@ import type { StackInfo } from './stack';
 export const CLUSTER_TEST_ENV: Readonly<Record<string, string>> = {
   LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BULK_PER_MINUTE: '100000', SIMULATOR_LATENCY_MS: '30',
   MESSAGE_VALIDITY_SECONDS: '15', WEBHOOK_RETRY_INITIAL_MS: '1000', WEBHOOK_RETRY_MAX_MS: '4000', WEBHOOK_TIMEOUT_MS: '2000',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
 };
 
 export async function startClusterStack(log: (line: string) => void = (l) => process.stderr.write(l)): Promise<RunningStack> {

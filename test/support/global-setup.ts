@@ -135,6 +135,8 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     WEBHOOK_RETRY_INITIAL_MS: '1000',
     WEBHOOK_RETRY_MAX_MS: '4000',
     WEBHOOK_TIMEOUT_MS: '2000',
+    // The suites' and benchmarks' webhook receivers listen on 127.0.0.1 over http.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     ...env,
   };
   const output: string[] = [];

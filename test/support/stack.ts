@@ -30,7 +30,8 @@ const ROOT = join(__dirname, '..', '..');
 export async function admin<T = Record<string, unknown>>(...args: string[]): Promise<T> {
   const { stdout } = await run('npm', ['run', '-s', 'admin', '--', ...args, '--json'], {
     cwd: ROOT,
-    env: { ...process.env, NATS_URL: stack().natsUrl, TEMPORAL_ADDRESS: stack().temporalAddress },
+    // As the test stack: webhook receivers on 127.0.0.1 over http (WEBHOOK_ALLOW_PRIVATE_TARGETS).
+    env: { ...process.env, NATS_URL: stack().natsUrl, TEMPORAL_ADDRESS: stack().temporalAddress, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
   });
   return JSON.parse(stdout) as T;
 }

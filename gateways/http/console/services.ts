@@ -6,6 +6,8 @@ import type { SearchRequest } from '../../../core/filters/grammar-b';
 import type { Datasource } from '../../../core/ingest/types';
 import type { DeadDlr } from '../../../core/sms/dlr';
 import type { LifecycleOwners } from '../../../core/sms/lifecycle-ports';
+import type { WebhookTargetPolicy } from '../../../core/sms/webhook-target';
+import type { Resolver } from '../../../infra/webhook-target';
 import type { AccountStore } from '../../../stores/account-store';
 import type { DatasourceDirectory } from '../../../stores/datasource-store';
 import type { SearchResult, SearchScope } from '../../../stores/audience-search';
@@ -42,4 +44,8 @@ export interface ConsoleServices {
   readonly workflowUrl?: (workflowId: string) => string;
   /** Timeout of the "send test DLR" request. */
   readonly webhookTimeoutMs: number;
+  /** Where webhooks may point (WEBHOOK_ALLOW_PRIVATE_TARGETS); absent: public HTTPS only. */
+  readonly webhookTargets?: WebhookTargetPolicy;
+  /** How webhook hosts are resolved (tests hand in their own; default dns.lookup). */
+  readonly webhookResolver?: Resolver;
 }

@@ -5,6 +5,9 @@ import { receiverSecret } from '../../../../core/sms/webhook-signature';
 import { AccountConflictError } from '../../../../stores/account-store';
 import { ConsoleError, field, ownToken, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { csrfField, html, notice, postButton, type Html } from '../html';
+import { isWebhookTargetRefused, type WebhookTargetPolicy } from '../../../../core/sms/webhook-target';
+import { checkWebhookTarget } from '../../../../infra/webhook-target';
+import type { ConsoleServices } from '../services';
 import { sendTestDlr } from '../webhook-test';
 
 function webhookSection(ctx: Signed, token: Token): Html {
@@ -40,16 +43,18 @@ export function tokenSettings(ctx: Signed, token: Token): Html {
   return html`${webhookSection(ctx, token)}${smppSection(ctx, token)}${numbersSection(ctx, token)}`;
 }
 
-function webhookUrl(text: string): string {
-  let url: URL;
+/** The URL to store: public HTTPS unless private targets are allowed (spec 1 §6 rule 1), its host resolved and checked now. */
+async function webhookUrl(text: string, services: ConsoleServices): Promise<string> {
   try {
-    url = new URL(text);
-  } catch {
-    throw new ConsoleError(400, 'Refused', 'the webhook URL is not a URL');
+    const { url } = await checkWebhookTarget(text, targetPolicy(services), services.webhookResolver);
+    return url.toString();
+  } catch (err) {
+    if (isWebhookTargetRefused(err)) throw new ConsoleError(400, 'Refused', `the webhook URL is refused: ${err.reason}`);
+    throw err;
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || text.length > 2000) throw new ConsoleError(400, 'Refused', 'the webhook URL must be an http(s) URL of at most 2000 characters');
-  return url.toString();
 }
+
+const targetPolicy = (services: ConsoleServices): WebhookTargetPolicy => services.webhookTargets ?? { allowPrivateTargets: false };
 
 export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
   const { router, services } = routes;
@@ -64,7 +69,7 @@ export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
 
   router.post('/tokens/:id/webhook', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
-    const updated = await services.accounts.setWebhook(token.id, webhookUrl(field(req, 'url')), undefined, { legacyHeaders: field(req, 'legacyHeaders') === '1' });
+    const updated = await services.accounts.setWebhook(token.id, await webhookUrl(field(req, 'url'), services), undefined, { legacyHeaders: field(req, 'legacyHeaders') === '1' });
     req.log?.info({ token: token.id }, 'console: webhook set');
     if (token.webhook) res.redirect(303, back(ctx, token, 'webhook'));
     else send(res, ctx, 'Webhook set', secretPage(ctx, updated, `DLRs of ${token.name} now go to ${updated.webhook?.url ?? ''}`));
@@ -93,8 +98,11 @@ export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
   router.post('/tokens/:id/webhook/test', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
     if (!token.webhook) throw new ConsoleError(409, 'Conflict', 'set a webhook URL first');
-    const answer = await sendTestDlr(token.webhook, services.webhookTimeoutMs);
-    const result = answer.status !== null
+    const answer = await sendTestDlr(token.webhook, services.webhookTimeoutMs, targetPolicy(services), services.webhookResolver);
+    // A refused target was not contacted: no status, latency or body to show.
+    const result = answer.refused !== null
+      ? html`<p id="test-result">Not sent: <strong class="bad">${answer.refused}</strong>.</p>`
+      : answer.status !== null
       ? html`<p id="test-result">The receiver answered <strong class="${answer.error ? 'bad' : 'good'}">${answer.status}</strong> in <strong>${answer.latencyMs} ms</strong>.</p>`
       : html`<p id="test-result">No answer: <strong class="bad">${answer.error ?? ''}</strong> (after ${answer.latencyMs} ms).</p>`;
     send(res, ctx, 'Test DLR sent', html`${notice(answer.error ? 'error' : 'ok', html`${result}<p class="meta">to ${token.webhook.url}, webhook-id <code>${answer.webhookId}</code></p>
