@@ -118,6 +118,11 @@ async function claim(kv: KV, key: string): Promise<boolean> {
   }
 }
 
+/** One POSIX shell word for `text`, whatever it contains (single quotes, spaces, `$`). */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
 export function demoBanner(demo: DemoCredentials, httpPort: number, file: string, ingestBasePath = '/ingest/v1', audienceBasePath = '/audience/v1'): string {
   const base = `http://localhost:${httpPort}/transactional/v1`;
   const ingest = demo.ingest
@@ -135,12 +140,26 @@ export function demoBanner(demo: DemoCredentials, httpPort: number, file: string
       `       -H 'Content-Type: application/json' -d '{"version":"0.0.1","root":{"type":"group","join":"and","children":[{"type":"attribute_condition","key":"_email","operator":"exists","values":[]}]},"limit":10}'`,
     ]
     : [];
+  // The README's shell lines, with this file's path (DATA_DIR may be anything): paste to get $TOKEN, $I and $IT.
+  const path = shellQuote(file);
+  const shell = [
+    `Shell variables for the README's examples (read from ${file}):`,
+    `  TOKEN=$(node -p 'require(process.argv[1]).token' ${path})`,
+    ...(demo.ingest
+      ? [
+        `  I=$(node -p 'const d=require(process.argv[1]).ingest; "${ingestBasePath}/project/"+d.project+"/datasource/"+d.datasource+"/stream"' ${path})`,
+        `  IT=$(node -p 'require(process.argv[1]).ingest.token' ${path})`,
+      ]
+      : []),
+  ];
   return [
     '',
     `Demo organization ${demo.organization} (credentials in ${file})`,
     `  api_sms token: ${demo.token}`,
     `  legacy token:  ${demo.legacyToken}`,
     `  SMPP:          system_id=${demo.smpp.systemId} password=${demo.smpp.password}`,
+    '',
+    ...shell,
     '',
     'Send a message:',
     `  curl -s -X POST ${base}/sms -H 'Authorization: Bearer ${demo.token}' -H 'Content-Type: application/json' \\`,

@@ -60,8 +60,9 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     const needs = touched(messages);
     await writer.loadStates(states, needs.users);
     const stored = await writer.storedEventKeys(needs.eventKeys);
+    const eventsOfDeleted = needs.deleted.length > 0 ? await writer.eventsOf(needs.deleted) : undefined;
     phase('load');
-    const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`) });
+    const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`), eventsOfDeleted });
     phase('plan');
     // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
     await Promise.all(plan.triggers.map((t) => nats.js.publish(SUBJECTS.automationTrigger(t.project), JSON.stringify(t.batch), { msgID: t.msgId })));

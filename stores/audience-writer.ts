@@ -1,7 +1,7 @@
 // ClickHouse side of the ingest writer (tables of infra/migrations/0005_audience.sql): loads
 // the contact states and stored event ids a run of stream messages touches, and writes a
 // WritePlan (core/ingest/apply.ts) in a handful of batch statements. Bound parameters only.
-import { audienceId, bucketOf, mergeAudience, universalSearchText, userKey, type ContactStates, type DsContactState, type StoredEvent, type TypedValue, type WritePlan } from '../core/ingest';
+import { audienceId, bucketOf, deletedKey, mergeAudience, universalSearchText, userKey, type ContactStates, type DsContactState, type StoredEvent, type TypedValue, type WritePlan } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import { toClickHouseTime } from './clickhouse-time';
 
@@ -74,7 +74,34 @@ export class AudienceWriter {
     return stored;
   }
 
+  /** The ids of the stored events of contacts a run deletes, keyed by deletedKey (their ids are released with them). */
+  async eventsOf(contacts: ReadonlyArray<{ projectId: string; datasourceId: string; userId: string }>): Promise<Map<string, string[]>> {
+    const ids = new Map<string, string[]>();
+    for (const [key, group] of groupBy(contacts, (c) => `${c.projectId}|${c.datasourceId}`)) {
+      const [projectId, datasourceId] = key.split('|') as [string, string];
+      const result = await this.ch.client.query({
+        query: `SELECT user_id, event_id FROM ${this.ch.table('events')} WHERE project_id = {project:String} AND datasource_id = {ds:String} AND user_id IN {users:Array(String)}`,
+        query_params: { project: projectId, ds: datasourceId, users: group.map((c) => c.userId) },
+        format: 'JSONEachRow',
+      });
+      for (const row of await result.json<{ user_id: string; event_id: string }>()) {
+        const k = deletedKey(datasourceId, row.user_id);
+        const list = ids.get(k);
+        if (list) list.push(row.event_id);
+        else ids.set(k, [row.event_id]);
+      }
+    }
+    return ids;
+  }
+
   async write(plan: WritePlan, states: ContactStates): Promise<{ contacts: number; events: number }> {
+    // Before the events' insert: an id released here and stored again by this plan keeps its new key.
+    for (const [datasourceId, group] of groupBy(plan.releasedKeys, (k) => k.datasourceId)) {
+      await this.ch.client.command({
+        query: `DELETE FROM ${this.ch.table('event_keys')} WHERE datasource_id = {ds:String} AND event_id IN {ids:Array(String)}`,
+        query_params: { ds: datasourceId, ids: group.map((k) => k.eventId) },
+      });
+    }
     for (const [key, group] of groupBy(plan.deletions, (d) => `${d.projectId}|${d.datasourceId}`)) {
       const [projectId, datasourceId] = key.split('|') as [string, string];
       await this.ch.client.command({
@@ -100,15 +127,13 @@ export class AudienceWriter {
     const insertCompact = async (table: string, columns: readonly [string, ...string[]], rows: unknown[][]): Promise<void> => {
       if (rows.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values: rows, columns: [...columns], format: 'JSONCompactEachRow' });
     };
-    // Events record their keys through event_keys_mv in the same INSERT (migration 0006);
-    // only keys of events a later deletion in this run dropped are written on their own, after.
-    const inserted = new Set(plan.events.map((e) => `${e.datasourceId}:${e.event.eventId}`));
-    const dropped = plan.eventKeys.filter((k) => !inserted.has(`${k.datasourceId}:${k.eventId}`));
+    // Events record their keys through event_keys_mv in the same INSERT (migration 0006); an
+    // event a later deletion of this run dropped takes its id along (core/ingest/apply.ts).
     // ds_contacts goes last: a replay after a crash reloads the states from it, so they must
     // not be ahead of the audience, events and usage that were derived from them.
     await Promise.all([
       insertCompact('audience', AUDIENCE_COLUMNS, audienceRows),
-      (plan.events.length > 0 ? this.ch.client.insert({ table: this.ch.table('events'), values: plan.events.map(eventRow), columns: [...EVENT_COLUMNS], format: 'JSONCompactEachRow' }) : Promise.resolve()).then(() => insert('event_keys', dropped.map((k) => ({ datasource_id: k.datasourceId, event_id: k.eventId, version: k.version })))),
+      plan.events.length > 0 ? this.ch.client.insert({ table: this.ch.table('events'), values: plan.events.map(eventRow), columns: [...EVENT_COLUMNS], format: 'JSONCompactEachRow' }) : Promise.resolve(),
       insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
     ]);
     await insertCompact('ds_contacts', DS_CONTACT_COLUMNS, dsRows);

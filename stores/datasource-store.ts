@@ -4,16 +4,19 @@
 //   dsattr.<datasource>.<name>          an attribute spec (custom names only; natives are fixed)
 //   dsevent.<datasource>.<eventType>    an event type spec
 //   dsparam.<datasource>.<type>.<name>  an event parameter spec
+//   dscount.<datasource>.<kind>         how many names of a kind the datasource inferred
+//                                       (attributes, eventTypes, parameters): the cap's
+//                                       counter, moved by compare-and-set only
 // Names are restricted (core/ingest/values.ts) so that they are valid KV key tokens as they are.
 // Written by the admin CLI and, for names a non-strict datasource sees first, by the gateway;
 // read on hot paths through the AccountDirectory mirror (DatasourceDirectory below).
 import type { KV } from '@nats-io/kv';
 import { withRateGrant } from '../core/accounts/rate-grants';
 import { newId } from '../core/ids';
-import { NATIVE_ATTRIBUTES } from '../core/ingest/values';
+import { INFERRED_CAPS, NATIVE_ATTRIBUTES } from '../core/ingest/values';
 import type { AttributeSpec, AttributeType, Datasource, EventParameterSpec, EventTypeSpec } from '../core/ingest/types';
 import type { DatasourceCatalog, SpecRecorder } from '../core/ingest/ports';
-import type { NewSpecs, SpecView } from '../core/ingest/validate';
+import type { NewSpecs, RefusedSpecs, SpecView } from '../core/ingest/validate';
 import { isRevisionConflict } from '../infra/nats';
 import type { AccountDirectory } from './account-directory';
 import { AccountConflictError, AccountNotFoundError, type AccountStore } from './account-store';
@@ -24,7 +27,13 @@ export const DATASOURCE_KEYS = {
   attribute: (datasourceId: string, name: string) => `dsattr.${datasourceId}.${name}`,
   eventType: (datasourceId: string, eventType: string) => `dsevent.${datasourceId}.${eventType}`,
   parameter: (datasourceId: string, eventType: string, name: string) => `dsparam.${datasourceId}.${eventType}.${name}`,
+  inferredCount: (datasourceId: string, kind: SpecKind) => `dscount.${datasourceId}.${kind}`,
 } as const;
+
+type SpecKind = keyof typeof INFERRED_CAPS;
+
+/** Where each kind's specs are, for counting the inferred ones of a datasource that has no counter yet. */
+const SPEC_PREFIX: Record<SpecKind, string> = { attributes: 'dsattr', eventTypes: 'dsevent', parameters: 'dsparam' };
 
 const now = (): string => new Date().toISOString();
 
@@ -85,22 +94,66 @@ export class DatasourceStore implements SpecRecorder {
 
   /**
    * Names a non-strict datasource saw for the first time, typed by their first value. `create`
-   * keeps the first writer's type when two requests introduce the same name at once.
+   * keeps the first writer's type when two requests introduce the same name at once. Each kind
+   * is capped per datasource (INFERRED_CAPS): slots are taken from a counter by
+   * compare-and-set before any name is created, so concurrent requests (any gateway) never
+   * pass the cap together. Returns the names refused at the cap (in their order, the first
+   * ones get the last slots), or null when every name was recorded.
    */
-  async recordInferred(datasourceId: string, specs: NewSpecs): Promise<void> {
+  async recordInferred(datasourceId: string, specs: NewSpecs): Promise<RefusedSpecs | null> {
     const at = now();
-    const writes: Array<Promise<unknown>> = [];
-    for (const [name, type] of specs.attributes) writes.push(this.createOnce(DATASOURCE_KEYS.attribute(datasourceId, name), { name, type, source: 'inferred', createdAt: at } satisfies AttributeSpec));
-    for (const eventType of specs.eventTypes) writes.push(this.createOnce(DATASOURCE_KEYS.eventType(datasourceId, eventType), { eventType, source: 'inferred', createdAt: at } satisfies EventTypeSpec));
-    for (const p of specs.parameters.values()) writes.push(this.createOnce(DATASOURCE_KEYS.parameter(datasourceId, p.eventType, p.name), { ...p, source: 'inferred', createdAt: at } satisfies EventParameterSpec));
-    await Promise.all(writes);
+    const [attributes, eventTypes, parameters] = await Promise.all([
+      this.createCapped(datasourceId, 'attributes', [...specs.attributes].map(([name, type]) => ({ key: DATASOURCE_KEYS.attribute(datasourceId, name), id: name, value: { name, type, source: 'inferred', createdAt: at } satisfies AttributeSpec }))),
+      this.createCapped(datasourceId, 'eventTypes', [...specs.eventTypes].map((eventType) => ({ key: DATASOURCE_KEYS.eventType(datasourceId, eventType), id: eventType, value: { eventType, source: 'inferred', createdAt: at } satisfies EventTypeSpec }))),
+      this.createCapped(datasourceId, 'parameters', [...specs.parameters].map(([id, p]) => ({ key: DATASOURCE_KEYS.parameter(datasourceId, p.eventType, p.name), id, value: { ...p, source: 'inferred', createdAt: at } satisfies EventParameterSpec }))),
+    ]);
+    return attributes.size + eventTypes.size + parameters.size === 0 ? null : { attributes, eventTypes, parameters };
   }
 
-  private async createOnce(key: string, value: unknown): Promise<void> {
+  /** Creates the specs that get a slot under the cap of `kind`; returns the ids of the others. */
+  private async createCapped(datasourceId: string, kind: SpecKind, specs: ReadonlyArray<{ key: string; id: string; value: unknown }>): Promise<Set<string>> {
+    if (specs.length === 0) return new Set();
+    const granted = await this.moveCount(datasourceId, kind, (count) => Math.max(0, Math.min(specs.length, INFERRED_CAPS[kind] - count)));
+    const created = await Promise.all(specs.slice(0, granted).map((s) => this.createOnce(s.key, s.value)));
+    // A name another request created meanwhile took no slot of its own: give this one back.
+    const existed = created.filter((c) => !c).length;
+    if (existed > 0) await this.moveCount(datasourceId, kind, () => -existed);
+    return new Set(specs.slice(granted).map((s) => s.id));
+  }
+
+  /** Adds `delta(count)` to the inferred count of `kind` by compare-and-set (retried on conflict); returns the delta applied. */
+  private async moveCount(datasourceId: string, kind: SpecKind, delta: (count: number) => number): Promise<number> {
+    const key = DATASOURCE_KEYS.inferredCount(datasourceId, kind);
+    for (;;) {
+      const entry = await this.kv.get(key);
+      const exists = entry !== null && entry.operation === 'PUT';
+      // A datasource older than its counter: counted once from its specs.
+      const count = exists ? Number(entry.string()) : await this.countInferred(datasourceId, kind);
+      const change = delta(count);
+      if (change === 0) return 0;
+      try {
+        if (exists) await this.kv.update(key, String(Math.max(0, count + change)), entry.revision);
+        else await this.kv.create(key, String(Math.max(0, count + change)));
+        return change;
+      } catch (err) {
+        if (!isRevisionConflict(err)) throw err;
+      }
+    }
+  }
+
+  private async countInferred(datasourceId: string, kind: SpecKind): Promise<number> {
+    const specs = await listRecords<{ source: string }>(this.kv, `${SPEC_PREFIX[kind]}.${datasourceId}`);
+    return specs.filter((s) => s.source === 'inferred').length;
+  }
+
+  /** True if it created the key, false if the key existed. */
+  private async createOnce(key: string, value: unknown): Promise<boolean> {
     try {
       await this.kv.create(key, JSON.stringify(value));
+      return true;
     } catch (err) {
       if (!isRevisionConflict(err)) throw err;
+      return false;
     }
   }
 }

@@ -1,23 +1,82 @@
 // The gateway's side of the INGEST stream: one JetStream publish per accepted request (the
 // 202 is sent only after the stream has it on disk), and a wait for the ingest writer's
 // progress so that a DELETE answers once the contact is gone from every query.
+// A request whose message is larger than the bus carries in one piece (MESSAGE_CAP, and half
+// the connected server's max_payload: an operator's NATS may take less than ours) goes as
+// several messages in order, each with whole items; an item too large on its own is a 413
+// before anything is published.
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import type { IngestMessage } from '../core/ingest';
+import { AppError } from '../core/errors';
+import type { IngestContactsMessage, IngestEventsMessage, IngestMessage } from '../core/ingest';
 import type { IngestBus } from '../core/ingest/ports';
 import { INGEST_STATE_KEYS, SUBJECTS } from '../core/bus/names';
 
-export class JetStreamIngestBus implements IngestBus {
-  constructor(private readonly js: JetStreamClient, private readonly state: KV) {}
+/**
+ * The largest INGEST message, at most half the server's max_payload: the writer publishes a
+ * request's automation triggers (its events again, with an audience id each) as one message,
+ * which must fit too.
+ */
+export const MESSAGE_CAP = 512 * 1024;
 
-  /** Publishes one message and returns its stream sequence once it is stored. */
+/** The largest message for a server that takes `maxPayload` bytes (unknown: the cap). */
+export function messageLimit(maxPayload: number | undefined): number {
+  return maxPayload ? Math.min(MESSAGE_CAP, Math.floor(maxPayload / 2)) : MESSAGE_CAP;
+}
+
+type Batched = IngestContactsMessage | IngestEventsMessage;
+
+/**
+ * `message` as several messages of at most `limit` bytes each, items in order. The first part
+ * carries the request's failed count; later parts are numbered (`part`), so the writer counts
+ * the request once. Throws PAYLOAD_TOO_LARGE if one item does not fit on its own.
+ */
+export function splitIngestMessage(message: Batched, limit: number): Buffer[] {
+  const list: readonly unknown[] = message.kind === 'contacts' ? message.contacts : message.items;
+  const frame = (items: readonly unknown[], part: number): Batched => (message.kind === 'contacts'
+    ? { ...message, contacts: items as IngestContactsMessage['contacts'], failed: part === 0 ? message.failed : 0, ...(part > 0 ? { part } : {}) }
+    : { ...message, items: items as IngestEventsMessage['items'], failed: part === 0 ? message.failed : 0, ...(part > 0 ? { part } : {}) });
+  // The largest frame (a part number of three digits) with no item, and a comma per item.
+  const overhead = Buffer.byteLength(JSON.stringify(frame([], 999)));
+  const groups: unknown[][] = [];
+  let group: unknown[] = [];
+  let bytes = overhead;
+  list.forEach((item, index) => {
+    const size = Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (overhead + size > limit) {
+      const name = message.kind === 'contacts' ? `the contact "${message.contacts[index]?.userId}"` : `the event "${message.items[index]?.event.eventId}"`;
+      throw new AppError('PAYLOAD_TOO_LARGE', `${name} is ${size} bytes as stored, more than the ${limit} bytes the message bus carries per item (half the NATS server's max_payload, at most ${MESSAGE_CAP}): nothing was stored; send it with fewer or shorter values`);
+    }
+    if (bytes + size > limit && group.length > 0) {
+      groups.push(group);
+      group = [];
+      bytes = overhead;
+    }
+    group.push(item);
+    bytes += size;
+  });
+  if (group.length > 0) groups.push(group);
+  return groups.map((items, part) => Buffer.from(JSON.stringify(frame(items, part))));
+}
+
+export class JetStreamIngestBus implements IngestBus {
+  /** `maxPayload`: the connected server's max_payload (the connection's server info), read at each publish. */
+  constructor(private readonly js: JetStreamClient, private readonly state: KV, private readonly maxPayload: () => number | undefined = () => undefined) {}
+
+  /** Publishes the message (in parts when it is too large for one) and returns the stream sequence of the last once stored. */
   async publish(message: IngestMessage): Promise<number> {
     const subject = message.kind === 'contacts' ? SUBJECTS.ingestContacts(message.projectId, message.datasourceId)
       : message.kind === 'events' ? SUBJECTS.ingestEvents(message.projectId, message.datasourceId)
         : message.kind === 'delete' ? SUBJECTS.ingestDelete(message.projectId, message.datasourceId)
           : SUBJECTS.ingestRejected(message.projectId, message.datasourceId);
-    const ack = await this.js.publish(subject, JSON.stringify(message));
-    return ack.seq;
+    const data = Buffer.from(JSON.stringify(message));
+    const limit = messageLimit(this.maxPayload());
+    if (data.length <= limit || (message.kind !== 'contacts' && message.kind !== 'events')) return (await this.js.publish(subject, data)).seq;
+    // Every part is built (and an item too large refused) before the first is published.
+    const parts = splitIngestMessage(message, limit);
+    let seq = 0;
+    for (const part of parts) seq = (await this.js.publish(subject, part)).seq;
+    return seq;
   }
 
   /** Resolves true once the ingest writer has applied stream sequence `seq`, false after `timeoutMs`. */

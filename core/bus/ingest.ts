@@ -13,6 +13,8 @@ export interface IngestContactsMessage {
   readonly contacts: readonly ContactPatch[];
   /** Items of the request that failed validation (usage counters). */
   readonly failed: number;
+  /** Set on the second and later messages of a request too large for one (stores/ingest-bus.ts): the request is counted once. */
+  readonly part?: number;
 }
 
 export interface IngestEventsMessage {
@@ -24,6 +26,7 @@ export interface IngestEventsMessage {
   /** In input order; `userData` is upserted before its event (spec 2 §4 rule 7). */
   readonly items: readonly { readonly event: EventRecord; readonly userData: ContactPatch | null }[];
   readonly failed: number;
+  readonly part?: number;
 }
 
 export interface IngestDeleteMessage {
@@ -82,12 +85,12 @@ const header = { orgId: { type: 'string' }, projectId: { type: 'string' }, datas
 /** The INGEST stream's payload schema, registered with the other bus payloads (core/bus/payloads.ts). */
 export const INGEST_MESSAGE_SCHEMA = {
   oneOf: [
-    { type: 'object', required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'contacts', 'failed'], properties: { kind: { const: 'contacts' }, ...header, contacts: { type: 'array', items: patch }, failed: { type: 'integer' } } },
+    { type: 'object', required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'contacts', 'failed'], properties: { kind: { const: 'contacts' }, ...header, contacts: { type: 'array', items: patch }, failed: { type: 'integer' }, part: { type: 'integer', minimum: 1 } } },
     {
       type: 'object',
       required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'items', 'failed'],
       properties: {
-        kind: { const: 'events' }, ...header, failed: { type: 'integer' },
+        kind: { const: 'events' }, ...header, failed: { type: 'integer' }, part: { type: 'integer', minimum: 1 },
         items: {
           type: 'array',
           items: {

@@ -38,10 +38,12 @@ export interface WritePlan {
   /** Users whose datasource states changed: their ds rows and audience record are rewritten. */
   readonly changedUsers: Map<string, { projectId: string; userId: string; version: number; datasources: Set<string> }>;
   readonly events: StoredEvent[];
-  /** Every event id stored by this plan, kept even when a later deletion drops the event row. */
+  /** Every event id stored by this plan (an event a later deletion drops takes its id along). */
   readonly eventKeys: Array<{ datasourceId: string; eventId: string; version: number }>;
   /** Events of these (project, datasource, user) already in ClickHouse are deleted first. */
   readonly deletions: Array<{ projectId: string; datasourceId: string; userId: string }>;
+  /** Ids of the deleted contacts' stored events: unused again (deleted from event_keys first), so a re-sent one is a new event. */
+  readonly releasedKeys: Array<{ datasourceId: string; eventId: string }>;
   /** One message per ingestion request with trigger-worthy events; msgID `ingest-<stream sequence>`. */
   readonly triggers: Array<{ msgId: string; project: string; batch: AutomationTriggers }>;
   readonly usage: UsageDelta[];
@@ -52,16 +54,29 @@ export interface PlanInput {
   readonly states: ContactStates;
   /** Whether `<datasource>:<event id>` was stored by an earlier flush. */
   readonly storedBefore: (datasourceId: string, eventId: string) => boolean;
+  /** Ids of the events an earlier flush stored for a contact this run deletes (keyed by deletedKey). */
+  readonly eventsOfDeleted?: ReadonlyMap<string, readonly string[]>;
 }
 
+/** Key of a contact of a datasource in PlanInput.eventsOfDeleted. */
+export const deletedKey = (datasourceId: string, userId: string): string => `${datasourceId}\u0000${userId}`;
+
 /** The users and event keys a run of messages touches, for the caller to load beforehand. */
-export function touched(messages: PlanInput['messages']): { users: Array<{ projectId: string; userId: string }>; eventKeys: Array<{ datasourceId: string; eventId: string }> } {
+export function touched(messages: PlanInput['messages']): {
+  users: Array<{ projectId: string; userId: string }>;
+  eventKeys: Array<{ datasourceId: string; eventId: string }>;
+  deleted: Array<{ projectId: string; datasourceId: string; userId: string }>;
+} {
   const users = new Map<string, { projectId: string; userId: string }>();
+  const deleted = new Map<string, { projectId: string; datasourceId: string; userId: string }>();
   const eventKeys = new Map<string, { datasourceId: string; eventId: string }>();
   const addUser = (projectId: string, userId: string): void => { users.set(userKey(projectId, userId), { projectId, userId }); };
   for (const { message } of messages) {
     if (message.kind === 'contacts') for (const c of message.contacts) addUser(message.projectId, c.userId);
-    else if (message.kind === 'delete') addUser(message.projectId, message.userId);
+    else if (message.kind === 'delete') {
+      addUser(message.projectId, message.userId);
+      deleted.set(deletedKey(message.datasourceId, message.userId), { projectId: message.projectId, datasourceId: message.datasourceId, userId: message.userId });
+    }
     else if (message.kind === 'events') {
       for (const { event } of message.items) {
         addUser(message.projectId, event.userId);
@@ -69,11 +84,11 @@ export function touched(messages: PlanInput['messages']): { users: Array<{ proje
       }
     }
   }
-  return { users: [...users.values()], eventKeys: [...eventKeys.values()] };
+  return { users: [...users.values()], eventKeys: [...eventKeys.values()], deleted: [...deleted.values()] };
 }
 
 export function planWrites(input: PlanInput): WritePlan {
-  const plan: WritePlan = { changedUsers: new Map(), events: [], eventKeys: [], deletions: [], triggers: [], usage: [] };
+  const plan: WritePlan = { changedUsers: new Map(), events: [], eventKeys: [], deletions: [], releasedKeys: [], triggers: [], usage: [] };
   const usage = new Map<string, UsageDelta>();
   const count = (datasourceId: string, endpoint: UsageDelta['endpoint'], at: string): UsageDelta => {
     const minute = Math.floor(Date.parse(at) / 60_000) * 60;
@@ -86,6 +101,8 @@ export function planWrites(input: PlanInput): WritePlan {
     return delta;
   };
   const storedNow = new Set<string>();
+  /** Keys stored by an earlier flush whose contact this run deleted: free again. */
+  const released = new Set<string>();
   const statesOf = (projectId: string, userId: string): Map<string, DsContactState> => {
     const key = userKey(projectId, userId);
     let states = input.states.get(key);
@@ -126,10 +143,28 @@ export function planWrites(input: PlanInput): WritePlan {
         states.set(message.datasourceId, next);
         changed(message.projectId, message.userId, message.datasourceId, version);
         plan.deletions.push({ projectId: message.projectId, datasourceId: message.datasourceId, userId: message.userId });
+        // The contact's event ids leave with it: a re-sent one after the deletion is a new event
+        // (of the contact it re-creates), stored and reported as such, not a silent duplicate.
+        for (const eventId of input.eventsOfDeleted?.get(deletedKey(message.datasourceId, message.userId)) ?? []) {
+          const key = `${message.datasourceId}:${eventId}`;
+          if (!released.has(key)) plan.releasedKeys.push({ datasourceId: message.datasourceId, eventId });
+          released.add(key);
+        }
         // Events of this flush not yet written go too: the contact and its events leave together.
+        const dropped = new Set<string>();
         for (let i = plan.events.length - 1; i >= 0; i -= 1) {
           const e = plan.events[i] as StoredEvent;
-          if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.event.userId === message.userId) plan.events.splice(i, 1);
+          if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.event.userId === message.userId) {
+            plan.events.splice(i, 1);
+            dropped.add(`${e.datasourceId}:${e.event.eventId}`);
+          }
+        }
+        if (dropped.size > 0) {
+          for (const key of dropped) storedNow.delete(key);
+          for (let i = plan.eventKeys.length - 1; i >= 0; i -= 1) {
+            const k = plan.eventKeys[i] as WritePlan['eventKeys'][number];
+            if (dropped.has(`${k.datasourceId}:${k.eventId}`)) plan.eventKeys.splice(i, 1);
+          }
         }
       }
       count(message.datasourceId, 'delete', message.receivedAt).requests += 1;
@@ -138,13 +173,13 @@ export function planWrites(input: PlanInput): WritePlan {
     if (message.kind === 'contacts') {
       message.contacts.forEach((patch, index) => upsert(message.projectId, message.datasourceId, patch, versionOf(seq, index), message.receivedAt));
       const delta = count(message.datasourceId, 'contacts', message.receivedAt);
-      delta.requests += 1;
+      if (message.part === undefined) delta.requests += 1;
       delta.accepted += message.contacts.length;
       delta.failed += message.failed;
       continue;
     }
     const delta = count(message.datasourceId, 'events', message.receivedAt);
-    delta.requests += 1;
+    if (message.part === undefined) delta.requests += 1;
     delta.failed += message.failed;
     const triggers: AutomationTrigger[] = [];
     message.items.forEach(({ event, userData }, index) => {
@@ -156,7 +191,7 @@ export function planWrites(input: PlanInput): WritePlan {
         return;
       }
       const key = `${message.datasourceId}:${event.eventId}`;
-      if (storedNow.has(key) || input.storedBefore(message.datasourceId, event.eventId)) {
+      if (storedNow.has(key) || (!released.has(key) && input.storedBefore(message.datasourceId, event.eventId))) {
         delta.duplicates += 1;
         return;
       }

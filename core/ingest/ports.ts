@@ -4,7 +4,7 @@ import type { Authenticator } from '../accounts/ports';
 import type { Organization, Project } from '../accounts/types';
 import type { IngestMessage } from '../bus/ingest';
 import type { AttributeSpec, Datasource, EventParameterSpec, EventTypeSpec } from './types';
-import type { NewSpecs, SpecView } from './validate';
+import type { NewSpecs, RefusedSpecs, SpecView } from './validate';
 
 export interface IngestAccounts extends Authenticator {
   org(id: string): Organization | undefined;
@@ -19,9 +19,10 @@ export interface DatasourceCatalog {
   specView(datasource: Datasource): SpecView;
 }
 
-/** Records names a non-strict datasource saw first (typed by their first value). */
+/** Records names a non-strict datasource saw first (typed by their first value), up to the datasource's caps (INFERRED_CAPS). */
 export interface SpecRecorder {
-  recordInferred(datasourceId: string, specs: NewSpecs): Promise<void>;
+  /** The names refused at a cap, or null when every name was recorded. */
+  recordInferred(datasourceId: string, specs: NewSpecs): Promise<RefusedSpecs | null>;
 }
 
 /** The INGEST stream: a publish that resolves once stored, and the writer's progress. */

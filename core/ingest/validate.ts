@@ -3,7 +3,8 @@
 // or an outcome with `errors` (attribute → messages). Names a non-strict datasource sees for
 // the first time are collected so that the caller records them in the specs.
 import { automationWindowHolds } from './automation';
-import { CUSTOM_NAME, EVENT_TYPE, NATIVE_ATTRIBUTES, checkCustom, checkNative, idProblem, inferType, parseInstant } from './values';
+import { pathText, type UnfaithfulNumber } from './numbers';
+import { CUSTOM_NAME, EVENT_TYPE, INFERRED_CAPS, LIMITS, NATIVE_ATTRIBUTES, checkCustom, checkNative, idProblem, inferType, parseInstant } from './values';
 import type { AttributeType, ContactPatch, Datasource, EventRecord, ItemOutcome, TypedValue } from './types';
 
 /** What validation needs to know of a datasource's specs. */
@@ -24,6 +25,19 @@ export interface NewSpecs {
 
 const emptyNewSpecs = (): NewSpecs => ({ attributes: new Map(), eventTypes: new Set(), parameters: new Map() });
 
+/** New names the spec store refused because the datasource reached its cap (INFERRED_CAPS); parameters keyed `<eventType>.<name>`. */
+export interface RefusedSpecs {
+  readonly attributes: ReadonlySet<string>;
+  readonly eventTypes: ReadonlySet<string>;
+  readonly parameters: ReadonlySet<string>;
+}
+
+export const capMessages = {
+  attribute: `is a new attribute, and this datasource already has the ${INFERRED_CAPS.attributes} inferred custom attributes it may have: reuse a name of GET /stream/specs/attributes, or have it declared`,
+  eventType: `is a new event type, and this datasource already has the ${INFERRED_CAPS.eventTypes} inferred event types it may have: reuse one of GET /stream/specs/events, or have it declared`,
+  parameter: `is a new parameter, and this datasource already has the ${INFERRED_CAPS.parameters} inferred event parameters it may have: reuse one of GET /stream/specs/events, or have it declared`,
+} as const;
+
 /**
  * The specs as one batch sees them: the datasource's, plus names earlier items of the batch
  * introduced. An item's own new names are staged and kept only if the item is valid.
@@ -33,7 +47,21 @@ export class BatchSpecs {
   /** What the current item adds; allocated only when an item brings a new name (rare after the first batches). */
   private staged: NewSpecs | null = null;
 
-  constructor(private readonly spec: SpecView) {}
+  /** `refused`: names the spec store refused at the cap, when a batch is validated again after recording. */
+  constructor(private readonly spec: SpecView, private readonly refused?: RefusedSpecs) {}
+
+  /** Whether a name this batch would infer was refused at the datasource's cap. */
+  refusedAttribute(name: string): boolean {
+    return this.refused?.attributes.has(name) ?? false;
+  }
+
+  refusedEventType(eventType: string): boolean {
+    return this.refused?.eventTypes.has(eventType) ?? false;
+  }
+
+  refusedParameter(eventType: string, name: string): boolean {
+    return this.refused?.parameters.has(`${eventType}.${name}`) ?? false;
+  }
 
   get strict(): boolean {
     return this.spec.datasource.strict;
@@ -109,6 +137,12 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** Every attribute of `input` but `_user_id` (it names the contact; copying the item without it cost more than the checks). */
 function validateAttributes(input: Record<string, unknown>, specs: BatchSpecs, errors: Errors, prefix: string): Record<string, TypedValue | null> {
   const attributes = record<TypedValue | null>();
+  let custom = 0;
+  for (const name in input) if (!name.startsWith('_') && Object.hasOwn(input, name)) custom += 1;
+  if (custom > LIMITS.attributesPerItem) {
+    addError(errors, prefix === '' ? '_item' : prefix.slice(0, -1), `has ${custom} custom attributes: at most ${LIMITS.attributesPerItem} per item`);
+    return attributes;
+  }
   for (const name in input) {
     if (name === '_user_id' || !Object.hasOwn(input, name)) continue;
     const value = input[name];
@@ -133,6 +167,7 @@ function validateAttributes(input: Record<string, unknown>, specs: BatchSpecs, e
       addError(errors, key, 'is not in the attributes spec of this strict datasource (GET /stream/specs/attributes); declare it first');
       continue;
     }
+    if (!known && specs.refusedAttribute(name)) { addError(errors, key, capMessages.attribute); continue; }
     if (value === null) { attributes[name] = null; continue; }
     const type = known ?? inferType(value);
     if (!type) { addError(errors, key, 'has an unsupported value'); continue; }
@@ -149,7 +184,19 @@ export interface ContactResult {
   readonly patch: ContactPatch | null;
 }
 
-export function validateContact(item: unknown, specs: BatchSpecs): ContactResult {
+/** Adds an error per number the body holds that JSON.parse changed (./numbers.ts), under the attribute or parameter holding it. */
+function addNumberErrors(errors: Errors, numbers: readonly UnfaithfulNumber[] | undefined, nested: ReadonlySet<string>): void {
+  for (const { path, problem } of numbers ?? []) {
+    const depth = nested.has(String(path[0])) && path.length > 1 ? 2 : 1;
+    const key = path.slice(0, depth).join('.');
+    addError(errors, key, path.length > depth ? `${pathText(path)} ${problem}` : problem);
+  }
+}
+
+const NO_NESTED = new Set<string>();
+
+/** `numbers`: the item's numbers that JSON.parse changed (paths within the item). */
+export function validateContact(item: unknown, specs: BatchSpecs, numbers?: readonly UnfaithfulNumber[]): ContactResult {
   specs.beginItem();
   if (!isObject(item)) return { outcome: { status: 'error', _user_id: null, errors: { _item: ['must be a JSON object'] } }, patch: null };
   const errors = record<string[]>();
@@ -157,6 +204,7 @@ export function validateContact(item: unknown, specs: BatchSpecs): ContactResult
   const idError = idProblem(userId);
   if (idError) addError(errors, '_user_id', idError);
   const attributes = validateAttributes(item, specs, errors, '');
+  addNumberErrors(errors, numbers, NO_NESTED);
   const shownId = typeof userId === 'string' ? userId : null;
   if (Object.keys(errors).length > 0) return { outcome: { status: 'error', _user_id: shownId, errors }, patch: null };
   specs.commitItem();
@@ -170,9 +218,10 @@ export interface EventResult {
 }
 
 const EVENT_FIELDS = new Set(['_user_id', '_event_id', '_event_type', '_event_parameters', '_event_date', '_user_data']);
+const EVENT_NESTED = new Set(['_event_parameters', '_user_data']);
 
-/** `receivedIso` is `receivedAt` as ISO text, computed once per batch by the caller. */
-export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: number, receivedIso: string = new Date(receivedAt).toISOString()): EventResult {
+/** `receivedIso` is `receivedAt` as ISO text, computed once per batch by the caller; `numbers` as for validateContact. */
+export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: number, receivedIso: string = new Date(receivedAt).toISOString(), numbers?: readonly UnfaithfulNumber[]): EventResult {
   specs.beginItem();
   if (!isObject(item)) return { outcome: { status: 'error', _user_id: null, _event_id: null, errors: { _item: ['must be a JSON object'] } }, event: null, userData: null };
   const errors = record<string[]>();
@@ -188,7 +237,8 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
   if (typeof eventType !== 'string' || !EVENT_TYPE.test(eventType)) {
     addError(errors, '_event_type', eventType === undefined ? 'is required' : 'must be 1 to 64 letters, digits, "_" or "-", starting with a letter');
   } else if (!specs.hasEventType(eventType)) {
-    if (specs.strict) addError(errors, '_event_type', 'is not in the events spec of this strict datasource (GET /stream/specs/events); declare it first');
+    if (specs.refusedEventType(eventType)) addError(errors, '_event_type', capMessages.eventType);
+    else if (specs.strict) addError(errors, '_event_type', 'is not in the events spec of this strict datasource (GET /stream/specs/events); declare it first');
     else specs.addEventType(eventType);
   }
 
@@ -196,6 +246,8 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
   const rawParameters = item['_event_parameters'];
   if (!isObject(rawParameters)) {
     addError(errors, '_event_parameters', rawParameters === undefined ? 'is required (use {} for an event without parameters)' : 'must be a JSON object');
+  } else if (Object.keys(rawParameters).length > LIMITS.parametersPerItem) {
+    addError(errors, '_event_parameters', `has ${Object.keys(rawParameters).length} parameters: at most ${LIMITS.parametersPerItem} per event`);
   } else if (typeof eventType === 'string' && EVENT_TYPE.test(eventType)) {
     for (const [name, value] of Object.entries(rawParameters)) {
       const key = `_event_parameters.${name}`;
@@ -203,6 +255,7 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
       if (value === null) { addError(errors, key, 'must not be null: leave the parameter out instead (events are immutable, there is nothing to clear)'); continue; }
       const known = specs.parameterType(eventType, name);
       if (!known && specs.strict) { addError(errors, key, `is not a parameter of event type "${eventType}" in the events spec of this strict datasource`); continue; }
+      if (!known && specs.refusedParameter(eventType, name)) { addError(errors, key, capMessages.parameter); continue; }
       const type = known ?? inferType(value);
       if (!type) { addError(errors, key, 'has an unsupported value'); continue; }
       const checked = checkCustom(type, value);
@@ -230,6 +283,7 @@ export function validateEvent(item: unknown, specs: BatchSpecs, receivedAt: numb
     }
   }
 
+  addNumberErrors(errors, numbers, EVENT_NESTED);
   const shownUser = typeof userId === 'string' ? userId : null;
   const shownEvent = typeof eventId === 'string' ? eventId : null;
   if (Object.keys(errors).length > 0) return { outcome: { status: 'error', _user_id: shownUser, _event_id: shownEvent, errors }, event: null, userData: null };

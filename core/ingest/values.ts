@@ -29,7 +29,35 @@ export const LIMITS = {
   arrayItems: 1000,
   tagLength: 128,
   jsonBytes: 16384,
+  /** Levels of objects and arrays in an object value (`{"a":{"b":1}}` is 2): checked without recursion. */
+  depth: 32,
+  /** Custom attributes of one contact item or one event's `_user_data`, and parameters of one event. */
+  attributesPerItem: 200,
+  parametersPerItem: 200,
 } as const;
+
+/**
+ * Names a non-strict datasource may infer from values, per datasource (declared names are an
+ * operator's deliberate act and are not counted). Enforced atomically by the spec store.
+ */
+export const INFERRED_CAPS = {
+  attributes: 1000,
+  eventTypes: 2000,
+  parameters: 2000,
+} as const;
+
+/** Whether `value` nests objects or arrays more than `max` levels deep (a scalar is 0). Iterative: no input can exhaust the stack. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<{ value: object; depth: number }> = [];
+  if (value !== null && typeof value === 'object') stack.push({ value, depth: 1 });
+  for (let top = stack.pop(); top; top = stack.pop()) {
+    if (top.depth > max) return true;
+    for (const child of Array.isArray(top.value) ? (top.value as unknown[]) : Object.values(top.value)) {
+      if (child !== null && typeof child === 'object') stack.push({ value: child as object, depth: top.depth + 1 });
+    }
+  }
+  return false;
+}
 
 const EMAIL = /^[^\s@"(),:;<>[\\\]]+@[^\s@"(),:;<>[\\\]]+\.[^\s@"(),:;<>[\\\]]+$/;
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -176,6 +204,8 @@ export function checkCustom(type: AttributeType, value: unknown): Check {
     }
     case 'object': {
       if (value === null || typeof value !== 'object') return bad('must be an object or an array (the spec types it as object)');
+      // Before JSON.stringify, whose recursion a few thousand levels exhaust.
+      if (nestedDeeperThan(value, LIMITS.depth)) return bad(`must nest objects and arrays at most ${LIMITS.depth} levels deep`);
       const text = JSON.stringify(value);
       if (Buffer.byteLength(text) > LIMITS.jsonBytes) return bad(`must be at most ${LIMITS.jsonBytes} bytes of JSON`);
       return wellFormed(text) ? ok('object', value) : bad('must not contain NUL or unpaired surrogates');

@@ -128,7 +128,7 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   };
   const message = (description: string) => ({ description, headers, ...json(ref('IngestError')) });
   const errors = {
-    400: message('Body malformed or wrong shape: not an array, wrong JSON, empty, more than 100 items, over the size limit'),
+    400: message('Body malformed or wrong shape: not an array, wrong JSON, empty, more than 100 items'),
     415: message('The body is not sent as application/json (or a +json type) in UTF-8'),
     401: message('Token missing, malformed, revoked, or of a kind this API does not take'),
     404: message('Project or datasource unknown, or the token may not use it'),
@@ -145,6 +145,7 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
       requestBody: { required: true, ...json({ type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, items: ref(item) }) },
       responses: {
         202: { description: 'Accepted; inspect items', headers, ...json(ref('IngestBatchOutcome')) },
+        413: message('The body is over HTTP_BODY_LIMIT_BYTES, or one item is larger than the message bus carries in one piece'),
         422: { description: 'Every item failed', headers, ...json(ref('IngestBatchOutcome')) },
         ...errors,
       },

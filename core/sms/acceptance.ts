@@ -220,6 +220,8 @@ export class SmsAcceptance {
     const message: SmsMessage = {
       id,
       orgId: submitter.orgId,
+      // A legacy message belongs to no project (its token is organization-wide): '' here, on
+      // the bus and in the history (migration 0012), seen by legacy tokens only.
       projectId: submitter.projectId ?? '',
       tokenId: submitter.tokenId,
       source: submitter.source,

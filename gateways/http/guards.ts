@@ -29,6 +29,13 @@ export function wellFormedUrl(): RequestHandler {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The JSON body as received (text, or bytes when body-parser read it): what JSON.parse lost is found there (numbers: core/ingest/numbers.ts). */
+    rawBody?: string | Buffer;
+  }
+}
+
 /** RFC 8259: JSON travels as application/json or a structured-syntax `+json` type, in UTF-8. */
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json$/i;
 
@@ -104,6 +111,7 @@ function readIdentityJson(req: Request, next: NextFunction, limit: number): bool
     }
     let text = buf.toString('utf8');
     if (text.charCodeAt(0) === BOM) text = text.slice(1);
+    req.rawBody = text;
     try {
       (req as Request & { _body?: boolean })._body = true;
       // A body of a BOM alone decodes to nothing, which body-parser reads as {} (as before).
@@ -133,11 +141,12 @@ export function routeGuard(app: Express, options: RouteGuardOptions): RequestHan
     strict: false,
     // The Content-Type was checked above; body-parser only reads and decodes.
     type: () => true,
-    verify: (_req, _res, buf) => {
+    verify: (req, _res, buf) => {
       // body-parser reads an empty body as {}: an empty body is not JSON (400, not 422).
       if (buf.length === 0) throw Object.assign(new Error('the body is empty'), { type: 'entity.parse.failed' });
       // iconv would replace invalid bytes with U+FFFD and the message would go out altered.
       if (!isUtf8(buf)) throw Object.assign(new Error('the body is not valid UTF-8 (invalid bytes, overlong forms or encoded surrogates)'), { type: 'body.utf8.invalid' });
+      (req as Request).rawBody = buf;
     },
   });
   return (req, res, next) => {

@@ -5,7 +5,7 @@
 // is a 404. Errors are `{ message }` (spec 2 §7); a 429 has an empty body.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, ERRORS } from '../../core/errors';
-import { BatchSpecs, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type ItemOutcome } from '../../core/ingest';
+import { BatchSpecs, unfaithfulByItem, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type ItemOutcome, type RefusedSpecs, type UnfaithfulNumber } from '../../core/ingest';
 import { idProblem } from '../../core/ingest/values';
 import type { RateLimits } from '../../core/accounts/ports';
 import type { Organization, Project } from '../../core/accounts/types';
@@ -41,10 +41,12 @@ export interface IngestOptions {
   readonly deleteWaitMs: number;
 }
 
-/** `{ message }` bodies of spec 2 §7; over-size bodies are a 400 there, and a 429 has no body. */
+/**
+ * `{ message }` bodies of spec 2 §7, and a 429 has no body. An over-size body is a 413 (with
+ * the same `{ message }` body): a 400 would tell a client nothing it can fix by splitting.
+ */
 export const ingestErrorFormat: ErrorFormatter = (err) => {
   if (err.code === 'RATE_LIMITED') return { status: 429, body: undefined };
-  if (err.code === 'PAYLOAD_TOO_LARGE') return { status: 400, body: { message: err.message } };
   return { status: ERRORS[err.code].status, body: { message: err.message } };
 };
 
@@ -92,17 +94,29 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
 
   const stamp: RequestHandler = (req, _res, next) => { req.receivedAt = Date.now(); next(); };
 
+  /**
+   * Validates the batch, records the names it introduces, and, if the spec store refused some
+   * at the datasource's cap, validates it again with those refused (items using one fail).
+   */
+  const validated = async <T>(req: Request, pass: (specs: BatchSpecs, numbers: Map<number, UnfaithfulNumber[]>) => T & { specs: BatchSpecs }): Promise<T> => {
+    const numbers = numbersOf(req);
+    const first = pass(new BatchSpecs(services.datasources.specView(req.datasource)), numbers);
+    const refused = await record(services, req.datasource, first.specs);
+    // The names granted in the first pass are recorded; the second pass introduces no others.
+    return refused ? pass(new BatchSpecs(services.datasources.specView(req.datasource), refused), numbers) : first;
+  };
+
   router.post('/stream/contacts', stamp, auth, datasourceFor(['ingest:write']), gate('contacts'), handle(async (req, res) => {
     const items = batchOf(req);
-    const specs = new BatchSpecs(services.datasources.specView(req.datasource));
-    const outcomes: ItemOutcome[] = [];
-    const contacts: ContactPatch[] = [];
-    for (const item of items) {
-      const result = validateContact(item, specs);
-      outcomes.push(result.outcome);
-      if (result.patch) contacts.push(result.patch);
-    }
-    await record(services, req.datasource, specs);
+    const { outcomes, contacts } = await validated(req, (specs, numbers) => {
+      const pass = { specs, outcomes: [] as ItemOutcome[], contacts: [] as ContactPatch[] };
+      items.forEach((item, index) => {
+        const result = validateContact(item, specs, numbers.get(index));
+        pass.outcomes.push(result.outcome);
+        if (result.patch) pass.contacts.push(result.patch);
+      });
+      return pass;
+    });
     const failed = items.length - contacts.length;
     await services.bus.publish(contacts.length > 0
       ? { kind: 'contacts', ...header(req), contacts, failed }
@@ -112,16 +126,16 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
 
   router.post('/stream/events', stamp, auth, datasourceFor(['ingest:write']), gate('events'), handle(async (req, res) => {
     const items = batchOf(req);
-    const specs = new BatchSpecs(services.datasources.specView(req.datasource));
-    const outcomes: ItemOutcome[] = [];
-    const accepted: Array<{ event: EventRecord; userData: ContactPatch | null }> = [];
     const receivedIso = new Date(req.receivedAt).toISOString();
-    for (const item of items) {
-      const result = validateEvent(item, specs, req.receivedAt, receivedIso);
-      outcomes.push(result.outcome);
-      if (result.event) accepted.push({ event: result.event, userData: result.userData });
-    }
-    await record(services, req.datasource, specs);
+    const { outcomes, accepted } = await validated(req, (specs, numbers) => {
+      const pass = { specs, outcomes: [] as ItemOutcome[], accepted: [] as Array<{ event: EventRecord; userData: ContactPatch | null }> };
+      items.forEach((item, index) => {
+        const result = validateEvent(item, specs, req.receivedAt, receivedIso, numbers.get(index));
+        pass.outcomes.push(result.outcome);
+        if (result.event) pass.accepted.push({ event: result.event, userData: result.userData });
+      });
+      return pass;
+    });
     const failed = items.length - accepted.length;
     await services.bus.publish(accepted.length > 0
       ? { kind: 'events', ...header(req), items: accepted, failed }
@@ -175,9 +189,18 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
   return router;
 }
 
-async function record(services: IngestServices, datasource: Datasource, specs: BatchSpecs): Promise<void> {
+/** Records the names the batch introduced; returns those refused at the datasource's caps, if any. */
+async function record(services: IngestServices, datasource: Datasource, specs: BatchSpecs): Promise<RefusedSpecs | null> {
   const news = specs.news;
-  if (news.attributes.size + news.eventTypes.size + news.parameters.size > 0) await services.specs.recordInferred(datasource.id, news);
+  if (news.attributes.size + news.eventTypes.size + news.parameters.size === 0) return null;
+  return services.specs.recordInferred(datasource.id, news);
+}
+
+/** Numbers of the body JSON.parse changed (core/ingest/numbers.ts), by item index. */
+function numbersOf(req: Request): Map<number, UnfaithfulNumber[]> {
+  const raw = req.rawBody;
+  if (raw === undefined) return new Map();
+  return unfaithfulByItem(typeof raw === 'string' ? raw : raw.toString('utf8'));
 }
 
 declare module 'express-serve-static-core' {

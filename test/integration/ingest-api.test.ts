@@ -88,11 +88,14 @@ describe('spec 2 §4 rule 1, §7: body shape errors are 400 { message }', () => 
     expect((res.body as { message: string }).message).toMatch(/array/);
   });
 
-  test('a body over the size limit is 400 { message }, not 413', async () => {
+  test('a body over the size limit is 413 { message } (the spec 2 §7 body), on both POST endpoints', async () => {
     const big = JSON.stringify([{ _user_id: 'big', note: 'x'.repeat(1_100_000) }]);
-    const res = await api(`${t.base}/contacts`, { token: t.token, rawBody: big, headers: { 'content-type': 'application/json' } });
-    expect(res.status).toBe(400);
-    expect((res.body as { message: string }).message).toMatch(/larger than the limit|too large|limit/i);
+    for (const path of ['contacts', 'events']) {
+      const res = await api(`${t.base}/${path}`, { token: t.token, rawBody: big, headers: { 'content-type': 'application/json' } });
+      expect(res.status).toBe(413);
+      expect(Object.keys(res.body as object)).toEqual(['message']);
+      expect((res.body as { message: string }).message).toMatch(/larger than the limit/);
+    }
   });
 });
 

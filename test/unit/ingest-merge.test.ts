@@ -105,7 +105,8 @@ describe('spec 2 §3: the ingest writer plan', () => {
       ],
     });
     expect(plan.events).toEqual([]);
-    expect(plan.eventKeys.map((k) => k.eventId)).toEqual(['e1']);
+    // e1 leaves with its contact, id included (docs: ingest-hardening decision on deleted contacts' event ids).
+    expect(plan.eventKeys).toEqual([]);
     expect(plan.deletions).toEqual([{ projectId: 'p', datasourceId: 'd', userId: 'u' }]);
     expect(states.get('p\u0000u')?.get('d')?.deleted).toBe(true);
     expect(plan.usage.find((u) => u.endpoint === 'events')?.skipped).toBe(1);
