@@ -168,6 +168,18 @@ describe('SMPP gateway over the test stack (docs/smpp.md)', () => {
     expect((await c.submit({ source_addr: 'Acme', destination_addr: number(), short_message: toGsm7Bytes('after') })).command_status).toBe(0);
   });
 
+  it('§5 item 5: 5 wrong passwords lock the system_id out; then the right password is refused too (ESME_RBINDFAIL), and other credentials still bind', async () => {
+    const other = await createTenant({ name: 'SMPP Brute Force' });
+    const otherCreds = await issueSmpp(stack().natsUrl, other.orgId, other.tokenId, harness.directory);
+    const c = await client();
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await c.bind('transceiver', otherCreds.systemId, `guess${i}`)).command_status);
+    expect(statuses).toEqual(Array<number>(5).fill(STATUS.ESME_RINVPASWD));
+    expect((await c.bind('transceiver', otherCreds.systemId, otherCreds.password)).command_status).toBe(STATUS.ESME_RBINDFAIL);
+    expect(harness.gateway.sessions(otherCreds.systemId)).toBe(0);
+    await bound('transmitter');
+  });
+
   it('§5: a revoked token loses its open sessions and cannot bind again', async () => {
     const other = await createTenant({ name: 'SMPP Revoked' });
     const otherCreds = await issueSmpp(stack().natsUrl, other.orgId, other.tokenId, harness.directory);
