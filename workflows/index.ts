@@ -2,5 +2,4 @@
 export { systemProbe } from './system-probe';
 export { smsLifecycle } from './sms-lifecycle';
 export { dlrDelivery } from './dlr-delivery';
-export { benchCeiling } from './bench-ceiling';
 export { smsBatchLifecycle } from './sms-batch-lifecycle';

@@ -18,7 +18,7 @@ let runtimeInstalled = false;
 export async function bundleCeilingWorkflow(): Promise<string> {
   if (!runtimeInstalled) Runtime.install({ logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;
-  return (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') })).code;
+  return (await bundleWorkflowCode({ workflowsPath: require.resolve('./ceiling-workflow'), logger: new DefaultLogger('WARN') })).code;
 }
 
 export async function measureCeiling(address: string, code: string, workflows: number, signals: number, say: (line: string) => void): Promise<CeilingResult> {

@@ -1,8 +1,9 @@
-// Benchmark only (bench/support/ceiling.ts): a trivial workflow shaped like smsLifecycle — a
-// local activity at start, one durable timer, `signals` signals each answered by one local
-// activity, then completion — so the dev server's ceiling for the same history can be measured.
+// Benchmark only, and its own workflow bundle entry (bench/support/ceiling.ts bundles this file,
+// not the product's workflows/index.ts): a trivial workflow shaped like smsLifecycle — a local
+// activity at start, one durable timer, `signals` signals each answered by one local activity,
+// then completion — so the dev server's ceiling for the same history can be measured.
 import { condition, defineSignal, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { ProbeActivities } from '../activities/probe';
+import type { ProbeActivities } from '../../activities/probe';
 
 export const benchSignal = defineSignal<[number]>('benchStep');
 
