@@ -35,12 +35,16 @@ const contactOf = async (t: IngestTenant, userId: string, ready: (c: { events: n
 };
 
 describe('spec 2 §7: a body under the size limit whose stream message is over max_payload', () => {
-  test('100 events of ~10 KB (a 1,03 MB body, over 1 MiB as stored) are 202 and all stored', async () => {
+  // 190 small numbers and a long string per item: each number grows from ~9 bytes in the body
+  // to ~35 on the stream ({"type":"number","value":n}), so a body under 1 MiB is ~1.5 MB there.
+  const wide = (): Record<string, unknown> => ({ ...Object.fromEntries(Array.from({ length: 190 }, (_, k) => [`p${k}`, k])), s: 'x'.repeat(7800) });
+
+  test('100 events (a ~980 KB body, ~1.5 MB as stored) are 202 and all stored', async () => {
     const t = await createIngestTenant();
     expect((await post(t, 'contacts', [{ _user_id: 'big' }])).status).toBe(202);
-    const events = Array.from({ length: 100 }, (_, i) => ({ _user_id: 'big', _event_id: `e${i}`, _event_type: 'bulk', _event_parameters: { a: 'x'.repeat(8000), b: 'y'.repeat(2000) } }));
+    const events = Array.from({ length: 100 }, (_, i) => ({ _user_id: 'big', _event_id: `e${i}`, _event_type: 'bulk', _event_parameters: wide() }));
     const body = JSON.stringify(events);
-    expect(Buffer.byteLength(body)).toBeGreaterThan(1_000_000);
+    expect(Buffer.byteLength(body)).toBeGreaterThan(950_000);
     expect(Buffer.byteLength(body)).toBeLessThan(1024 * 1024);
     const res = await postRaw(t, 'events', body);
     expect(res.status).toBe(202);
@@ -50,12 +54,13 @@ describe('spec 2 §7: a body under the size limit whose stream message is over m
     expect((usage.body as { usage: { lastHour: { events: { requests: number; accepted: number } } } }).usage.lastHour.events).toEqual(expect.objectContaining({ requests: 1, accepted: 100 }));
   });
 
-  test('100 contacts of ~10 KB are 202 and all stored', async () => {
+  test('100 contacts (a ~980 KB body) are 202 and all stored', async () => {
     const t = await createIngestTenant();
-    const contacts = Array.from({ length: 100 }, (_, i) => ({ _user_id: `c${i}`, a: 'x'.repeat(8000), b: 'y'.repeat(2000) }));
+    const contacts = Array.from({ length: 100 }, (_, i) => ({ _user_id: `c${i}`, ...wide() }));
+    expect(Buffer.byteLength(JSON.stringify(contacts))).toBeGreaterThan(950_000);
     const res = await post(t, 'contacts', contacts);
     expect(res.status).toBe(202);
-    expect((await contactOf(t, 'c99', () => true)).attributes['b']).toBe('y'.repeat(2000));
+    expect((await contactOf(t, 'c99', () => true)).attributes['p189']).toBe(189);
   });
 });
 
