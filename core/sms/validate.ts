@@ -122,5 +122,21 @@ function checker<T>(schema: { readonly required: readonly string[] }, rules?: (v
   };
 }
 
-export const checkSmsItem = checker<SmsCreateItem>(smsCreateItemSchema, gsm7Problems);
+/** C0 controls (NUL included) and DEL: as the ingestion API's identifiers (core/ingest/values.ts). */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/** A clientId is a caller's key, stored, echoed in DLRs and matched on retries: printable and not blank. */
+function clientIdProblems(item: SmsCreateItem): FieldErrors | undefined {
+  const clientId = item.clientId;
+  if (clientId === undefined) return undefined;
+  if (CONTROL_CHARACTER.test(clientId)) return { clientId: ['must not contain control characters (NUL, tabs, line breaks)'] };
+  if (clientId.trim() === '') return { clientId: ['must not be only whitespace'] };
+  return undefined;
+}
+
+export const checkSmsItem = checker<SmsCreateItem>(smsCreateItemSchema, (item) => {
+  const clientId = clientIdProblems(item);
+  const text = gsm7Problems(item);
+  return clientId && text ? { ...clientId, ...text } : (clientId ?? text);
+});
 export const checkLookupRequest = checker<LookupCreate>(lookupCreateSchema);

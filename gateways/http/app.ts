@@ -25,7 +25,10 @@ export { weakEtag } from './respond';
 export function createHttpApp(deps: HttpDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  // X-Forwarded-For names the client (the address counters, the console sign-in throttle) only
+  // from the proxies TRUST_PROXY names; by default the TCP peer is the client, so a local process
+  // cannot pick its own address (config/index.ts).
+  app.set('trust proxy', deps.config.http.trustProxy);
   app.set('query parser', 'extended');
   // Express's default weak ETag is a SHA-1 of every body, POST answers included; a CRC-32 with
   // the length is as good a weak validator for 304s, at a fraction of the cost.

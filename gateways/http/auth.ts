@@ -1,6 +1,6 @@
 // Authentication (spec 1 §5): `Authorization: Bearer <token>` or `access_token=<token>` in
-// the query, never both (conflicting credentials are a 401: which one was meant cannot be
-// known); a missing, malformed, unknown or revoked token, or one of a kind this API does
+// the query, exactly one of them and each once (conflicting credentials are a 401: which one
+// was meant cannot be known); a missing, malformed, unknown or revoked token, or one of a kind this API does
 // not take, is a 401. Failed attempts are counted per client address so that a token
 // cannot be guessed at line rate; those responses carry the rate-limit headers too.
 import type { Request, RequestHandler } from 'express';
@@ -15,8 +15,25 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** More than one Authorization field: Node keeps the first in `headers` and drops the others. */
+function repeatedAuthorization(raw: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
+
 function tokenOf(req: Request): string | undefined {
   const header = req.headers.authorization;
+  // Two headers (even with the same token): which one was meant cannot be known, as with a header and access_token.
+  if (header !== undefined && repeatedAuthorization(req.rawHeaders)) {
+    throw new AppError('UNAUTHORIZED', 'the Authorization header was sent more than once: send exactly one');
+  }
   // The query is parsed (qs) only when the URL has one.
   const query = req.originalUrl.includes('?') ? req.query['access_token'] : undefined;
   if (header !== undefined && query !== undefined) {

@@ -50,8 +50,8 @@ class World {
     optOuts: { isOptedOut: async () => false },
   });
 
-  app(): ReturnType<typeof createHttpApp> {
-    const config = { http: { bodyLimitBytes: 64 * 1024 }, rateLimits: { perMinute: 1000, bulkPerMinute: 1000 }, ingest: { basePath: '/ingest/v1', ratePerMinute: 1000 } } as unknown as Config;
+  app(trustProxy: Config['http']['trustProxy'] = false): ReturnType<typeof createHttpApp> {
+    const config = { http: { bodyLimitBytes: 64 * 1024, trustProxy }, rateLimits: { perMinute: 1000, bulkPerMinute: 1000 }, ingest: { basePath: '/ingest/v1', ratePerMinute: 1000 }, audience: { basePath: '/audience/v1' } } as unknown as Config;
     const engines = {
       probes: {},
       directory: { authenticate: (value: string) => this.principals.get(value), prices: () => [] },
@@ -92,9 +92,9 @@ describe('issue 14: the HTTP gateway under hostile input (in-process app, in-mem
   let base: string;
   let port: number;
 
-  async function start(options: HttpServerOptions = {}): Promise<void> {
+  async function start(options: HttpServerOptions = {}, trustProxy: Config['http']['trustProxy'] = false): Promise<void> {
     world = new World();
-    server = createHttpServer(world.app(), options);
+    server = createHttpServer(world.app(trustProxy), options);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
     base = `http://127.0.0.1:${port}`;
@@ -293,6 +293,48 @@ describe('issue 14: the HTTP gateway under hostile input (in-process app, in-mem
       expect((await fetch(`${base}/transactional/v1/organization/account`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     });
 
+    test('spec 1 §5: two Authorization headers (different tokens or the same one twice) → 401; nothing is sent or charged', async () => {
+      const body = JSON.stringify(item());
+      const before = { balance: world.balance, queued: world.queued.length };
+      for (const second of ['Bearer sms_other', `Bearer ${TOKEN}`]) {
+        const res = await raw(`POST /transactional/v1/sms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nAuthorization: ${second}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        expect(res.status).toBe(401);
+        expect(res.json).toEqual({ title: 'Unauthorized', status: 401, detail: expect.stringContaining('more than once') });
+        expectRateHeaders(res.headers);
+      }
+      const legacy = await raw(`GET /organization/account HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${LEGACY}\r\nAUTHORIZATION: Bearer leg_other\r\nConnection: close\r\n\r\n`);
+      expect(legacy.status).toBe(401);
+      expect({ balance: world.balance, queued: world.queued.length }).toEqual(before);
+      expect((await post('/transactional/v1/sms', body)).status).toBe(201);
+    });
+
+    test('TRUST_PROXY unset: X-Forwarded-For from a loopback peer does not change the failed-authentication counter\'s address', async () => {
+      const fail = (forwarded: string): Promise<Response> => fetch(`${base}/transactional/v1/organization/account`, { headers: { authorization: 'Bearer sms_wrong', 'x-forwarded-for': forwarded } });
+      const first = await fail('203.0.113.1');
+      const second = await fail('203.0.113.2');
+      await expectProblem(first, 401);
+      await expectProblem(second, 401);
+      // One counter (the TCP peer's): the second failure finds the first one counted.
+      expect(Number(second.headers.get('x-ratelimit-remaining'))).toBe(Number(first.headers.get('x-ratelimit-remaining')) - 1);
+    });
+
+    test.each([
+      ['NUL', '\u0000'], ['a NUL inside', 'order-1\u0000'], ['a line break', 'order\n1'], ['only spaces', '   '], ['only a tab', '\t'], ['no-break spaces', '\u00a0\u2003'],
+    ])('spec 1 §7, §4: a clientId with %s → 422 with a field error on clientId (single, legacy), the bulk item refused with it; nothing is charged', async (_what, clientId) => {
+      const before = { balance: world.balance, queued: world.queued.length };
+      const single = await post('/transactional/v1/sms', JSON.stringify(item({ clientId })));
+      expect(single.status).toBe(422);
+      expect(await single.json()).toEqual({ errors: { fields: { clientId: [expect.any(String)] } } });
+      const legacy = await post('/sms', JSON.stringify(item({ clientId })), { authorization: `Bearer ${LEGACY}` });
+      expect(legacy.status).toBe(422);
+      expect(await legacy.json()).toEqual({ errors: { fields: { clientId: [expect.any(String)] } } });
+      // A bulk refuses the item (spec 1 §4 bulk rule 1: 201 with the item's field errors).
+      const bulk = await post('/transactional/v1/sms/bulk', JSON.stringify([item({ clientId })]));
+      expect(bulk.status).toBe(201);
+      expect(await bulk.json()).toEqual({ entities: [], errors: [{ index: 0, clientId, fields: { clientId: [expect.any(String)] } }] });
+      expect({ balance: world.balance, queued: world.queued.length }).toEqual(before);
+    });
+
     test('issue 14 item 10: /metrics labels requests by full route pattern, "unmatched" without a base-path prefix', async () => {
       await fetch(`${base}/transactional/v1/no-such-thing`);
       await fetch(`${base}/transactional/v1/sms/not-an-id`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -302,6 +344,19 @@ describe('issue 14: the HTTP gateway under hostile input (in-process app, in-mem
       expect(text).not.toMatch(/route="[^"]+unmatched"/);
       expect(text).toMatch(/route="\/transactional\/v1\/sms\/:id"/);
       expect(text).toMatch(/route="unmatched"/);
+    });
+  });
+
+  describe('with TRUST_PROXY=loopback', () => {
+    beforeAll(() => start({}, ['loopback']));
+    afterAll(() => stop());
+
+    test('X-Forwarded-For from the trusted proxy names the client: each forwarded address has its own counter', async () => {
+      const fail = (forwarded: string): Promise<Response> => fetch(`${base}/transactional/v1/organization/account`, { headers: { authorization: 'Bearer sms_wrong', 'x-forwarded-for': forwarded } });
+      const first = await fail('203.0.113.1');
+      const second = await fail('203.0.113.2');
+      expect([first.status, second.status]).toEqual([401, 401]);
+      expect(second.headers.get('x-ratelimit-remaining')).toBe(first.headers.get('x-ratelimit-remaining'));
     });
   });
 
