@@ -30,6 +30,13 @@ export interface ClickHouse {
    * server and for the chdb of another process: use the client there.
    */
   readonly insertRaw?: (name: string, body: Buffer, format: 'JSONEachRow', settings: Record<string, number | string>) => Promise<void>;
+  /**
+   * A client for long reads (audience searches) whose queries do not queue behind `client`'s.
+   * A chdb session runs its queries one at a time, so on the in-process engine this is a second
+   * session on the same data directory (opened on first use, closed with this); a server runs
+   * queries concurrently and this is `client`. Undefined for the chdb of another process.
+   */
+  readonly readLane?: () => ClickHouseClient;
   close(): Promise<void>;
 }
 
@@ -42,12 +49,15 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   if (!IDENTIFIER.test(options.database)) throw new Error(`CLICKHOUSE_DATABASE must be a plain identifier, got "${options.database}"`);
   let client: ClickHouseClient;
   let insertRaw: ClickHouse['insertRaw'];
+  let readLane: ClickHouse['readLane'];
+  let lane: ClickHouseClient | undefined;
   const remoteChdb = options.url?.startsWith(`${REMOTE_CHDB_SCHEME}//`) ?? false;
   if (remoteChdb) {
     // The chdb of another process of this machine (infra/clickhouse-remote.ts).
     client = createClient({ connection: new RemoteChdbConnection(options.url as string) as unknown as ClientConnection });
   } else if (options.url) {
     client = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 30_000 });
+    readLane = () => client;
   } else {
     mkdirSync(options.embeddedPath, { recursive: true });
     const { createChdbConnection } = await import('chdb/connection');
@@ -60,17 +70,22 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // chdb checks the name against its own identifier rules: unquoted, database-qualified.
       await chdb.chdb.rawInsert({ table: `${options.database}.${name}`, values: body, format, settings });
     };
+    readLane = () => {
+      lane ??= createClient({ connection: createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection });
+      return lane;
+    };
   }
   return {
     client,
     kind: options.url && !remoteChdb ? 'server' : 'embedded',
     database: options.database,
     ...(insertRaw ? { insertRaw } : {}),
+    ...(readLane ? { readLane } : {}),
     table: (name) => {
       if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
       return `\`${options.database}\`.\`${name}\``;
     },
-    close: () => client.close(),
+    close: async () => { await lane?.close(); await client.close(); },
   };
 }
 

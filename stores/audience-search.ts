@@ -2,8 +2,10 @@
 // restrictions, keyset paging with signed cursors, the total, and aggregations. Every
 // statement reads `audience FINAL` with `deleted = 0` scoped to the path's project, and
 // events only through subqueries scoped to the same project.
+import { ClickHouseError, type ClickHouseClient } from '@clickhouse/client';
+import { AppError } from '../core/errors';
 import {
-  compileFilter, loadSegments, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
+  checkCompiledSize, compileFilter, loadSegments, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
   type Aggregation, type AudienceQuery, type SearchRequest, type SegmentSource, type SqlContext,
 } from '../core/filters/grammar-b';
 import type { ClickHouse } from '../infra/clickhouse';
@@ -23,6 +25,25 @@ export interface SearchResult {
   readonly aggregations?: Record<string, unknown>;
 }
 
+/** The cost ceiling of each statement of a search (core/filters/grammar-b/limits.ts; tests lower it). */
+export interface QueryCeiling {
+  readonly maxExecutionSeconds: number;
+  readonly maxRowsToRead: number;
+  readonly maxMemoryBytes: number;
+}
+
+export const DEFAULT_CEILING: QueryCeiling = {
+  maxExecutionSeconds: QUERY_MAX_EXECUTION_SECONDS, maxRowsToRead: QUERY_MAX_ROWS_TO_READ, maxMemoryBytes: QUERY_MAX_MEMORY_BYTES,
+};
+
+/** ClickHouse's error types of the three ceilings, and the limit each names in the 400. */
+const CEILING_ERRORS: Readonly<Record<string, (c: QueryCeiling) => string>> = {
+  TIMEOUT_EXCEEDED: (c) => `max_execution_time (${c.maxExecutionSeconds} s)`,
+  TOO_MANY_ROWS: (c) => `max_rows_to_read (${c.maxRowsToRead.toLocaleString('en')} rows)`,
+  TOO_MANY_ROWS_OR_BYTES: (c) => `max_rows_to_read (${c.maxRowsToRead.toLocaleString('en')} rows)`,
+  MEMORY_LIMIT_EXCEEDED: (c) => `max_memory_usage (${c.maxMemoryBytes.toLocaleString('en')} bytes)`,
+};
+
 interface Plan {
   readonly c: SqlContext;
   /** project scope, tree and restrictions: the rows the query is about. */
@@ -30,7 +51,25 @@ interface Plan {
 }
 
 export class AudienceSearch {
-  constructor(private readonly ch: ClickHouse, private readonly segments: SegmentSource, private readonly cursorKey: Buffer) {}
+  /**
+   * Searches run on the engine's read lane (infra/clickhouse.ts `readLane`): on the embedded
+   * engine a chdb session of their own, so that a search never queues the SMS API's reads.
+   */
+  private readonly client: ClickHouseClient;
+  /** Appended to every statement: per statement, never the session's settings (chdb applies `clickhouse_settings` as a session-wide SET). */
+  private readonly settings: string;
+
+  constructor(
+    private readonly ch: ClickHouse, private readonly segments: SegmentSource, private readonly cursorKey: Buffer,
+    private readonly ceiling: QueryCeiling = DEFAULT_CEILING,
+  ) {
+    this.client = ch.readLane?.() ?? ch.client;
+    const whole = (n: number, name: string): number => {
+      if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${n}`);
+      return n;
+    };
+    this.settings = ` SETTINGS max_execution_time = ${whole(ceiling.maxExecutionSeconds, 'maxExecutionSeconds')}, max_rows_to_read = ${whole(ceiling.maxRowsToRead, 'maxRowsToRead')}, max_memory_usage = ${whole(ceiling.maxMemoryBytes, 'maxMemoryBytes')}`;
+  }
 
   private tables() {
     return { audience: this.ch.table('audience'), events: this.ch.table('events') };
@@ -40,7 +79,9 @@ export class AudienceSearch {
     const c = sqlContext(new ParamBinder(), this.tables(), scope.project, scope.timezone, scope.now);
     const segments = await loadSegments(query.root, scope.project, this.segments);
     const parts = [`project_id = ${c.project}`, 'deleted = 0', compileFilter(query.root, c, segments), ...restrictionsSql(query.restrictions, c)];
-    return { c, where: parts.filter((p) => p !== '1').join(' AND ') };
+    const where = parts.filter((p) => p !== '1').join(' AND ');
+    checkCompiledSize(where, c.binder.params);
+    return { c, where };
   }
 
   private pageSql(query: AudienceQuery, plan: Plan, after: readonly [string | number, string] | null): string {
@@ -94,8 +135,14 @@ export class AudienceSearch {
   }
 
   private async rows<R>(query: string, params: Record<string, unknown>): Promise<R[]> {
-    const result = await this.ch.client.query({ query, query_params: params, format: 'JSONEachRow' });
-    return result.json<R>();
+    try {
+      const result = await this.client.query({ query: `${query}${this.settings}`, query_params: params, format: 'JSONEachRow' });
+      return await result.json<R>();
+    } catch (err) {
+      const limit = err instanceof ClickHouseError ? CEILING_ERRORS[err.type ?? '']?.(this.ceiling) : undefined;
+      if (limit === undefined) throw err;
+      throw new AppError('QUERY_TOO_EXPENSIVE', `the search went beyond ${limit}, the ceiling of every audience query: narrow the filter (fewer event groups, a smaller sample, fewer aggregations) and retry`, { cause: err });
+    }
   }
 
   private async aggregate(aggs: readonly Aggregation[], plan: Plan): Promise<Record<string, unknown>> {

@@ -23,6 +23,8 @@ const CONTAINS = ['an', 'AN', 'nn', 'ob', 'sé', 'SÉ', '@ex', '.com', 'org', '+
 const PREFIXES = ['a', 'A', 'b', 'j', 'z', '.com', 'org', '+4', '1', 'v', 'n', 'ne', 'g', 'd', 'e', 'c0', 'w'];
 const EXACT = [...NAMES, ...TAGS, ...COUNTRIES, 'gold', 'Gold', 'silver', 'ds1', 'ds2', 'A-1', 'web', 'app', 'purchase', 'u1', 'aud-u2'];
 const NUMBERS = [0, 1, 7.5, 42, 100, -3, 5, 150, 199];
+/** `_bucket` takes integers 0 to 199 only (spec 3 §8; outside is a 400). */
+const BUCKETS = NUMBERS.filter((n) => Number.isInteger(n) && n >= 0 && n <= 199);
 const EVENT_TYPES = ['purchase', 'view', 'signup'];
 const DATASOURCES = ['ds1', 'ds2', 'ds3'];
 const SPECIAL_BIRTHDAYS = ['2000-02-29', '1996-02-29', '1990-12-31', '1985-01-01', '1970-02-28', '1999-03-01'];
@@ -132,13 +134,16 @@ const textCondition = (key: string): fc.Arbitrary<J> => fc.oneof(
 );
 
 const flags = { lowerExcludeEquals: fc.boolean(), upperExcludeEquals: fc.boolean() };
-const numberCondition = (key: string): fc.Arbitrary<J> => fc.oneof(
-  fc.record({ key: fc.constant(key), operator: not('matches-number'), values: listValues(fc.constantFrom(...NUMBERS)) }),
-  fc.record({
-    key: fc.constant(key), operator: not('range-number'),
-    values: fc.record({ lowerNumber: maybe(fc.constantFrom(...NUMBERS)), upperNumber: maybe(fc.constantFrom(...NUMBERS)), ...flags }, { requiredKeys: ['lowerNumber', 'upperNumber'] }),
-  }),
-);
+const numberCondition = (key: string): fc.Arbitrary<J> => {
+  const numbers = key === '_bucket' ? BUCKETS : NUMBERS;
+  return fc.oneof(
+    fc.record({ key: fc.constant(key), operator: not('matches-number'), values: listValues(fc.constantFrom(...numbers)) }),
+    fc.record({
+      key: fc.constant(key), operator: not('range-number'),
+      values: fc.record({ lowerNumber: maybe(fc.constantFrom(...numbers)), upperNumber: maybe(fc.constantFrom(...numbers)), ...flags }, { requiredKeys: ['lowerNumber', 'upperNumber'] }),
+    }),
+  );
+};
 
 function dateText(w: World): fc.Arbitrary<string> {
   return near(w.now).chain((ms) => {

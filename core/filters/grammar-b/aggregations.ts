@@ -67,7 +67,11 @@ function parseOne(name: string, raw: Json, path: string, events: boolean): Aggre
 
 function parseMap(raw: unknown, path: string, events: boolean): Aggregation[] {
   if (raw === undefined) return [];
-  return Object.entries(raw as Record<string, Json>).map(([name, agg]) => parseOne(name, agg, `${path}.${name}`, events));
+  return Object.entries(raw as Record<string, Json>).map(([name, agg]) => {
+    // Results are keyed by name: `__proto__` would set the result's prototype instead (the schema refuses it too).
+    if (name === '__proto__') throw invalid(`${path}.${name}`, 'is not a usable aggregation name');
+    return parseOne(name, agg, `${path}.${name}`, events);
+  });
 }
 
 export function parseAggregations(raw: unknown): Aggregation[] {

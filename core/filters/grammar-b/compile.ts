@@ -5,7 +5,7 @@
 import type { EventGroup, EventNode, Node, SegmentCondition } from './ast';
 import { conditionSql, type Target } from './condition-sql';
 import { ATTRIBUTE_MAPS, NATIVE_ATTRIBUTES, NATIVE_EVENT_ATTRIBUTES, PARAMETER_MAPS } from './fields';
-import { SEGMENT_MAX_DEPTH } from './limits';
+import { MAX_BOUND_VALUES_BYTES, MAX_FILTER_SQL_CHARS, SEGMENT_MAX_DEPTH } from './limits';
 import type { SqlContext } from './params';
 import { invalid } from './problems';
 
@@ -99,4 +99,25 @@ export function segmentRefs(root: Node | null): string[] {
   };
   if (root !== null) walk(root);
   return out;
+}
+
+/** A bound value as ClickHouse's HTTP interface receives it (`param_<name>=<text>` in the URL). */
+function encodedSize(value: unknown): number {
+  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  return encodeURIComponent(text).length;
+}
+
+/**
+ * Refuses (400 naming the limit) a compiled filter whose text or bound values ClickHouse would
+ * refuse: the text against max_query_size, the values against a server's URL limit
+ * (core/filters/grammar-b/limits.ts).
+ */
+export function checkCompiledSize(where: string, params: Readonly<Record<string, unknown>>): void {
+  if (where.length > MAX_FILTER_SQL_CHARS) {
+    throw invalid('root', `the filter compiles to ${where.length.toLocaleString('en')} characters of SQL (its nodes and the segments it uses); at most ${MAX_FILTER_SQL_CHARS.toLocaleString('en')}, below ClickHouse's max_query_size: use fewer nodes or segments`);
+  }
+  const bytes = Object.values(params).reduce<number>((sum, v) => sum + encodedSize(v), 0);
+  if (bytes > MAX_BOUND_VALUES_BYTES) {
+    throw invalid('root', `the filter's values take ${bytes.toLocaleString('en')} bytes URL-encoded; at most ${MAX_BOUND_VALUES_BYTES.toLocaleString('en')} (ClickHouse receives them as query parameters): use fewer or shorter values`);
+  }
 }

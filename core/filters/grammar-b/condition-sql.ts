@@ -13,7 +13,6 @@ export type Target =
 type Strings = Extract<Values, { shape: 'strings' }>;
 type Numbers = Extract<Values, { shape: 'numbers' }>;
 
-const combine = (parts: readonly string[], all: boolean): string => (parts.length === 1 ? parts[0] as string : `(${parts.join(all ? ' AND ' : ' OR ')})`);
 const guard = (field: NativeField, sql: string): string => (field.nullable ? `(isNotNull(${field.sql}) AND ${sql})` : `(${sql})`);
 const has = (map: string, key: string): string => `mapContains(${map}, ${key})`;
 
@@ -27,23 +26,47 @@ function textPredicate(base: BaseOperator, x: string, v: string): string {
   }
 }
 
+/**
+ * Several values of contains / startswith / endswith: one Array(String) parameter walked by a
+ * lambda, so the SQL text and the work of parsing and analysing it do not grow with the number
+ * of values (1,000 values ORed as 1,000 predicates took seconds to plan, and their text passed
+ * max_query_size). The values are lowered once per query (a constant), the column once per row.
+ */
+function anyOrAll(all: boolean, predicate: (value: string) => string, v: Strings, c: SqlContext): string {
+  const lowered = `arrayMap(_v -> lowerUTF8(_v), ${c.binder.bind('Array(String)', v.values)})`;
+  return `${all ? 'arrayAll' : 'arrayExists'}(_v -> ${predicate('_v')}, ${lowered})`;
+}
+
+/** The case-insensitive predicate over an already lowered value. */
+function loweredPredicate(base: BaseOperator, x: string, lowered: string): string {
+  switch (base) {
+    case 'contains': return `position(lowerUTF8(${x}), ${lowered}) > 0`;
+    case 'startswith': return `startsWith(lowerUTF8(${x}), ${lowered})`;
+    default: return `endsWith(lowerUTF8(${x}), ${lowered})`;
+  }
+}
+
 function onScalarText(base: BaseOperator, x: string, v: Strings, c: SqlContext): string {
   // One value: a plain comparison, which ClickHouse can use for index analysis.
   if (base === 'matches-string' && v.values.length === 1) return `${x} = ${c.binder.bind('String', v.values[0])}`;
   if (base === 'matches-string' && !v.all) return `has(${c.binder.bind('Array(String)', v.values)}, ${x})`;
-  return combine(v.values.map((s) => textPredicate(base, x, c.binder.bind('String', s))), v.all);
+  if (base === 'matches-string') return `arrayAll(_v -> ${x} = _v, ${c.binder.bind('Array(String)', v.values)})`;
+  if (v.values.length === 1) return textPredicate(base, x, c.binder.bind('String', v.values[0]));
+  return anyOrAll(v.all, (value) => loweredPredicate(base, x, value), v, c);
 }
 
 /** Rule 2: on a list, `||` (default) needs one value to match some element, `&&` every value. */
 function onListText(base: BaseOperator, list: string, v: Strings, c: SqlContext): string {
   if (base === 'matches-string' && v.values.length === 1) return `has(${list}, ${c.binder.bind('String', v.values[0])})`;
   if (base === 'matches-string') return `${v.all ? 'hasAll' : 'hasAny'}(${list}, ${c.binder.bind('Array(String)', v.values)})`;
-  return combine(v.values.map((s) => `arrayExists(_x -> ${textPredicate(base, '_x', c.binder.bind('String', s))}, ${list})`), v.all);
+  if (v.values.length === 1) return `arrayExists(_x -> ${textPredicate(base, '_x', c.binder.bind('String', v.values[0]))}, ${list})`;
+  return anyOrAll(v.all, (value) => `arrayExists(_x -> ${loweredPredicate(base, '_x', value)}, ${list})`, v, c);
 }
 
 function onNumber(x: string, v: Numbers, c: SqlContext): string {
-  if (!v.all && v.values.length > 1) return `has(${c.binder.bind('Array(Float64)', v.values)}, toFloat64(${x}))`;
-  return combine(v.values.map((n) => `toFloat64(${x}) = ${c.binder.bind('Float64', n)}`), true);
+  if (v.values.length === 1) return `toFloat64(${x}) = ${c.binder.bind('Float64', v.values[0])}`;
+  if (!v.all) return `has(${c.binder.bind('Array(Float64)', v.values)}, toFloat64(${x}))`;
+  return `arrayAll(_n -> toFloat64(${x}) = _n, ${c.binder.bind('Array(Float64)', v.values)})`;
 }
 
 function numberRange(x: string, v: Extract<Values, { shape: 'number-range' }>, c: SqlContext): string {

@@ -7,11 +7,14 @@
 export type { Aggregation } from './aggregations';
 export { rangeBound, rangeValue, termValues } from './aggregations';
 export type { AttributeCondition, EventGroup, Node, Values } from './ast';
-export { ALL_SEGMENT, compileFilter, segmentRefs } from './compile';
+export { ALL_SEGMENT, checkCompiledSize, compileFilter, segmentRefs } from './compile';
 export type { SegmentMap } from './compile';
 export { openCursor, signCursor } from './cursor';
 export type { CursorState } from './cursor';
-export { CURSOR_TTL_MS, DEFAULT_LIMIT, FILTER_VERSION, MAX_LIMIT, SEGMENT_MAX_DEPTH } from './limits';
+export {
+  CURSOR_TTL_MS, DEFAULT_LIMIT, FILTER_VERSION, MAX_BOUND_VALUES_BYTES, MAX_FILTER_SQL_CHARS, MAX_LIMIT, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ,
+  SEARCHES_IN_FLIGHT_PER_ORG, SEGMENT_MAX_DEPTH,
+} from './limits';
 export { ParamBinder, sqlContext } from './params';
 export type { SqlContext, Tables } from './params';
 export { parseNode } from './parse-node';

@@ -1,8 +1,8 @@
 // The filter tree (spec 3 §2.3 node types) from JSON whose shape ajv has already checked:
 // operators, keys and the rules 1–4 of §2.4. Errors name the node path and the rule.
-import { BASE_OPERATORS, NEGATABLE, type BaseOperator, type Condition, type EventNode, type Join, type Node } from './ast';
+import { BASE_OPERATORS, NEGATABLE, type BaseOperator, type Condition, type EventNode, type Join, type Node, type Values } from './ast';
 import { NATIVE_ATTRIBUTES, NATIVE_EVENT_ATTRIBUTES, OPERATOR_TYPES, type FieldType } from './fields';
-import { CUSTOM_NAME, MAX_NESTING, MAX_NODES } from './limits';
+import { BUCKET_MAX, CUSTOM_NAME, MAX_NESTING, MAX_NODES } from './limits';
 import { parseValues } from './parse-values';
 import { child, invalid, item, quote } from './problems';
 
@@ -59,7 +59,25 @@ function condition(raw: JsonNode, path: string, event: boolean): Condition & { k
     const why = base === 'range-date-anniversary' ? ' (only _date_birthday supports anniversaries)' : '';
     throw invalid(child(path, 'operator'), `${operator} does not apply to ${quote(key)}, a ${type === 'strings' ? 'list of strings' : type} attribute${why}`);
   }
-  return { key, base, negate, operator, values: parseValues(base, operator, raw['values'], path) };
+  const values = parseValues(base, operator, raw['values'], path);
+  if (!event && key === '_bucket') {
+    const list = raw['values'];
+    bucketNumbers(values, child(path, 'values'), Array.isArray(list) && (list[0] === '&&' || list[0] === '||') ? 1 : 0);
+  }
+  return { key, base, negate, operator, values };
+}
+
+/** `_bucket` is a number 0 to 199 (spec 3 §2.3, §8): a value or bound outside can only be a mistake. */
+function bucketNumbers(values: Values, path: string, lead: number): void {
+  const ok = (n: number): boolean => Number.isInteger(n) && n >= 0 && n <= BUCKET_MAX;
+  const rule = `bucket numbers are integers 0 to ${BUCKET_MAX} (spec 3 §8)`;
+  if (values.shape === 'numbers') {
+    values.values.forEach((n, i) => { if (!ok(n)) throw invalid(item(path, i + lead), `${rule}, got ${n}`); });
+  }
+  if (values.shape === 'number-range') {
+    if (values.lower !== null && !ok(values.lower)) throw invalid(child(path, 'lowerNumber'), `${rule}, got ${values.lower}`);
+    if (values.upper !== null && !ok(values.upper)) throw invalid(child(path, 'upperNumber'), `${rule}, got ${values.upper}`);
+  }
 }
 
 function eventNode(raw: unknown, path: string, depth: number, budget: Budget): EventNode {
