@@ -4,9 +4,14 @@
 // wrong-kind token is a 401; an unknown project, another project's token or a token without
 // the scope is a 404 (never 403). Aggregations also need PROJECT_AGGREGATIONS: without it,
 // a 400 naming the scope (docs/grammar-b.md). Errors are `{ title, status, detail }`.
+// An organization runs at most SEARCHES_IN_FLIGHT_PER_ORG searches at once in this process:
+// beyond, a 429 with Retry-After, so that one organization's searches cannot hold the engine
+// for every other one (each statement also has a cost ceiling: stores/audience-search.ts).
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../core/errors';
-import { compileFilter, loadSegments, ParamBinder, parseSearch, parseSegment, sqlContext, type SearchRequest, type SegmentSource } from '../../core/filters/grammar-b';
+import {
+  checkCompiledSize, compileFilter, loadSegments, ParamBinder, parseSearch, parseSegment, SEARCHES_IN_FLIGHT_PER_ORG, sqlContext, type SearchRequest, type SegmentSource,
+} from '../../core/filters/grammar-b';
 import type { AccountDirectory } from '../../stores/account-directory';
 import type { SearchResult, SearchScope } from '../../stores/audience-search';
 import type { RateLimiter } from '../../stores/rate-limiter';
@@ -36,6 +41,33 @@ export interface AudienceServices {
 export interface AudienceOptions {
   readonly ratePerMinute: number;
   readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
+  /** Searches one organization may run at once in this process (default SEARCHES_IN_FLIGHT_PER_ORG). */
+  readonly searchesInFlightPerOrg?: number;
+}
+
+/** Seconds a refused search is told to wait: searches under the cost ceiling mostly take well under one. */
+const SEARCH_RETRY_AFTER_SECONDS = 1;
+
+/** Counted slots per key (an organization), in this process. */
+export class InFlight {
+  private readonly running = new Map<string, number>();
+
+  constructor(readonly limit: number) {}
+
+  /** Takes a slot of `key` and returns its release (idempotent), or null when all are taken. */
+  take(key: string): (() => void) | null {
+    const n = this.running.get(key) ?? 0;
+    if (n >= this.limit) return null;
+    this.running.set(key, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.running.get(key) ?? 1) - 1;
+      if (left <= 0) this.running.delete(key);
+      else this.running.set(key, left);
+    };
+  }
 }
 
 type AsyncHandler = (req: Request, res: Response) => Promise<void>;
@@ -49,6 +81,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
   const router = Router({ mergeParams: true });
   const auth = authenticate(services.accounts, ['product'], options.authFailuresPerMinute);
   const now = services.now ?? ((): Date => new Date());
+  const inFlight = new InFlight(options.searchesInFlightPerOrg ?? SEARCHES_IN_FLIGHT_PER_ORG);
 
   // The token must be a product token of this very project carrying the search scope.
   const projectAccess: RequestHandler = (req, _res, next) => {
@@ -72,7 +105,17 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
     if (request.kind === 'query' && request.query.aggregations.length > 0 && !req.principal.token.scopes.includes(AGGREGATIONS_SCOPE)) {
       throw new AppError('INVALID_FILTER', `aggregations: need the scope ${AGGREGATIONS_SCOPE}, which this token does not carry (spec 3 §4.2)`);
     }
-    res.json(await services.search.search(request, scopeOf(req)));
+    // The slot is held until the search's statements are done, also when the client has gone.
+    const release = inFlight.take(req.principal.org.id);
+    if (release === null) {
+      res.setHeader('Retry-After', String(SEARCH_RETRY_AFTER_SECONDS));
+      throw new AppError('RATE_LIMITED', `this organization already runs ${inFlight.limit} audience searches, the most it may run at once; retry after ${SEARCH_RETRY_AFTER_SECONDS} s (Retry-After)`);
+    }
+    try {
+      res.json(await services.search.search(request, scopeOf(req)));
+    } finally {
+      release();
+    }
   }));
 
   router.get('/segments', ...guarded('segments'), handle(async (req, res) => {
@@ -87,7 +130,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
     const overlay: SegmentSource = { getRoot: (p, slug) => (slug === input.slug ? Promise.resolve(input.rawRoot) : services.segments.getRoot(p, slug)) };
     const root = { kind: 'segment', path: 'root', key: input.slug, negate: false } as const;
     const c = sqlContext(new ParamBinder(), { audience: 'audience', events: 'events' }, project, 'UTC', now());
-    compileFilter(root, c, await loadSegments(root, project, overlay));
+    checkCompiledSize(compileFilter(root, c, await loadSegments(root, project, overlay)), c.binder.params);
     const { segment, created } = await services.segments.put(project, { slug: input.slug, name: input.name, root: input.rawRoot });
     res.status(created ? 201 : 200).json({ entity: segmentView(segment) });
   }));
