@@ -7,6 +7,18 @@ export const AUDIENCE_FILTER_VERSION = '0.0.1';
 
 export const NODE_TYPES = ['group', 'attribute_condition', 'event_condition', 'group_event', 'segment_condition'] as const;
 
+/** The fields each node type takes (spec 3 §2.3 node table); any other is refused. */
+export const NODE_FIELDS = {
+  group: ['type', 'join', 'children'],
+  attribute_condition: ['type', 'key', 'operator', 'values'],
+  event_condition: ['type', 'key', 'operator', 'values'],
+  group_event: ['type', 'event', 'datasource', 'join', 'children'],
+  segment_condition: ['type', 'key', 'operator', 'values'],
+} as const satisfies Record<(typeof NODE_TYPES)[number], readonly string[]>;
+
+/** A name that cannot be a key of a JavaScript object built from it (an aggregation name). */
+const usableName = { not: { const: '__proto__' } } as const;
+
 export const audienceNodeSchema = {
   $id: 'AudienceNode',
   type: 'object',
@@ -23,6 +35,10 @@ export const audienceNodeSchema = {
     event: { type: 'string', minLength: 1, maxLength: 128, description: 'group_event: the event type.' },
     datasource: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 128 } },
   },
+  allOf: Object.entries(NODE_FIELDS).map(([type, fields]) => ({
+    if: { properties: { type: { const: type } }, required: ['type'] },
+    then: { propertyNames: { enum: fields } },
+  })),
 } as const;
 
 const idList = { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 256 } } as const;
@@ -36,15 +52,17 @@ export const aggregationSchema = {
   properties: {
     type: { type: 'string', enum: ['terms', 'range', 'nested'] },
     params: { type: 'object' },
-    aggs: { type: 'object', maxProperties: 10, additionalProperties: { $ref: 'AudienceAggregation' } },
+    aggs: { type: 'object', maxProperties: 10, propertyNames: usableName, additionalProperties: { $ref: 'AudienceAggregation' } },
   },
 } as const;
 
 export const audienceSearchSchema = {
   $id: 'AudienceSearch',
   type: 'object',
-  description: 'spec 3 §2.3: the audience filter object. With `cursor`, the filter comes from the cursor.',
+  description: 'spec 3 §2.3: the audience filter object; `version` is required (spec 3 §9) unless the request continues a `cursor`, whose filter comes from the cursor.',
   additionalProperties: false,
+  if: { not: { required: ['cursor'] } },
+  then: { required: ['version'] },
   properties: {
     version: { type: 'string', const: AUDIENCE_FILTER_VERSION },
     root: { $ref: 'AudienceNode' },
@@ -54,7 +72,7 @@ export const audienceSearchSchema = {
     sortAsc: { type: 'boolean' },
     includeAllData: { type: 'boolean' },
     cursor: { type: 'string', minLength: 1, maxLength: 200_000 },
-    aggregations: { type: 'object', maxProperties: 10, additionalProperties: { $ref: 'AudienceAggregation' } },
+    aggregations: { type: 'object', maxProperties: 10, propertyNames: usableName, additionalProperties: { $ref: 'AudienceAggregation' } },
     filterAudienceIds: idList,
     filterNotAudienceIds: idList,
     filterContactIds: idList,

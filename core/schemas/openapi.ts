@@ -70,38 +70,58 @@ function listParams(catalogue: Catalogue): unknown[] {
 const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: ID_PATTERN }, description: 'A UUIDv7; any other value is a 400, an unknown or foreign id a 404.' }];
 const listOf = (item: string) => ({ type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: { anyOf: [ref(item), ref('GroupCount')] } } } });
 
-// The audience API (spec 3 §4.2, docs/grammar-b.md) lives under its own base path.
-const AUDIENCE_SERVERS = [{ url: '/audience/v1' }];
+/** The base path of each API the document describes (config INGEST_BASE_PATH, AUDIENCE_BASE_PATH). */
+export interface ApiBases {
+  readonly ingest: string;
+  readonly audience: string;
+}
+
+export const DEFAULT_API_BASES: ApiBases = { ingest: '/ingest/v1', audience: '/audience/v1' };
+/** The SMS API's base (gateways/http/app.ts SMS_API_BASE): the document's default server. */
+const SMS_SERVERS = [{ url: '/transactional/v1' }];
+
+/**
+ * The paths of another API under its own base: the server on the path item (and on each
+ * operation), so that a client reading either level, not only the document's default server,
+ * calls a real URL.
+ */
+function underBase(paths: Record<string, unknown>, base: string): Record<string, unknown> {
+  const servers = [{ url: base }];
+  return Object.fromEntries(Object.entries(paths).map(([path, item]) => [path, {
+    servers,
+    ...Object.fromEntries(Object.entries(item as Record<string, object>).map(([method, op]) => [method, { ...op, servers }])),
+  }]));
+}
 const projectParam = { name: 'project', in: 'path', required: true, schema: { type: 'string' }, description: 'The project of the product token; another or unknown project is a 404.' };
 const slugParam = { name: 'slug', in: 'path', required: true, schema: { type: 'string', pattern: SEGMENT_SLUG_PATTERN } };
 const segmentEntity = { type: 'object', properties: { slug: { type: 'string' }, name: { type: 'string' }, root: ref('AudienceNode'), createdAt: { type: 'string' }, updatedAt: { type: 'string' } } };
 const AUDIENCE_PATHS = {
   '/project/{project}/audience/search': {
     post: {
-      servers: AUDIENCE_SERVERS, operationId: 'searchAudience', summary: 'Search contacts with the audience filter (Grammar B). Product token with audience:search; aggregations also need PROJECT_AGGREGATIONS (else 400).',
+      operationId: 'searchAudience', summary: 'Search contacts with the audience filter (Grammar B). Product token with audience:search; aggregations also need PROJECT_AGGREGATIONS (else 400).',
       parameters: [projectParam], requestBody: { required: true, ...json(ref('AudienceSearch')) },
       responses: { ...ok(200, ref('AudienceSearchResponse')), ...errors(400, 401, 404, 413, 415, 429, 500) },
     },
   },
   '/project/{project}/segments': {
-    get: { servers: AUDIENCE_SERVERS, operationId: 'listSegments', summary: 'Segments of the project', parameters: [projectParam], responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: segmentEntity } } }), ...errors(401, 404, 429, 500) } },
+    get: { operationId: 'listSegments', summary: 'Segments of the project', parameters: [projectParam], responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: segmentEntity } } }), ...errors(401, 404, 429, 500) } },
     post: {
-      servers: AUDIENCE_SERVERS, operationId: 'putSegment', summary: 'Create (201) or replace (200) a segment; a cycle or nesting deeper than 4 is a 400', parameters: [projectParam],
+      operationId: 'putSegment', summary: 'Create (201) or replace (200) a segment; a cycle or nesting deeper than 4 is a 400', parameters: [projectParam],
       requestBody: { required: true, ...json(ref('AudienceSegmentCreate')) },
       responses: { ...ok(201, { type: 'object', properties: { entity: segmentEntity } }), ...ok(200, { type: 'object', properties: { entity: segmentEntity } }), ...errors(400, 401, 404, 413, 415, 429, 500) },
     },
   },
   '/project/{project}/segments/{slug}': {
-    get: { servers: AUDIENCE_SERVERS, operationId: 'getSegment', summary: 'One segment', parameters: [projectParam, slugParam], responses: { ...ok(200, { type: 'object', properties: { entity: segmentEntity } }), ...errors(401, 404, 429, 500) } },
-    delete: { servers: AUDIENCE_SERVERS, operationId: 'deleteSegment', summary: 'Delete a segment (filters using it then match none)', parameters: [projectParam, slugParam], responses: { 204: { description: 'Deleted', headers: rateHeaders }, ...errors(401, 404, 429, 500) } },
+    get: { operationId: 'getSegment', summary: 'One segment', parameters: [projectParam, slugParam], responses: { ...ok(200, { type: 'object', properties: { entity: segmentEntity } }), ...errors(401, 404, 429, 500) } },
+    delete: { operationId: 'deleteSegment', summary: 'Delete a segment (filters using it then match none)', parameters: [projectParam, slugParam], responses: { 204: { description: 'Deleted', headers: rateHeaders }, ...errors(401, 404, 429, 500) } },
   },
 };
 
-export function openApiDocument(): Record<string, unknown> {
+export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'SMS API', version: '1.0.0', description: 'Transactional SMS API v1 (spec 1). Filters: Grammar A (docs/grammar-a.md).' },
-    servers: [{ url: '/transactional/v1' }],
+    servers: SMS_SERVERS,
     security: [{ bearer: [] }, { accessToken: [] }],
     components: {
       securitySchemes: {
@@ -111,8 +131,8 @@ export function openApiDocument(): Record<string, unknown> {
       schemas: Object.fromEntries(SCHEMAS.map((s) => [s.$id, component(s)])),
     },
     paths: {
-      // The ingestion API (spec 2, docs/ingestion.md) under its default base path.
-      ...ingestOpenApiPaths('/ingest/v1'),
+      // The ingestion API (spec 2, docs/ingestion.md) and the audience API (spec 3 §4.2) under their base paths.
+      ...underBase(ingestOpenApiPaths(bases.ingest), bases.ingest),
       '/sms': {
         get: { operationId: 'listSms', summary: 'List messages', parameters: listParams(SMS_FIELDS), responses: { ...ok(200, listOf('Sms')), ...errors(400, 401, 429, 500) } },
         post: { operationId: 'sendSms', summary: 'Send one SMS', requestBody: { required: true, ...json(ref('SmsCreateItem')) }, responses: { ...ok(201, { type: 'object', properties: { entity: ref('Sms') } }, readBack('getSms', 'getSmsDlrs')), ...errors(400, 401, 402, 413, 415, 422, 429, 500) } },
@@ -138,7 +158,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/organization/account': { get: { operationId: 'getBalance', summary: 'Balance', responses: { ...ok(200, { type: 'object', properties: { entity: ref('Balance') } }), ...errors(400, 401, 429, 500) } } },
       '/sms/price-profile/me/countries': { get: { operationId: 'getSmsPrices', summary: 'SMS prices per country (per segment)', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
       '/lookup/price-profile/me/countries': { get: { operationId: 'getLookupPrices', summary: 'Lookup prices per country', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
-      ...AUDIENCE_PATHS,
+      ...underBase(AUDIENCE_PATHS, bases.audience),
     },
     webhooks: {
       dlr: { post: { summary: 'Delivery report (spec 1 §2.6)', requestBody: json(ref('Dlr')), responses: { 200: { description: 'Any 2xx acknowledges' } } } },

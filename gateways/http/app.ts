@@ -50,7 +50,7 @@ export function createHttpApp(deps: HttpDeps): Express {
   // hot endpoints then skip matching the ops, OpenAPI, ingestion and audience layers.
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
   app.use(opsRouter(deps.engines.probes));
-  app.get('/openapi.json', (_req, res) => { res.json(openApiDocument()); });
+  app.get('/openapi.json', (_req, res) => { res.json(openApiDocument({ ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath })); });
   errorFormats.register(deps.config.ingest.basePath, ingestErrorFormat);
   if (deps.ingest) {
     app.use(`${deps.config.ingest.basePath}/project/:project/datasource/:datasource`, ingestRouter(deps.ingest, {

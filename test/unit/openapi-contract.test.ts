@@ -1,7 +1,11 @@
 // The OpenAPI document says what the server enforces (issue 14 item 9; spec 1 §9): the
 // schemas' patterns agree with the validators on samples, and every documented response
 // carries the rate-limit headers of spec 1 §8.
+import Ajv from 'ajv';
+import { ERRORS } from '../../core/errors';
 import { compile, parseUrl, SMS_FIELDS } from '../../core/filters/grammar-a';
+import { parseSearch } from '../../core/filters/grammar-b';
+import { MAX_BULK_ITEMS } from '../../core/sms/acceptance';
 import { isId, newId } from '../../core/ids';
 import { checkSmsItem } from '../../core/sms/validate';
 import { openApiDocument } from '../../core/schemas/openapi';
@@ -68,5 +72,75 @@ describe('issue 14 item 9: the OpenAPI document is as strict as the server', () 
         }
       }
     }
+  });
+});
+
+describe('the OpenAPI document and the server agree on the audience filter and the bulk (spec 3 §2.3, §9; spec 1 §8)', () => {
+  // The document's own component schemas, as a client validating against /openapi.json would.
+  const ajv = new Ajv({ strict: false, allErrors: false });
+  ajv.addSchema({ $id: 'https://openapi.local/doc', components: doc.components });
+  const documented = (name: string) => {
+    const check = ajv.getSchema(`https://openapi.local/doc#/components/schemas/${name}`);
+    if (!check) throw new Error(`no component ${name}`);
+    return (value: unknown): boolean => check(value) as boolean;
+  };
+  const search = documented('AudienceSearch');
+  const server = (body: unknown): boolean => accepted(() => parseSearch(body));
+  const group = { type: 'group', join: 'and', children: [] };
+
+  test.each([
+    ['a filter without version (spec 3 §9)', { root: group }],
+    ['a group carrying datasource (spec 3 §2.3: only group_event has it)', { version: '0.0.1', root: { ...group, datasource: ['ds1'] } }],
+    ['an attribute_condition carrying children', { version: '0.0.1', root: { type: 'attribute_condition', key: '_email', operator: 'exists', values: [], children: [] } }],
+    ['an aggregation named __proto__', JSON.parse('{"version":"0.0.1","limit":0,"aggregations":{"__proto__":{"type":"terms","params":{"field":"@_tags"}}}}') as unknown],
+  ])('%s: the document refuses it, and so does the server', (_name, body) => {
+    expect({ document: search(body), server: server(body) }).toEqual({ document: false, server: false });
+  });
+
+  test.each([
+    ['a filter with version', { version: '0.0.1', root: group }],
+    ['a group_event carrying datasource', { version: '0.0.1', root: { type: 'group_event', event: 'purchase', datasource: ['ds1'], children: [] } }],
+    ['a cursor alone (no version: the filter comes from the cursor)', { cursor: 'abc' }],
+  ])('%s: the document takes it, and so does the server', (_name, body) => {
+    expect({ document: search(body), server: server(body) }).toEqual({ document: true, server: true });
+  });
+
+  test('a bulk of 101: the document refuses it (maxItems) and documents the 413 the server answers', () => {
+    const bulk = doc.paths['/sms/bulk']?.['post'] as unknown as { requestBody: { content: Record<string, { schema: { $ref: string } }> }; responses: Record<string, { description?: string }> };
+    const body = Array.from({ length: MAX_BULK_ITEMS + 1 }, () => ({ from: 'ABC', to: '+4915112345678', text: 'x' }));
+    expect(documented('SmsBulk')(body)).toBe(false);
+    expect(documented('SmsBulk')(body.slice(1))).toBe(true);
+    expect(bulk.responses['413']?.description).toContain(`more than ${MAX_BULK_ITEMS} items`);
+    expect(ERRORS.PAYLOAD_TOO_LARGE.status).toBe(413);
+  });
+
+  test('_q with _sort: every reserved parameter says it cannot be combined with _q, and the server refuses the pair (spec 3 §4.1 rule 9)', () => {
+    for (const name of ['_sort', '_start', '_limit', '_group']) {
+      const p = doc.paths['/sms']?.['get']?.parameters?.find((x) => x.name === name) as { description?: string } | undefined;
+      expect({ name, says: p?.description?.includes('Cannot be combined with `_q` (400)') }).toEqual({ name, says: true });
+    }
+    expect(accepted(() => compile(parseUrl(new URLSearchParams({ _q: '{}', _sort: 'id' })), SMS_FIELDS))).toBe(false);
+    expect(accepted(() => compile(parseUrl(new URLSearchParams({ _q: '{}' })), SMS_FIELDS))).toBe(true);
+  });
+});
+
+describe('every path of the document resolves under a server of its own API', () => {
+  type PathItem = { servers?: { url: string }[] } & Record<string, unknown>;
+  const full = openApiDocument() as unknown as { servers: { url: string }[]; paths: Record<string, PathItem> };
+  // What a generated client calls: the path item's servers, else the document's (many generators ignore operation-level servers).
+  const base = (item: PathItem): string => (item.servers ?? full.servers)[0]?.url ?? '';
+  const API_BASES: readonly [RegExp, string][] = [[/^\/project\/\{project\}\/datasource\//, '/ingest/v1'], [/^\/project\/\{project\}\/(audience|segments)/, '/audience/v1'], [/^\/(sms|lookup|organization)(\/|$)/, '/transactional/v1']];
+
+  test('each path item carries the base its API is mounted on (gateways/http/app.ts)', () => {
+    for (const [path, item] of Object.entries(full.paths)) {
+      const expected = API_BASES.find(([pattern]) => pattern.test(path))?.[1];
+      expect({ path, base: base(item) }).toEqual({ path, base: expected });
+    }
+  });
+
+  test('configured base paths are the ones the document names', () => {
+    const moved = openApiDocument({ ingest: '/in/v9', audience: '/aud/v9' }) as unknown as { paths: Record<string, PathItem> };
+    expect(base(moved.paths['/project/{project}/datasource/{datasource}/stream'] as PathItem)).toBe('/in/v9');
+    expect(base(moved.paths['/project/{project}/audience/search'] as PathItem)).toBe('/aud/v9');
   });
 });

@@ -41,6 +41,13 @@ function shapeError(error: ErrorObject | undefined, base: string): never {
   if (!error) throw invalid(base, 'is not a valid audience filter object');
   const path = nodePath(error.instancePath, base);
   const params = error.params as Record<string, unknown>;
+  // A name refused by propertyNames: a node field its type does not take, an aggregation named __proto__.
+  if (error.propertyName !== undefined) {
+    const at = `${path || base}.${error.propertyName}`;
+    if (error.keyword === 'enum') throw invalid(at, `this node type takes only ${(params['allowedValues'] as unknown[]).map(String).join(', ')} (spec 3 §2.3)`);
+    throw invalid(at, 'is not a usable name');
+  }
+  if (error.keyword === 'required' && params['missingProperty'] === 'version' && path === '') throw invalid('version', 'is required: "0.0.1" (spec 3 §9)');
   if (error.keyword === 'additionalProperties') throw invalid(path || base, `unknown field "${String(params['additionalProperty'])}" (spec 3 §2.3)`);
   if (error.keyword === 'const') throw invalid(path, `must be "${String(params['allowedValue'])}" (spec 3 §9)`);
   if (error.keyword === 'enum') throw invalid(path, `must be one of ${(params['allowedValues'] as unknown[]).map(String).join(', ')}`);
