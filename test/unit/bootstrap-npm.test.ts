@@ -122,3 +122,26 @@ describe('scripts/bootstrap.mjs: the npm step', () => {
     expect(run.stderr).toContain('updates package-lock.json (commit it with package.json)');
   });
 });
+
+describe('package-lock.json (committed)', () => {
+  /**
+   * Optional packages the npm registry answers 404 for: no lockfile can hold them, which is why
+   * `npm ci` cannot be used and the bootstrap runs `npm install --no-save` (checked with `npm view`).
+   */
+  const UNPUBLISHED = new Set(['@chdb/lib-darwin-arm64', '@chdb/lib-darwin-x64', '@chdb/lib-linux-arm64-gnu']);
+
+  test('holds every optional dependency of every locked package, the other platforms\' too (else npm install rewrites it on the first start)', () => {
+    const locked = (JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { optionalDependencies?: Record<string, string> }> }).packages;
+    /** Node's lookup from the folder of `key` upwards, as npm places packages. */
+    const found = (key: string, name: string): boolean => {
+      for (let dir = key; ; dir = dir.replace(/\/?node_modules\/(@[^/]+\/)?[^/]+$/, '')) {
+        if (`${dir ? `${dir}/` : ''}node_modules/${name}` in locked) return true;
+        if (!dir) return false;
+      }
+    };
+    const missing = Object.entries(locked).flatMap(([key, entry]) => Object.keys(entry.optionalDependencies ?? {})
+      .filter((name) => !UNPUBLISHED.has(name) && !found(key, name)).map((name) => `${key || '(root)'} -> ${name}`));
+    expect(Object.keys(locked).length).toBeGreaterThan(100);
+    expect(missing).toEqual([]);
+  });
+});
