@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './infra/logger';
 import { registry } from './infra/metrics';
 import { serveMetrics } from './infra/metrics-server';
 import { ROLE_PROCESS_OPTION, connectToParent, startRoleProcesses, type RoleProcesses } from './infra/role-processes';
+import { reapStale } from './infra/supervisor';
 import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
 import { OperatorStore } from './stores/operator-store';
@@ -70,6 +71,10 @@ function parseRoles(argv: string[]): { roles: Role[]; every: boolean; roleProces
 async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log: Logger): Promise<void> {
   const started = performance.now();
   const roles = plan.own;
+  // First what an earlier run killed with -9 left behind (engines, role processes): they hold
+  // the ports checked next (infra/supervisor.ts reapStale).
+  const runDir = join(config.dataDir, 'run');
+  await reapStale(runDir, log);
   await assertRolePortsFree(config, [...roles, ...plan.children.flatMap((c) => c.roles)]);
   const engines: Engines = await startEngines(config, log, {
     clickhouse: roles.some((r) => CLICKHOUSE_ROLES.includes(r)),
@@ -77,7 +82,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
   });
   const children: RoleProcesses | undefined = plan.children.length === 0 ? undefined : startRoleProcesses(
     plan.children.map((child) => ({ name: child.name, roles: child.roles, env: roleProcessEnv(child, { ...engines, dataDir: config.dataDir }) })),
-    { script: __filename, execArgv: process.execArgv },
+    { script: __filename, execArgv: process.execArgv, runDir },
     log,
   );
   // Awaited before the gateways open; a failure is seen there, not as an unhandled rejection.

@@ -4,10 +4,14 @@
 // runs main.ts with its roles and an IPC channel to the parent: it says when it is ready,
 // answers metrics requests (the parent's /metrics covers every process), and stops when the
 // parent asks or when the channel closes (the parent exited, even by kill -9). A child that
-// exits on its own is started again after a back-off.
+// exits on its own is started again after a back-off. Each child is recorded in the parent's
+// $DATA_DIR/run (role-<name>.pid): a child still stopping after its parent was killed with -9
+// (it holds the simulator's port, its NATS and Temporal connections) is reaped by the next
+// start before it checks its ports (infra/supervisor.ts reapStale).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from './logger';
 import { roleProcessRestarts, type PeerMetrics } from './metrics';
+import { forgetProcess, recordProcess } from './supervisor';
 
 /** The command-line option that makes main.ts a role process (its value names it). */
 export const ROLE_PROCESS_OPTION = '--role-process';
@@ -64,6 +68,12 @@ class RoleProcess {
     });
     this.child = child;
     this.startedAt = Date.now();
+    const { runDir } = this.entry;
+    if (runDir && child.pid !== undefined) {
+      const pid = child.pid;
+      recordProcess(runDir, `role-${this.spec.name}`, pid, { group: false });
+      child.once('exit', () => forgetProcess(runDir, `role-${this.spec.name}`, pid));
+    }
     child.on('message', (message: ToParent) => {
       if (message.type === 'metrics' || message.type === 'pong') {
         this.waiting.get(message.id)?.(message);
@@ -197,6 +207,8 @@ export interface RoleProcesses {
 export interface Entry {
   readonly script: string;
   readonly execArgv: readonly string[];
+  /** Where each child is recorded (role-<name>.pid) for a next start to reap (infra/supervisor.ts). */
+  readonly runDir?: string;
 }
 
 /**

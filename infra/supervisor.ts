@@ -1,7 +1,9 @@
 // Runs the embedded engines (nats-server, the Temporal dev server) as child processes of
 // `npm start` and of the test stack: waits until each answers, forwards their output to the
 // structured log, and stops them all (SIGTERM, then SIGKILL) on shutdown. Pid files in
-// $DATA_DIR/run let the next start clean up children left behind by a kill -9 of the parent.
+// $DATA_DIR/run let the next start clean up children left behind by a kill -9 of the parent
+// (reapStale): the engines here and the role processes (infra/role-processes.ts) record there
+// what identifies them (pid, start time, command line) and the ports they hold.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
@@ -17,6 +19,8 @@ export interface ChildSpec {
   readonly readyTimeoutMs?: number;
   /** Added to this process's environment for the child. */
   readonly env?: Readonly<Record<string, string>>;
+  /** The ports it listens on: a next start that reaps it waits for them too, and names them. */
+  readonly ports?: readonly number[];
 }
 
 export class ChildStartError extends Error {
@@ -38,17 +42,12 @@ export class Supervisor {
     mkdirSync(this.runDir, { recursive: true });
   }
 
-  /** Kills children recorded by an earlier run of this data directory that are still alive. */
-  reapStale(): void {
-    for (const file of readdirSync(this.runDir).filter((f) => f.endsWith('.pid'))) {
-      const pid = Number(readFileSync(join(this.runDir, file), 'utf8'));
-      const cmdline = readCmdline(pid);
-      if (cmdline && cmdline.includes(file.replace(/\.pid$/, ''))) {
-        this.log.warn({ pid, child: file }, 'stopping a child left behind by an earlier run');
-        try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
-      }
-      rmSync(join(this.runDir, file), { force: true });
-    }
+  /**
+   * Kills the processes recorded by an earlier run of this data directory that are still alive
+   * (a parent killed with -9 leaves them), and waits until they are gone.
+   */
+  reapStale(): Promise<void> {
+    return reapStale(this.runDir, this.log);
   }
 
   async start(spec: ChildSpec): Promise<void> {
@@ -68,7 +67,7 @@ export class Supervisor {
     child.stderr?.on('data', remember);
     let spawnError: Error | undefined;
     child.once('error', (err) => { spawnError = err; });
-    if (child.pid !== undefined) writeFileSync(join(this.runDir, `${spec.name}.pid`), String(child.pid));
+    if (child.pid !== undefined) recordProcess(this.runDir, spec.name, child.pid, { group: true, ports: spec.ports ?? [] });
     const entry = { spec, child, exited };
     this.running.push(entry);
 
@@ -116,6 +115,130 @@ export class Supervisor {
     }
     this.running.length = 0;
   }
+}
+
+/** What a pid file in $DATA_DIR/run says about a process started by an earlier run. */
+interface PidRecord {
+  readonly pid: number;
+  /** /proc/<pid>/stat's start time (clock ticks after boot): a reused pid has another. */
+  readonly startTime: string;
+  readonly cmdline: string;
+  /** It leads its own process group (the engines: spawned detached); killed as a group. */
+  readonly group: boolean;
+  readonly ports: readonly number[];
+}
+
+/** A reaped process still alive this long after its SIGKILL fails the start, naming it. */
+export const REAP_TIMEOUT_MS = 10_000;
+
+/**
+ * Records a process this one started in `runDir`/<name>.pid, so that a next start after a
+ * kill -9 of this one can find it, tell it from an unrelated process that got its pid since,
+ * and stop it. Written after spawn, which returns once the child has exec'd its command.
+ */
+export function recordProcess(runDir: string, name: string, pid: number, options: { group: boolean; ports?: readonly number[] }): void {
+  const record: PidRecord = { pid, startTime: readStartTime(pid) ?? '', cmdline: readCmdline(pid) ?? '', group: options.group, ports: options.ports ?? [] };
+  writeFileSync(join(runDir, `${name}.pid`), `${JSON.stringify(record)}\n`);
+}
+
+/** Removes `runDir`/<name>.pid if it still records `pid` (a restarted process may have replaced it). */
+export function forgetProcess(runDir: string, name: string, pid: number): void {
+  const file = join(runDir, `${name}.pid`);
+  if (readRecord(file, name)?.pid === pid) rmSync(file, { force: true });
+}
+
+/**
+ * Stops the processes recorded in `runDir` by an earlier run that are still alive: only a live
+ * process whose start time and command line are those recorded (a pid reused by an unrelated
+ * process since is left alone), SIGKILL to it (its process group for the engines), then waits,
+ * bounded, until it is gone and its recorded ports are free: an engine's port is checked right
+ * after. Fails naming the pid and the ports when one is still there after `timeoutMs`.
+ */
+export async function reapStale(runDir: string, log: Logger, timeoutMs = REAP_TIMEOUT_MS): Promise<void> {
+  if (!existsSync(runDir)) return;
+  const killed: Array<{ readonly name: string; readonly record: PidRecord }> = [];
+  for (const file of readdirSync(runDir).filter((f) => f.endsWith('.pid'))) {
+    const name = file.replace(/\.pid$/, '');
+    const record = readRecord(join(runDir, file), name);
+    if (record && isRecorded(record)) {
+      log.warn({ pid: record.pid, child: name, ports: record.ports }, 'stopping a process left behind by an earlier run');
+      kill(record, 'SIGKILL');
+      killed.push({ name, record });
+    }
+    rmSync(join(runDir, file), { force: true });
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (const { name, record } of killed) {
+    for (;;) {
+      const gone = !isRecorded(record);
+      const held = gone ? await firstOpen(record.ports) : undefined;
+      if (gone && held === undefined) break;
+      if (Date.now() > deadline) {
+        const ports = record.ports.length > 0 ? ` (port ${record.ports.join(', ')})` : '';
+        const what = gone ? `its port ${held} is still in use after it exited` : 'it is still running';
+        throw new ChildStartError(`${name} (pid ${record.pid})${ports}, left behind by an earlier run in ${runDir}, was sent SIGKILL but ${what} ${timeoutMs / 1000} s later: stop it (kill -9 ${record.pid}) and start again`);
+      }
+      await sleep(50);
+    }
+    log.info({ pid: record.pid, child: name }, 'process left behind by an earlier run stopped');
+  }
+}
+
+/** The record of a pid file: JSON, or the bare pid earlier releases wrote (recognised by its name in the command line). */
+function readRecord(file: string, name: string): PidRecord | undefined {
+  let text: string;
+  try { text = readFileSync(file, 'utf8').trim(); } catch { return undefined; }
+  if (/^\d+$/.test(text)) {
+    const pid = Number(text);
+    const cmdline = readCmdline(pid);
+    const startTime = readStartTime(pid);
+    // No start time was recorded: the command line naming the child is all there is to check.
+    return cmdline?.includes(name) && startTime ? { pid, startTime, cmdline, group: true, ports: [] } : undefined;
+  }
+  try {
+    const record = JSON.parse(text) as Partial<PidRecord>;
+    if (typeof record.pid !== 'number' || !Number.isInteger(record.pid) || record.pid <= 0 || typeof record.startTime !== 'string' || record.startTime === '' || typeof record.cmdline !== 'string') return undefined;
+    return { pid: record.pid, startTime: record.startTime, cmdline: record.cmdline, group: record.group === true, ports: Array.isArray(record.ports) ? record.ports.filter((p) => Number.isInteger(p)) : [] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The recorded process is alive and still itself: same start time and command line, not a zombie (which holds nothing). */
+function isRecorded(record: PidRecord): boolean {
+  const stat = readStat(record.pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.startTime === record.startTime && readCmdline(record.pid) === record.cmdline;
+}
+
+function kill(record: PidRecord, signal: NodeJS.Signals): void {
+  // A group leader's group: what it started goes too. Checked to be the recorded process just before.
+  if (record.group) {
+    try {
+      process.kill(-record.pid, signal);
+      return;
+    } catch { /* not a group leader: the process alone */ }
+  }
+  try { process.kill(record.pid, signal); } catch { /* already gone */ }
+}
+
+async function firstOpen(ports: readonly number[]): Promise<number | undefined> {
+  for (const port of ports) if (await portOpen(port)) return port;
+  return undefined;
+}
+
+/** State and start time from /proc/<pid>/stat (fields 3 and 22; the command name, field 2, may hold spaces and parentheses). */
+function readStat(pid: number): { state: string; startTime: string } | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  let stat: string;
+  try { stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { return undefined; }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0];
+  const startTime = fields[19];
+  return state && startTime ? { state, startTime } : undefined;
+}
+
+function readStartTime(pid: number): string | undefined {
+  return readStat(pid)?.startTime;
 }
 
 function readCmdline(pid: number): string | undefined {

@@ -67,7 +67,7 @@ export async function startEngines(config: Config, log: Logger, options: { click
   };
 
   try {
-    supervisor.reapStale();
+    await supervisor.reapStale();
     const natsUrl = config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`;
     if (!config.nats.url) {
       await assertFree(config.nats.port, 'NATS', 'NATS_PORT');
@@ -76,6 +76,7 @@ export async function startEngines(config: Config, log: Logger, options: { click
         command: join(TOOLS_BIN, 'nats-server'),
         args: ['-js', '-sd', join(config.dataDir, 'nats'), '-a', '127.0.0.1', '-p', String(config.nats.port), '--server_name', 'sms-embedded'],
         ready: () => portOpen(config.nats.port),
+        ports: [config.nats.port],
       });
     }
     const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
@@ -95,7 +96,7 @@ export async function startEngines(config: Config, log: Logger, options: { click
           }
         },
       );
-      await supervisor.start(spec);
+      await supervisor.start({ ...spec, ports: [config.temporal.port, config.temporal.uiPort] });
     }
 
     const nats = await connectNats({ servers: natsUrl, replicas: config.nats.replicas, messageStateTtlHours: config.messageStateTtlHours, name: options.processName }, log);
