@@ -34,18 +34,18 @@ export interface TemporalSettings {
 /** Stream messages read at most when looking for a message's records (`--scan`). */
 const DEFAULT_SCAN = 200_000;
 
-interface Holder {
+export interface Holder {
   readonly workflowId: string;
   readonly firstRunId: string | null;
 }
 
-async function holderOf(nats: Nats, messageId: string): Promise<Holder> {
+export async function holderOf(nats: Nats, messageId: string): Promise<Holder> {
   const owner = await new KvLifecycleOwners(nats.kv.idempotency).find(messageId);
   return owner ? { workflowId: owner.workflowId, firstRunId: owner.runId } : { workflowId: WORKFLOW_IDS.lifecycle(messageId), firstRunId: null };
 }
 
 /** Every run of the workflow from the first, following continue-as-new. */
-async function runHistories(client: Client, holder: Holder): Promise<Array<{ runId: string; history: proto.api.history.v1.IHistory }>> {
+export async function runHistories(client: Client, holder: Holder): Promise<Array<{ runId: string; history: proto.api.history.v1.IHistory }>> {
   const runs: Array<{ runId: string; history: proto.api.history.v1.IHistory }> = [];
   let runId = holder.firstRunId ?? (await client.workflow.getHandle(holder.workflowId).describe()).runId;
   for (let i = 0; runId && i < 100; i++) {
