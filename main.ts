@@ -201,7 +201,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
       return;
     }
     // $DATA_DIR/run/stack.json: how the admin CLI of this DATA_DIR finds this stack (removed on exit).
-    writeStackFile({ dataDir: config.dataDir, roles, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, ...(config.temporal.address ? {} : { temporalUi: localUrl('http', '127.0.0.1', config.temporal.uiPort) }), ...(roles.includes('gateway-http') ? { httpUrl: localUrl('http', config.http.host, config.http.port) } : {}) });
+    writeStackFile({ dataDir: config.dataDir, roles, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, webhookAllowPrivateTargets: config.lifecycle.webhook.allowPrivateTargets, ...(config.temporal.address ? {} : { temporalUi: localUrl('http', '127.0.0.1', config.temporal.uiPort) }), ...(roles.includes('gateway-http') ? { httpUrl: localUrl('http', config.http.host, config.http.port) } : {}) });
     const lines = [
       '',
       `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,

@@ -9,7 +9,7 @@ import { fromMicros, toMicros } from '../core/money';
 import { isWebhookTargetRefused } from '../core/sms/webhook-target';
 import { createLogger } from '../infra/logger';
 import { connectNats, type Nats } from '../infra/nats';
-import { processAlive, readStackFile, resolveStackTarget, type StackTarget } from '../infra/stack-file';
+import { processAlive, readStackFile, resolveStackTarget, webhookPolicyFor, type StackTarget } from '../infra/stack-file';
 import { connectTemporal } from '../infra/temporal';
 import { checkWebhookTarget } from '../infra/webhook-target';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
@@ -220,8 +220,10 @@ price.command('remove').requiredOption('--org <id>').requiredOption('--kind <sms
 const webhook = program.command('webhook').description('DLR webhook of an api_sms token');
 webhook.command('set').requiredOption('--token <value-or-id>').requiredOption('--url <url>').option('--secret <secret>', 'signing secret (generated when omitted)')
   .action(action(async (ctx, o: { token: string; url: string; secret?: string }) => {
-    // Public HTTPS only unless WEBHOOK_ALLOW_PRIVATE_TARGETS (spec 1 §6 rule 1); the host is resolved and checked now.
-    const { url } = await checkWebhookTarget(o.url, config.lifecycle.webhook).catch((err: unknown) => {
+    // Public HTTPS only unless WEBHOOK_ALLOW_PRIVATE_TARGETS (spec 1 §6 rule 1), of this environment or else of the
+    // running stack (its runtime file), so the CLI never stores a URL the stack will refuse at every delivery.
+    const allowPrivateTargets = webhookPolicyFor(process.env['WEBHOOK_ALLOW_PRIVATE_TARGETS'], config.lifecycle.webhook.allowPrivateTargets, readStackFile(config.dataDir));
+    const { url } = await checkWebhookTarget(o.url, { ...config.lifecycle.webhook, allowPrivateTargets }).catch((err: unknown) => {
       throw isWebhookTargetRefused(err) ? new Error(`--url is refused: ${err.reason}`) : err;
     });
     const updated = await ctx.accounts.setWebhook((await ctx.accounts.resolveToken(o.token)).id, url.toString(), o.secret);

@@ -20,6 +20,8 @@ export interface StackRecord {
   readonly temporalUi?: string;
   /** Base URL of the HTTP gateway; absent when this process does not run gateway-http. */
   readonly httpUrl?: string;
+  /** The stack's WEBHOOK_ALLOW_PRIVATE_TARGETS: a webhook set through a tool is checked by the stack's rule, not the tool's environment. */
+  readonly webhookAllowPrivateTargets?: boolean;
 }
 
 export const stackFilePath = (dataDir: string): string => join(dataDir, 'run', 'stack.json');
@@ -117,4 +119,13 @@ export function resolveStackTarget(input: StackTargetInput): StackTarget {
     description = `no running stack recorded for ${input.dataDir} (${file} is absent): trying the default ${engines}${fromEnv}`;
   }
   return { natsUrl, temporalAddress, temporalUi, description };
+}
+
+/**
+ * The webhook target rule a tool applies for this stack: WEBHOOK_ALLOW_PRIVATE_TARGETS of the
+ * tool's environment when it is set there, else the running stack's (its runtime file), else strict.
+ */
+export function webhookPolicyFor(envValue: string | undefined, envAllows: boolean, record: StackRecord | undefined): boolean {
+  if (envValue !== undefined && envValue !== '') return envAllows;
+  return record?.webhookAllowPrivateTargets === true;
 }

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localUrl, processAlive, readStackFile, resolveStackTarget, stackFilePath, type StackRecord, type StackTargetInput } from '../../infra/stack-file';
+import { localUrl, processAlive, readStackFile, resolveStackTarget, stackFilePath, webhookPolicyFor, type StackRecord, type StackTargetInput } from '../../infra/stack-file';
 
 const ROOT = join(__dirname, '..', '..');
 const defaults = { natsUrl: 'nats://127.0.0.1:4222', temporalAddress: '127.0.0.1:7233', temporalUi: 'http://127.0.0.1:8233' };
@@ -126,4 +126,21 @@ describe('writeStackFile in a real process', () => {
     expect(await exited).toBe(0);
     expect(JSON.parse(readFileSync(stackFilePath(dir), 'utf8'))).toMatchObject({ pid: process.pid });
   }, 30_000);
+});
+
+describe('webhookPolicyFor: the webhook target rule a tool applies (spec 1 §6 rule 1)', () => {
+  test('unset in the tool environment: the running stack decides (its runtime file)', () => {
+    expect(webhookPolicyFor(undefined, false, { ...record, webhookAllowPrivateTargets: true })).toBe(true);
+    expect(webhookPolicyFor(undefined, false, { ...record, webhookAllowPrivateTargets: false })).toBe(false);
+  });
+
+  test('no runtime file, or one written before the field existed: strict', () => {
+    expect(webhookPolicyFor(undefined, false, undefined)).toBe(false);
+    expect(webhookPolicyFor(undefined, false, record)).toBe(false);
+  });
+
+  test('set in the tool environment: it wins over the stack, both ways', () => {
+    expect(webhookPolicyFor('true', true, { ...record, webhookAllowPrivateTargets: false })).toBe(true);
+    expect(webhookPolicyFor('false', false, { ...record, webhookAllowPrivateTargets: true })).toBe(false);
+  });
 });
