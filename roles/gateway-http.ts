@@ -12,6 +12,7 @@ import { DlrHistory } from '../stores/dlr-history';
 import { KvLifecycleOwners } from '../stores/lifecycle-records';
 import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
+import { MessageStats } from '../stores/message-stats';
 import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
 import { JetStreamIngestBus } from '../stores/ingest-bus';
 import { IngestUsage } from '../stores/ingest-usage';
@@ -63,6 +64,7 @@ export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsSer
     messageHistory: new MessageHistory(engines.clickhouse),
     lookupHistory: new LookupHistory(engines.clickhouse),
     dlrHistory: new DlrHistory(engines.clickhouse, new KvLifecycleOwners(engines.nats.kv.idempotency)),
+    stats: new MessageStats(engines.clickhouse),
   };
 }
 

@@ -90,7 +90,7 @@ interface Split {
   readonly where: string;
 }
 
-function splitWhere(table: string, compiledWhere: string): Split {
+export function splitWhere(table: string, compiledWhere: string): Split {
   const stable = STABLE_COLUMNS[table] ?? new Set<string>();
   const pre = [SCOPE];
   const post: string[] = [];

@@ -7,6 +7,7 @@ import type { Lookup, LookupService } from '../../core/lookup/lookup';
 import type { SmsAcceptance } from '../../core/sms/acceptance';
 import type { CurrentReader, DlrHistoryReader, HistoryReader } from '../../core/sms/history-ports';
 import type { SmsMessage } from '../../core/sms/message';
+import type { StatsReader } from '../../core/sms/stats';
 import type { Logger } from '../../infra/logger';
 import type { AudienceServices } from './audience-api';
 import type { IngestServices } from './ingest-api';
@@ -21,6 +22,8 @@ export interface SmsServices {
   readonly messageHistory: HistoryReader<SmsMessage>;
   readonly lookupHistory: HistoryReader<Lookup>;
   readonly dlrHistory: DlrHistoryReader;
+  /** GET /sms/stats and GET /lookup/stats (stores/message-stats.ts). */
+  readonly stats: StatsReader;
 }
 
 /** What the HTTP adapters read from the engines of the process. */

@@ -5,6 +5,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import type { TokenKind } from '../../core/accounts/types';
 import { AppError } from '../../core/errors';
 import { compile, LOOKUP_FIELDS, parseUrl, SMS_FIELDS, type Catalogue, type CompiledQuery } from '../../core/filters/grammar-a';
+import { compileStats, type CompiledStats, type StatsSubject } from '../../core/filters/grammar-a/stats';
 import { isId } from '../../core/ids';
 import { toLookupEntity, type Lookup } from '../../core/lookup/lookup';
 import { fromMicros } from '../../core/money';
@@ -45,6 +46,12 @@ function pathId(req: Request, what: string): string {
 function listQuery(req: Request, catalogue: Catalogue): CompiledQuery {
   const search = new URL(req.originalUrl, 'http://local').searchParams;
   return compile(parseUrl(search, { ignore: ['access_token'] }), catalogue);
+}
+
+/** GET /sms/stats, GET /lookup/stats: the list filter plus `_group` (docs/grammar-a.md, "Statistics"). */
+function statsQuery(req: Request, subject: StatsSubject): CompiledStats {
+  const search = new URL(req.originalUrl, 'http://local').searchParams;
+  return compileStats(parseUrl(search, { ignore: ['access_token'] }), subject);
 }
 
 export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
@@ -92,6 +99,10 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
     res.json({ entities: messages.map(toSmsEntity) });
   }));
 
+  router.get('/sms/stats', ...limited('sms-stats'), handle(async (req, res) => {
+    res.json({ entities: await services.stats.sms(visibility(req), statsQuery(req, 'sms'), req.principal.org.currency) });
+  }));
+
   const visibleMessage = async (req: Request): Promise<SmsMessage> => {
     const id = pathId(req, 'message');
     const v = visibility(req);
@@ -127,6 +138,10 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
     }
     const lookups = await services.lookupHistory.list(visibility(req), compiled);
     res.json({ entities: lookups.map(toLookupEntity) });
+  }));
+
+  router.get('/lookup/stats', ...limited('lookup-stats'), handle(async (req, res) => {
+    res.json({ entities: await services.stats.lookups(visibility(req), statsQuery(req, 'lookup'), req.principal.org.currency) });
   }));
 
   router.get('/lookup/:id', ...limited('lookup-read'), handle(async (req, res) => {
