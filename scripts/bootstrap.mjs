@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Installs what `npm start` and `npm test` need on a fresh machine, idempotently:
-// npm dependencies from the lockfile (never rewriting it), and the pinned Temporal CLI and nats-server built
+// npm dependencies from the lockfile (never rewriting it; among them the `node` package, whose Node 24
+// binary runs the product: npm scripts find node_modules/.bin/node first on PATH, whatever Node
+// runs npm itself), and the pinned Temporal CLI and nats-server built
 // from the Go module proxy into .tools/bin. Plain Node with no dependencies on purpose:
 // it runs before node_modules exists. Fast (< 1 s) when everything is present.
 import { spawn, spawnSync } from 'node:child_process';
@@ -156,10 +158,23 @@ async function ensurePyTools() {
   }
 }
 
+// The product runs on the Node of the `node` npm package (Node 24 LTS), so a machine whose system
+// Node is older (20 reached its end of life in April 2026) needs nothing else.
+function checkProductRuntime() {
+  const local = join(root, 'node_modules', '.bin', 'node');
+  const probe = existsSync(local) ? spawnSync(local, ['--version'], { encoding: 'utf8' }) : undefined;
+  const version = probe?.status === 0 ? probe.stdout.trim() : undefined;
+  if (!version) fail(`the product's Node runtime is missing (${local}): the \`node\` npm package did not install its binary. Run \`npm install --no-save\` and read its output.`);
+  const major = Number(version.replace(/^v/, '').split('.')[0]);
+  if (major < 22) fail(`the product's Node runtime is ${version}; Node 22 or later is required`);
+  log(`product runtime: Node ${version} (node_modules/.bin/node${process.version === version ? '' : `; this bootstrap ran on ${process.version}`})`);
+}
+
 async function main() {
   const started = Date.now();
   checkNode();
   await ensureNpmDependencies();
+  checkProductRuntime();
   const needNats = !process.env.NATS_URL || process.env.CI === 'true' || process.argv.includes('--all');
   const needTemporal = !process.env.TEMPORAL_ADDRESS || process.env.CI === 'true' || process.argv.includes('--all');
   // The two Go builds are independent: run them side by side.

@@ -74,14 +74,16 @@ describe('scripts/npm-deps.mjs: is node_modules what package-lock.json locks?', 
 
 describe('scripts/bootstrap.mjs: the npm step', () => {
   /** Runs the bootstrap with a stand-in npm that logs its arguments and "installs" the lockfile. */
-  function bootstrap(): { calls: string[]; stderr: string } {
+  function bootstrap(runtime = 'v24.21.0', expectStatus = 0): { calls: string[]; stderr: string } {
     const bin = join(root, 'fake-bin');
     mkdirSync(bin, { recursive: true });
     const log = join(root, 'npm-calls.log');
     writeFileSync(join(bin, 'npm'), [
       '#!/bin/sh',
       `echo "$*" >> '${log}'`,
-      'mkdir -p node_modules',
+      'mkdir -p node_modules/.bin',
+      // The `node` package's binary: the product's runtime (an empty version: not installed).
+      ...(runtime ? [`printf '#!/bin/sh\\necho ${runtime}\\n' > node_modules/.bin/node`, 'chmod +x node_modules/.bin/node'] : []),
       // Like npm 11's `npm install` without --no-save: it rewrites the lockfile.
       'case " $* " in *" --no-save "*) ;; *) echo \'{"rewritten": true}\' > package-lock.json ;; esac',
       `node -e 'const l=require("./package-lock.json"); const p={...l.packages}; delete p[""]; for (const k in p) if (p[k].optional) delete p[k]; require("fs").writeFileSync("node_modules/.package-lock.json", JSON.stringify({...l, packages: p}))'`,
@@ -92,7 +94,7 @@ describe('scripts/bootstrap.mjs: the npm step', () => {
       cwd: root, encoding: 'utf8',
       env: { ...env, PATH: `${bin}:${env['PATH'] ?? ''}`, NATS_URL: 'nats://127.0.0.1:1', TEMPORAL_ADDRESS: '127.0.0.1:1' },
     });
-    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: expectStatus, stderr: expect.any(String) });
     return { calls: existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [], stderr: result.stderr };
   }
 
@@ -120,6 +122,14 @@ describe('scripts/bootstrap.mjs: the npm step', () => {
     const run = bootstrap();
     expect(run.calls).toEqual(['install --no-audit --no-fund']);
     expect(run.stderr).toContain('updates package-lock.json (commit it with package.json)');
+  });
+
+  test('names the product runtime (the `node` package) and refuses a missing or older one', () => {
+    expect(bootstrap().stderr).toMatch(/product runtime: Node v24\.21\.0 \(node_modules\/\.bin\/node/);
+    rmSync(join(root, 'node_modules'), { recursive: true, force: true });
+    expect(bootstrap('v20.20.2', 1).stderr).toContain("the product's Node runtime is v20.20.2; Node 22 or later is required");
+    rmSync(join(root, 'node_modules'), { recursive: true, force: true });
+    expect(bootstrap('', 1).stderr).toContain("the product's Node runtime is missing");
   });
 });
 

@@ -355,9 +355,9 @@ describe('compose/Dockerfile', () => {
       .map((src) => src.replace(/^\.\//, '').replace(/\/$/, ''));
   }
 
-  test('Dockerfile: node:20-bookworm-slim, installs from package.json + package-lock.json, runs main.ts through tsx', () => {
+  test('Dockerfile: node:24-bookworm-slim, installs from package.json + package-lock.json, runs main.ts through tsx', () => {
     const text = read(DOCKERFILE);
-    expect(text).toMatch(/^FROM node:20-bookworm-slim\s*$/m);
+    expect(text).toMatch(/^FROM node:24-bookworm-slim\s*$/m);
     expect(copiedSources()).toEqual(expect.arrayContaining(['package.json', 'package-lock.json']));
     expect(text).toMatch(/^RUN npm (install|ci)\b/m);
     expect(text).toMatch(/^ENTRYPOINT \["node", "--import", "tsx", "main\.ts"\]\s*$/m);

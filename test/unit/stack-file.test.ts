@@ -79,13 +79,13 @@ describe('readStackFile', () => {
 });
 
 describe('writeStackFile in a real process', () => {
-  /** Runs a node process that writes the runtime file of `dir`, says so, then does `then`. */
+  /** Runs a node process that writes the runtime file of `dir`, sets up `then` (its signal handlers), then says so. */
   function writer(then: string): { child: ReturnType<typeof spawn>; written: Promise<void>; exited: Promise<number | null> } {
     const script = [
       "const { writeStackFile } = require('./infra/stack-file');",
       `writeStackFile({ dataDir: ${JSON.stringify(dir)}, roles: ['gateway-http'], natsUrl: 'nats://127.0.0.1:5222', temporalAddress: '127.0.0.1:8233', httpUrl: 'http://localhost:9080' });`,
-      "process.stdout.write('written\\n');",
       then,
+      "process.stdout.write('written\\n');",
     ].join('\n');
     const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     const written = new Promise<void>((resolve, reject) => {
