@@ -10,6 +10,7 @@ import {
   aggregationSchema, audienceContactSchema, audienceNodeSchema, audienceSearchResponseSchema, audienceSearchSchema, SEGMENT_SLUG_PATTERN, segmentCreateSchema,
 } from './audience';
 import { INGEST_SCHEMAS, ingestOpenApiPaths } from './ingest';
+import { STATS_GROUP_TOKENS, STATS_MAX_LIMIT } from '../filters/grammar-a/stats';
 
 const SCHEMAS = [
   smsCreateItemSchema, smsBulkSchema, smsSchema, lookupCreateSchema, lookupSchema, balanceSchema, priceEntrySchema, dlrSchema, problemSchema, validationErrorSchema,
@@ -117,6 +118,48 @@ const AUDIENCE_PATHS = {
   },
 };
 
+/** GET /sms/stats, GET /lookup/stats (docs/grammar-a.md, "Statistics"): the list filter, `_group` of stats tokens, paging of the rows, no `_sort`. */
+function statsParams(): unknown[] {
+  const token = `(?:${STATS_GROUP_TOKENS.join('|')})`;
+  return [
+    {
+      name: '_group', in: 'query', schema: { type: 'string', pattern: `^${token}(?:,${token}){0,${STATS_GROUP_TOKENS.length - 1}}$` },
+      description: 'Comma-separated keys of the rows: at most one of hourly, daily, monthly (UTC start of the period, key `period`), and country, status; each once (a repeated or unknown key is a 400). Without it: one row of totals.',
+    },
+    { name: '_start', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999 }, description: 'Offset into the rows; only together with `_limit`.' },
+    { name: '_limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: STATS_MAX_LIMIT }, description: 'Rows per page (default 1000); only together with `_start`.' },
+    { name: '_q', in: 'query', schema: { type: 'string', contentMediaType: 'application/json' }, description: 'Grammar A JSON form `{ filter, paging, group }` (no `sort`: rows are ordered by their keys, `_sort` is a 400); exclusive with the URL parameters.' },
+  ];
+}
+const statsKeyProps = {
+  period: { type: 'string', description: 'Start of the hour, day or month, ISO 8601 UTC (with hourly, daily or monthly)' },
+  country: { type: 'string' },
+  status: { type: 'string' },
+};
+const count = { type: 'integer', minimum: 0 };
+const smsStatsRow = {
+  type: 'object',
+  required: ['messages', 'segments', 'delivered', 'failed', 'expired', 'rejected', 'error', 'canceled', 'unknown', 'pending', 'deliveryRate', 'cost', 'currency', 'p50DeliverySeconds'],
+  properties: {
+    ...statsKeyProps, messages: count, segments: count, delivered: count, failed: count, expired: count, rejected: count, error: count, canceled: count, unknown: count,
+    pending: { ...count, description: 'Not in a final status yet' },
+    deliveryRate: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'delivered / messages in a final status; null when none is final' },
+    cost: { type: 'number', description: 'Sum of priceUser of the charged messages' },
+    currency: { type: 'string' },
+    p50DeliverySeconds: { type: ['number', 'null'], description: 'Median createdAt to deliveredAt of the delivered messages; null when none' },
+  },
+};
+const lookupStatsRow = {
+  type: 'object',
+  required: ['lookups', 'delivered', 'failed', 'active', 'absent', 'unknown', 'ported', 'roaming', 'cost', 'currency'],
+  properties: {
+    ...statsKeyProps, lookups: count, delivered: count, failed: count,
+    active: { ...count, description: 'subscriberStatus active' }, absent: { ...count, description: 'subscriberStatus absent' }, unknown: { ...count, description: 'subscriberStatus unknown' },
+    ported: count, roaming: count, cost: { type: 'number', description: 'Sum of pricePerSms of the charged lookups' }, currency: { type: 'string' },
+  },
+};
+const statsOf = (row: unknown) => ({ type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: row } } });
+
 export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -158,6 +201,8 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<str
       '/organization/account': { get: { operationId: 'getBalance', summary: 'Balance', responses: { ...ok(200, { type: 'object', properties: { entity: ref('Balance') } }), ...errors(400, 401, 429, 500) } } },
       '/sms/price-profile/me/countries': { get: { operationId: 'getSmsPrices', summary: 'SMS prices per country (per segment)', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
       '/lookup/price-profile/me/countries': { get: { operationId: 'getLookupPrices', summary: 'Lookup prices per country', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
+      '/sms/stats': { get: { operationId: 'getSmsStats', summary: 'Delivery statistics of messages: the filter of GET /sms, one row per _group (docs/grammar-a.md, Statistics)', parameters: statsParams(), responses: { ...ok(200, statsOf(smsStatsRow)), ...errors(400, 401, 429, 500) } } },
+      '/lookup/stats': { get: { operationId: 'getLookupStats', summary: 'Statistics of lookups: the filter of GET /lookup, one row per _group (docs/grammar-a.md, Statistics)', parameters: statsParams(), responses: { ...ok(200, statsOf(lookupStatsRow)), ...errors(400, 401, 429, 500) } } },
       ...underBase(AUDIENCE_PATHS, bases.audience),
     },
     webhooks: {

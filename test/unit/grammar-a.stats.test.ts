@@ -7,6 +7,7 @@ import { parseJson, parseUrl } from '../../core/filters/grammar-a';
 import { compileStats, STATS_DEFAULT_LIMIT, STATS_MAX_LIMIT, type StatsSubject } from '../../core/filters/grammar-a/stats';
 import { statsStatement } from '../../stores/message-stats';
 import type { ClickHouse } from '../../infra/clickhouse';
+import { openApiDocument } from '../../core/schemas/openapi';
 
 const now = new Date('2026-11-22T12:00:00.000Z');
 const stats = (qs: string, subject: StatsSubject = 'sms') => compileStats(parseUrl(new URLSearchParams(qs), { ignore: ['access_token'] }), subject, { now });
@@ -128,5 +129,19 @@ describe('stats: bad input is a 400 naming the parameter and the valid values', 
 
   test('lookups: fields of the lookup catalogue only', () => {
     expectError('text_contains=x', ['unknown field "text"'], 'lookup');
+  });
+});
+
+describe('/openapi.json documents the stats endpoints as the compiler enforces them', () => {
+  type Op = { parameters: { name: string; schema: { pattern?: string; maximum?: number } }[]; responses: Record<string, unknown> };
+  const doc = openApiDocument() as unknown as { paths: Record<string, { get?: Op }> };
+  test.each(['/sms/stats', '/lookup/stats'])('%s: _group pattern, _limit maximum, no _sort, 400/401/429', (path) => {
+    const op = doc.paths[path]?.get as Op;
+    const pattern = new RegExp(op.parameters.find((p) => p.name === '_group')?.schema.pattern ?? '');
+    for (const group of ['daily', 'hourly,country', 'country,status,monthly', 'status']) expect({ group, ok: pattern.test(group) }).toEqual({ group, ok: true });
+    for (const group of ['weekly', '', 'daily,', 'daily,country,status,hourly,monthly,country', 'text']) expect({ group, ok: pattern.test(group) }).toEqual({ group, ok: false });
+    expect(op.parameters.find((p) => p.name === '_limit')?.schema.maximum).toBe(STATS_MAX_LIMIT);
+    expect(op.parameters.some((p) => p.name === '_sort')).toBe(false);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
   });
 });
