@@ -37,6 +37,12 @@ export interface ClickHouse {
    * queries concurrently and this is `client`. Undefined for the chdb of another process.
    */
   readonly readLane?: () => ClickHouseClient;
+  /**
+   * The in-process engine only: a new chdb session on the same data directory, for statements
+   * that must share nothing with any other (analysts' SQL: a session keeps the output a failed
+   * statement had written and hands it to its next statement). The caller closes it.
+   */
+  readonly isolatedSession?: () => ClickHouseClient;
   close(): Promise<void>;
 }
 
@@ -50,6 +56,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   let client: ClickHouseClient;
   let insertRaw: ClickHouse['insertRaw'];
   let readLane: ClickHouse['readLane'];
+  let isolatedSession: ClickHouse['isolatedSession'];
   let lane: ClickHouseClient | undefined;
   const remoteChdb = options.url?.startsWith(`${REMOTE_CHDB_SCHEME}//`) ?? false;
   if (remoteChdb) {
@@ -74,6 +81,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       lane ??= createClient({ connection: createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection });
       return lane;
     };
+    isolatedSession = () => createClient({ connection: createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection });
   }
   return {
     client,
@@ -81,6 +89,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     database: options.database,
     ...(insertRaw ? { insertRaw } : {}),
     ...(readLane ? { readLane } : {}),
+    ...(isolatedSession ? { isolatedSession } : {}),
     table: (name) => {
       if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
       return `\`${options.database}\`.\`${name}\``;

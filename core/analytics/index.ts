@@ -1,0 +1,3 @@
+export * from './ast';
+export * from './limits';
+export * from './relations';
