@@ -21,6 +21,8 @@ import type { AudienceServices } from '../gateways/http/audience-api';
 import { audienceCursorKey } from '../stores/audience-cursor-key';
 import { AudienceSearch } from '../stores/audience-search';
 import { SegmentStore } from '../stores/segment-store';
+import { AnalyticsSql } from '../stores/analytics-sql';
+import type { AnalyticsServices } from '../gateways/http/analytics-api';
 import type { AcceptanceCore } from './acceptance';
 import type { Engines } from './engines';
 import { buildConsoleServices } from './console-services';
@@ -36,6 +38,12 @@ export async function buildAudienceServices(engines: Engines): Promise<AudienceS
   const segments = new SegmentStore(engines.nats.kv.accounts);
   const search = new AudienceSearch(engines.clickhouse, segments, await audienceCursorKey(engines.nats.kv.accounts));
   return { accounts: engines.directory, search, segments, rateLimiter: engines.rateLimiter };
+}
+
+/** Analysts' SQL (docs/analytics.md) over this process's ClickHouse. */
+export function buildAnalyticsServices(engines: Engines): AnalyticsServices {
+  if (!engines.clickhouse) throw new Error('gateway-http needs ClickHouse in its process');
+  return { accounts: engines.directory, sql: new AnalyticsSql(engines.clickhouse), rateLimiter: engines.rateLimiter };
 }
 
 /** The ingestion API's services over this process's engines (ClickHouse only for the usage read). */
@@ -70,7 +78,7 @@ export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsSer
 
 export async function startHttpGateway(config: Config, engines: Engines, core: AcceptanceCore, log: Logger): Promise<HttpRole> {
   const audience = await buildAudienceServices(engines);
-  const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience, console: await buildConsoleServices(config, engines, audience), log });
+  const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience, analytics: buildAnalyticsServices(engines), console: await buildConsoleServices(config, engines, audience), log });
   // Header/request timeouts and full responses for the HTTP parser's own refusals.
   const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {

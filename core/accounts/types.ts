@@ -3,7 +3,8 @@
 export const TOKEN_KINDS = ['api_sms', 'legacy', 'datasource', 'product'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
-export const PRODUCT_SCOPES = ['ingest:write', 'ingest:read', 'audience:search', 'PROJECT_AGGREGATIONS'] as const;
+/** `analytics:read`: SQL over the organization's documented relations (POST /analytics/v1/sql, docs/analytics.md). */
+export const PRODUCT_SCOPES = ['ingest:write', 'ingest:read', 'audience:search', 'PROJECT_AGGREGATIONS', 'analytics:read'] as const;
 
 export interface Organization {
   readonly id: string;

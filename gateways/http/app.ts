@@ -13,6 +13,7 @@ import { smsApiRouter } from './sms-api';
 import type { HttpDeps } from './deps';
 import { ingestErrorFormat, ingestRouter } from './ingest-api';
 import { audienceRouter } from './audience-api';
+import { analyticsRouter, type AnalyticsServices } from './analytics-api';
 import { CONSOLE_BASE, consoleRouter } from './console/router';
 import { weakEtag } from './respond';
 
@@ -22,7 +23,8 @@ export const SMS_API_BASE = '/transactional/v1';
 
 export { weakEtag } from './respond';
 
-export function createHttpApp(deps: HttpDeps): Express {
+/** `analytics`: the analysts' SQL services (POST /analytics/v1/sql, docs/analytics.md), mounted when given. */
+export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsServices }): Express {
   const app = express();
   app.disable('x-powered-by');
   // X-Forwarded-For names the client (the address counters, the console sign-in throttle) only
@@ -59,6 +61,7 @@ export function createHttpApp(deps: HttpDeps): Express {
     }));
   }
   if (deps.audience) app.use(`${deps.config.audience.basePath}/project/:project`, audienceRouter(deps.audience, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
+  if (deps.analytics) app.use(analyticsRouter(deps.analytics, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
   app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy', addresses }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(deps.log, errorFormats));
