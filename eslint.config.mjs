@@ -13,7 +13,7 @@ const engineClients = ['express', '@nats-io/*', '@temporalio/*', '@clickhouse/*'
 const inward = (message, ...groups) => ({ group: groups.flat(), message });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', '.tools/**', 'coverage/**', 'scripts/**', '*.js', '*.mjs'] },
+  { ignores: ['node_modules/**', 'data/**', '.tools/**', 'coverage/**', 'dist/**', 'scripts/**', '*.js', '*.mjs'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -9,6 +9,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       transform,
       testEnvironment: 'node',
+      // dist/: the compiled product (npm run build), never a test or a module the tests load.
+      modulePathIgnorePatterns: ['<rootDir>/dist/'],
     },
     {
       displayName: 'integration',
@@ -16,6 +18,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts', '<rootDir>/test/browser/**/*.test.ts'],
       transform,
       testEnvironment: 'node',
+      modulePathIgnorePatterns: ['<rootDir>/dist/'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

@@ -22,6 +22,7 @@ import { natsServerPid } from './support/nats-cost';
 import { historyEvents, isTemporalSdkThread, longestHistory, processCpuSeconds, temporalServerPid, threadCpuSeconds } from './support/temporal-cost';
 import { createTenantAt } from './support/tenant';
 import { writeResult } from './support/results';
+import { ensureBuilt } from '../infra/paths';
 
 const { values } = benchArgs({
   options: {
@@ -148,7 +149,7 @@ async function runMode(mode: Mode, n: number): Promise<Record<string, unknown>> 
 /** One more `--role=worker` process on the stack's engines; resolves once it logs that it is ready. */
 function startExtraWorker(stack: RunningStack, n: number): Promise<ChildProcess> {
   const env = { ...stack.info.productEnv, DATA_DIR: join(stack.info.dataDir, `extra-worker-${n}`), LOG_LEVEL: 'info' };
-  const worker = spawn(process.execPath, ['--import', 'tsx', join(__dirname, '..', 'main.ts'), '--role=worker'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const worker = spawn(process.execPath, [ensureBuilt(), '--role=worker'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let seen = '';
     const onData = (chunk: Buffer): void => {

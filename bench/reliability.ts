@@ -23,6 +23,7 @@ import { startWebhookReceiver } from '../test/support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
 import { runCluster } from './reliability-cluster';
 import { writeResult } from './support/results';
+import { ensureBuilt } from '../infra/paths';
 
 const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, bulk: { type: 'string', default: '10' }, out: { type: 'string', default: 'reliability.json' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
 const TOTAL = Number(values.messages);
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   };
   const roles = new Map<string, ChildProcess>();
   const startRole = (role: string): void => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts'), `--role=${role}`], { cwd: ROOT, env: { ...env, DATA_DIR: join(dir, role) }, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [ensureBuilt(), `--role=${role}`], { cwd: ROOT, env: { ...env, DATA_DIR: join(dir, role) }, stdio: ['ignore', 'ignore', 'inherit'] });
     roles.set(role, child);
   };
   // ingest-writer: the one-per-deployment roles run with it (the charge settler among them).

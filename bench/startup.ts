@@ -15,6 +15,7 @@ import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
 import { roleProcessName, roleProcessPids } from './support/cpu';
 import { writeResult } from './support/results';
+import { ensureBuilt } from '../infra/paths';
 
 const { values } = benchArgs({ options: { runs: { type: 'string', default: '3' }, cold: { type: 'boolean', default: false }, 'skip-bootstrap': { type: 'boolean', default: false } } });
 const ROOT = join(__dirname, '..');
@@ -34,7 +35,7 @@ async function startOnce(dataDir: string): Promise<{ seconds: number; rssMiB: Re
   const ports = { HTTP_PORT: await freePort(), NATS_PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort(), SIMULATOR_PORT: await freePort(), SMPP_PORT: await freePort() };
   const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: 'ignore' });
+  const child = spawn(process.execPath, [ensureBuilt()], { cwd: ROOT, env, stdio: 'ignore' });
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the product exited with ${child.exitCode}`);
     if (await fetch(`http://127.0.0.1:${ports.HTTP_PORT}/health`).then((r) => r.status === 200, () => false)) break;

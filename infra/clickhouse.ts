@@ -6,6 +6,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from './logger';
 import { RemoteChdbConnection, REMOTE_CHDB_SCHEME } from './clickhouse-remote';
+import { projectPath } from './paths';
 
 export interface ClickHouseOptions {
   readonly url: string | undefined;
@@ -98,7 +99,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   };
 }
 
-export const MIGRATIONS_DIR = join(__dirname, 'migrations');
+export const MIGRATIONS_DIR = projectPath('infra', 'migrations');
 
 export interface Migration {
   readonly version: number;

@@ -12,8 +12,9 @@ import { AccountDirectory } from '../stores/account-directory';
 import { AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { RateLimiter } from '../stores/rate-limiter';
+import { projectPath } from '../infra/paths';
 
-export const TOOLS_BIN = join(__dirname, '..', '.tools', 'bin');
+export const TOOLS_BIN = projectPath('.tools', 'bin');
 
 export interface Engines {
   readonly nats: Nats;

@@ -18,8 +18,9 @@ const KEYS = {
   session: (cookie: string) => `session.${sha256Hex(cookie)}`,
 } as const;
 
-/** Compared against when the email is unknown, so that both answers take one scrypt. */
-const DUMMY_HASH = hashPassword(newOperatorPassword());
+/** Compared against when the email is unknown, so that both answers take one scrypt; made at the first sign-in, not at load (every admin command loads this module). */
+let dummyHash: string | undefined;
+const unknownOperatorHash = (): string => (dummyHash ??= hashPassword(newOperatorPassword()));
 
 export class OperatorStore {
   constructor(private readonly operators: KV, private readonly sessions: KV) {}
@@ -66,7 +67,7 @@ export class OperatorStore {
     const email = normalizeEmail(emailText) ?? '';
     const id = email ? await readRecord<string>(this.operators, KEYS.email(email)) : null;
     const operator = id ? await readRecord<Operator>(this.operators, KEYS.operator(id)) : null;
-    const ok = await verifyPassword(password, operator?.passwordHash ?? DUMMY_HASH);
+    const ok = await verifyPassword(password, operator?.passwordHash ?? unknownOperatorHash());
     return ok && operator ? operator : null;
   }
 

@@ -15,7 +15,7 @@ export function roleProcessPids(pid: number): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
-      if (ppid === pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('main.ts')) found.push(Number(entry));
+      if (ppid === pid && /main\.(?:ts|js)\b/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) found.push(Number(entry));
     } catch {
       // the process ended between the listing and the read
     }

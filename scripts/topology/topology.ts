@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { startNats, startPostgres, startTemporal, stopPostgres, stopTemporal } from './engines';
 import { alive, launch, LOGS, pidOf, portOpen, say, stop, trackedNames, waitFor } from './processes';
 import { HTTP_URLS, NATS_NODES, NATS_URL, PORTS, productProcesses, ROOT, STATE, TEMPORAL_ADDRESS, type ProductProcess } from './plan';
+import { ensureBuilt } from '../../infra/paths';
 
 /** Product settings for every role process, from $TOPOLOGY_ENV (a JSON object), e.g. short schedules for tests. */
 export function productOverrides(): Record<string, string> {
@@ -35,7 +36,7 @@ export async function startProduct(name?: string): Promise<void> {
     const offset = logSize(p.name);
     const { started, pid } = launch({
       name: p.name, cwd: ROOT, env: p.env,
-      command: process.execPath, args: ['--import', 'tsx', join(ROOT, 'main.ts'), ...p.roles.map((r) => `--role=${r}`), ...p.args],
+      command: process.execPath, args: [ensureBuilt(), ...p.roles.map((r) => `--role=${r}`), ...p.args],
     });
     if (started) await ready(p, offset);
     say(`${p.name}: ${started ? 'started' : 'running'} (pid ${pid}, roles ${p.roles.join('+')}${p.port ? `, port ${p.port}` : ''})`);

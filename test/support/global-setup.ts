@@ -12,6 +12,7 @@ import { Supervisor, portOpen, sleep } from '../../infra/supervisor';
 import { connectTemporal, devServerSpec, temporalRtt } from '../../infra/temporal';
 import type { StackInfo } from './stack';
 import { startClusterStack } from './cluster-stack';
+import { ensureBuilt } from '../../infra/paths';
 
 const ROOT = join(__dirname, '..', '..');
 const TOOLS_BIN = join(ROOT, '.tools', 'bin');
@@ -140,7 +141,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     ...env,
   };
   const output: string[] = [];
-  const product = spawn(process.execPath, [...productNodeFlags(), '--import', 'tsx', join(ROOT, 'main.ts'), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const product = spawn(process.execPath, [...productNodeFlags(), ensureBuilt(), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const remember = (chunk: Buffer): void => {
     output.push(chunk.toString('utf8'));
     if (output.length > 200) output.shift();

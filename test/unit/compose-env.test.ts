@@ -355,12 +355,14 @@ describe('compose/Dockerfile', () => {
       .map((src) => src.replace(/^\.\//, '').replace(/\/$/, ''));
   }
 
-  test('Dockerfile: node:24-bookworm-slim, installs from package.json + package-lock.json, runs main.ts through tsx', () => {
+  test('Dockerfile: node:24-bookworm-slim, installs from package.json + package-lock.json, compiles dist/ and runs it', () => {
     const text = read(DOCKERFILE);
     expect(text).toMatch(/^FROM node:24-bookworm-slim\s*$/m);
     expect(copiedSources()).toEqual(expect.arrayContaining(['package.json', 'package-lock.json']));
     expect(text).toMatch(/^RUN npm (install|ci)\b/m);
-    expect(text).toMatch(/^ENTRYPOINT \["node", "--import", "tsx", "main\.ts"\]\s*$/m);
+    expect(text).toMatch(/tsc -p tsconfig\.build\.json/);
+    expect(text).toMatch(/npm prune --omit=dev/);
+    expect(text).toMatch(/^ENTRYPOINT \["node", "dist\/main\.js"\]\s*$/m);
   });
 
   test('Dockerfile: copies every root *.ts file and every source folder of tsconfig.json (test/ and bench/ excepted)', () => {

@@ -2,7 +2,6 @@
 // admin CLI uses. Mounted before the API guards (it takes HTML forms, not JSON), it answers
 // every path under its base itself, errors included, as HTML.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../../core/errors';
 import { AccountConflictError, AccountNotFoundError } from '../../../stores/account-store';
@@ -18,12 +17,13 @@ import { billingRoutes } from './pages/billing';
 import { messageRoutes } from './pages/messages';
 import { deadLetterRoutes } from './pages/dead-letters';
 import { datasourceRoutes } from './pages/datasources';
+import { projectPath } from '../../../infra/paths';
 
 export const CONSOLE_BASE = '/console';
 
 const ASSETS: Readonly<Record<string, { type: string; body: Buffer }>> = {
-  'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(join(__dirname, 'assets', 'console.css')) },
-  'console.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(join(__dirname, 'assets', 'console.js')) },
+  'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'console.css')) },
+  'console.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'console.js')) },
 };
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
