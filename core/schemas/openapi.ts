@@ -118,6 +118,39 @@ const AUDIENCE_PATHS = {
   },
 };
 
+/** POST /analytics/v1/sql (docs/analytics.md): analysts' SQL over the organization's documented relations. */
+const ANALYTICS_BASE = '/analytics/v1';
+const ANALYTICS_PATHS = {
+  '/sql': {
+    post: {
+      operationId: 'analyticsSql',
+      summary: 'Run one read-only SELECT over the documented relations of the token\'s organization (messages, dlrs, webhook_attempts, lookups, contacts, events; docs/analytics.md), with ceilings. Product token with analytics:read (else 404).',
+      requestBody: {
+        required: true,
+        ...json({
+          type: 'object', required: ['query'], additionalProperties: false,
+          properties: {
+            query: { type: 'string', minLength: 1, maxLength: 100_000, description: 'One SELECT (or WITH ... SELECT, UNION of selects) over the documented relations, unqualified; no SETTINGS or FORMAT clause' },
+            format: { type: 'string', enum: ['JSON', 'CSV', 'JSONEachRow', 'Parquet'], default: 'JSON', description: 'Output format (ClickHouse\'s); 64-bit integers are strings in JSON formats' },
+          },
+        }),
+      },
+      responses: {
+        200: {
+          description: 'The query\'s output in the requested format', headers: rateHeaders,
+          content: {
+            'application/json': { schema: { type: 'object', properties: { meta: { type: 'array' }, data: { type: 'array' }, rows: { type: 'integer' }, statistics: { type: 'object' } } } },
+            'application/x-ndjson': { schema: { type: 'string' } },
+            'text/csv': { schema: { type: 'string' } },
+            'application/vnd.apache.parquet': { schema: { type: 'string', contentEncoding: 'binary' } },
+          },
+        },
+        ...errors(400, 401, 404, 413, 415, 429, 500),
+      },
+    },
+  },
+};
+
 /** GET /sms/stats, GET /lookup/stats (docs/grammar-a.md, "Statistics"): the list filter, `_group` of stats tokens, paging of the rows, no `_sort`. */
 function statsParams(): unknown[] {
   const token = `(?:${STATS_GROUP_TOKENS.join('|')})`;
@@ -204,6 +237,7 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<str
       '/sms/stats': { get: { operationId: 'getSmsStats', summary: 'Delivery statistics of messages: the filter of GET /sms, one row per _group (docs/grammar-a.md, Statistics)', parameters: statsParams(), responses: { ...ok(200, statsOf(smsStatsRow)), ...errors(400, 401, 429, 500) } } },
       '/lookup/stats': { get: { operationId: 'getLookupStats', summary: 'Statistics of lookups: the filter of GET /lookup, one row per _group (docs/grammar-a.md, Statistics)', parameters: statsParams(), responses: { ...ok(200, statsOf(lookupStatsRow)), ...errors(400, 401, 429, 500) } } },
       ...underBase(AUDIENCE_PATHS, bases.audience),
+      ...underBase(ANALYTICS_PATHS, ANALYTICS_BASE),
     },
     webhooks: {
       dlr: { post: { summary: 'Delivery report (spec 1 §2.6)', requestBody: json(ref('Dlr')), responses: { 200: { description: 'Any 2xx acknowledges' } } } },
