@@ -4,6 +4,8 @@
 // every way out we know of — other organizations' rows, base tables, table functions, system
 // tables, comments and quoting tricks, second statements, SETTINGS, writes, huge scans. Each
 // must answer with 0 rows of the other organization and change nothing.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AppError } from '../../core/errors';
 import { DEFAULT_ANALYTICS_CEILINGS, RELATIONS } from '../../core/analytics';
 import { AnalyticsSql, type AnalyticsScope } from '../../stores/analytics-sql';
@@ -16,16 +18,18 @@ const B: AnalyticsScope = { orgId: 'org_b', projectIds: ['prj_b1'] };
 const MARK_B = 'SECRET-OF-B';
 
 const t = (s: string): string => `'${s}'`;
+/** Yesterday (UTC): inside the documented examples' "last 30 days". */
+const DAY = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
 
 async function seed(): Promise<void> {
   const ch = engine.ch;
-  const now = '2026-11-20 10:00:00.000';
+  const now = `${DAY} 10:00:00.000`;
   for (const [org, project, text, n] of [['org_a', 'prj_a1', 'hello from a', 3], ['org_b', 'prj_b1', MARK_B, 5]] as const) {
     for (let i = 0; i < n; i += 1) {
       const id = `${org}-m${i}`;
       const country = i % 2 === 0 ? 'DE' : 'FR';
-      await ch.client.command({ query: `INSERT INTO ${ch.table('sms_messages')} VALUES (${t(id)}, ${t(org)}, ${t(project)}, 'tok', 'http', NULL, 'delivered', 0, 'Demo', ${t(country)}, '+4915112345678', '4915112345678', 5, ${t(text)}, ${t(text)}, 1, 'GSM-7', false, false, true, 65000, 65000, 'EUR', ${t(now)}, ${t(now)}, NULL, ${t(now)}, '2026-11-20 10:00:01.500', ${t(now)})` });
-      await ch.client.command({ query: `INSERT INTO ${ch.table('sms_transitions')} VALUES (${t(id)}, ${t(org)}, ${t(project)}, 'tok', NULL, 1, 'sent', 0, ${t(now)}), (${t(id)}, ${t(org)}, ${t(project)}, 'tok', NULL, 2, 'delivered', 0, '2026-11-20 10:00:01.500')` });
+      await ch.client.command({ query: `INSERT INTO ${ch.table('sms_messages')} VALUES (${t(id)}, ${t(org)}, ${t(project)}, 'tok', 'http', NULL, 'delivered', 0, 'Demo', ${t(country)}, '+4915112345678', '4915112345678', 5, ${t(text)}, ${t(text)}, 1, 'GSM-7', false, false, true, 65000, 65000, 'EUR', ${t(now)}, ${t(now)}, NULL, ${t(now)}, ${t(`${DAY} 10:00:01.500`)}, ${t(now)})` });
+      await ch.client.command({ query: `INSERT INTO ${ch.table('sms_transitions')} VALUES (${t(id)}, ${t(org)}, ${t(project)}, 'tok', NULL, 1, 'sent', 0, ${t(now)}), (${t(id)}, ${t(org)}, ${t(project)}, 'tok', NULL, 2, 'delivered', 0, ${t(`${DAY} 10:00:01.500`)})` });
       await ch.client.command({ query: `INSERT INTO ${ch.table('dlr_attempts')} VALUES (${t(id)}, ${t(org)}, 'tok', 2, 'delivered', 1, 'delivered', 200, 12, NULL, ${t(`https://${org}.example/hook`)}, ${t(now)})` });
       await ch.client.command({ query: `INSERT INTO ${ch.table('lookups')} VALUES (${t(`${org}-l${i}`)}, ${t(org)}, ${t(project)}, 'tok', 'http', 'delivered', NULL, 'DE', '+49151', '49151', 'active', NULL, NULL, false, false, ${t(text)}, true, 5000, 'EUR', ${t(now)}, ${t(now)}, ${t(now)})` });
       await ch.client.command({ query: `INSERT INTO ${ch.table('audience')} (project_id, user_id, audience_id, version, deleted, email, tags, created_at, updated_at) VALUES (${t(project)}, ${t(`u${i}`)}, ${t(`${project}-u${i}`)}, 1, 0, ${t(`${text}@x.example`)}, ['vip'], ${t(now)}, ${t(now)})` });
@@ -94,13 +98,20 @@ describe('DESIGN §4 Analysts: each relation is the caller organization\'s', () 
 
   test('the five documented examples run (docs/analytics.md)', async () => {
     const delivery = await rows("SELECT country, toDate(created_at) AS day, countIf(status = 'delivered') / count() AS delivery_rate FROM messages GROUP BY country, day ORDER BY day, country");
-    expect(delivery).toEqual([{ country: 'DE', day: '2026-11-20', delivery_rate: 1 }, { country: 'FR', day: '2026-11-20', delivery_rate: 1 }]);
+    expect(delivery).toEqual([{ country: 'DE', day: DAY, delivery_rate: 1 }, { country: 'FR', day: DAY, delivery_rate: 1 }]);
     const p95 = await rows("SELECT country, quantile(0.95)(dateDiff('millisecond', sent_at, delivered_at)) AS p95_ms FROM messages WHERE status = 'delivered' GROUP BY country ORDER BY country");
     expect(p95).toEqual([{ country: 'DE', p95_ms: 1500 }, { country: 'FR', p95_ms: 1500 }]);
     const spend = await rows('SELECT project_id, currency, sum(price) AS spend FROM messages WHERE charged GROUP BY project_id, currency');
     expect(spend).toEqual([{ project_id: 'prj_a1', currency: 'EUR', spend: 0.195 }]);
-    expect(await rows('SELECT event_type, toDate(event_date) AS day, count() AS events FROM events GROUP BY event_type, day')).toEqual([{ event_type: 'purchase', day: '2026-11-20', events: '3' }]);
+    expect(await rows('SELECT event_type, toDate(event_date) AS day, count() AS events FROM events GROUP BY event_type, day')).toEqual([{ event_type: 'purchase', day: DAY, events: '3' }]);
     expect(await rows('SELECT arrayJoin(tags) AS tag, count() AS contacts FROM contacts GROUP BY tag')).toEqual([{ tag: 'vip', contacts: '3' }]);
+  });
+
+  test('every example of docs/analytics.md runs as written', async () => {
+    const page = readFileSync(join(__dirname, '../../docs/analytics.md'), 'utf8');
+    const examples = [...page.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    expect(examples).toHaveLength(5);
+    for (const example of examples) expect({ example, rows: (await rows(example)).length > 0 }).toEqual({ example, rows: true });
   });
 
   test('WITH subqueries, UNION, joins and IN (SELECT ...) over the relations are fine', async () => {
