@@ -80,6 +80,7 @@ export async function ensureDemo(deps: { accounts: AccountStore; balances: Balan
 const INGEST_MARKER_KEY = 'meta.demo.ingest';
 const AUDIENCE_MARKER_KEY = 'meta.demo.audience';
 const CONSOLE_MARKER_KEY = 'meta.demo.console';
+const ANALYTICS_MARKER_KEY = 'meta.demo.analytics';
 export const DEMO_OPERATOR_EMAIL = 'demo@example.com';
 
 /**
@@ -99,6 +100,13 @@ export async function ensureDemoIngest(deps: { accounts: AccountStore; kv: KV; d
     const token = await deps.accounts.createToken({ kind: 'product', orgId: demo.organization, projectId: demo.project, scopes: [...PRODUCT_SCOPES], name: 'demo product token (every scope)' });
     updated = { ...updated, audience: { token: token.value } };
     await deps.kv.put(AUDIENCE_MARKER_KEY, JSON.stringify(token.token.id));
+  }
+  // A demo product token created before analytics:read existed gets it (docs/analytics.md); new ones have every scope.
+  if (updated.audience && (await claim(deps.kv, ANALYTICS_MARKER_KEY))) {
+    // A demo token revoked or removed since is left alone: there is nothing to give the scope to.
+    const token = await deps.accounts.resolveToken(updated.audience.token).catch(() => undefined);
+    if (token && !token.revokedAt && token.kind === 'product') await deps.accounts.addTokenScopes(token.id, ['analytics:read']);
+    await deps.kv.put(ANALYTICS_MARKER_KEY, JSON.stringify(token?.id ?? null));
   }
   if (deps.operators && !updated.console && (await claim(deps.kv, CONSOLE_MARKER_KEY))) {
     const created = await deps.operators.create(demo.organization, DEMO_OPERATOR_EMAIL);

@@ -172,6 +172,17 @@ export class AccountStore {
     return revoked;
   }
 
+  /** Adds scopes to a product token (those it has stay); the demo seed gives an existing demo token a scope added later. */
+  async addTokenScopes(id: string, scopes: readonly string[]): Promise<Token> {
+    const token = await this.getToken(id);
+    if (token.kind !== 'product') throw new Error(`token ${id} is a ${token.kind} token; scopes are for product tokens`);
+    const missing = scopes.filter((s) => !token.scopes.includes(s));
+    if (missing.length === 0) return token;
+    const updated: Token = { ...token, scopes: [...token.scopes, ...missing] };
+    await this.write(KEYS.token(id), updated);
+    return updated;
+  }
+
   /**
    * Rotation as spec 1 §5 rule 3 describes it: a replacement with the same kind, project,
    * scopes and webhook is created; the old token stays valid until it is revoked.
