@@ -76,6 +76,11 @@ export class AnalyticsSql {
    * share nothing, so there the client serves.
    */
   private async withSession<R>(fn: (client: ClickHouseClient) => Promise<R>): Promise<R> {
+    // The chdb of another process (CLICKHOUSE_URL=chdb+http://...) serves every caller on its one
+    // session, so a failed query's output could reach the next caller: analytics is refused there.
+    if (this.ch.kind === 'embedded' && !this.ch.isolatedSession) {
+      throw new AppError('ENGINE_UNAVAILABLE', 'analytics SQL needs the in-process ClickHouse or a ClickHouse server; this gateway reaches the embedded ClickHouse of another process (CLICKHOUSE_URL=chdb+http://...), whose one session cannot keep queries apart');
+    }
     const session = this.ch.isolatedSession?.();
     try {
       return await fn(session ?? this.ch.client);

@@ -229,6 +229,11 @@ describe('DESIGN §4 Analysts: hostile queries reach no other organization and w
     expect((await small.run('SELECT count() AS n FROM messages', 'CSV', A)).body.toString('utf8')).toBe('3\n');
   });
 
+  test('the embedded ClickHouse of another process (one shared session) is refused with a 503, nothing run', async () => {
+    const remote = new AnalyticsSql({ ...engine.ch, kind: 'embedded', isolatedSession: undefined } as unknown as typeof engine.ch);
+    await expect(remote.run('SELECT 1', 'JSON', A)).rejects.toMatchObject({ code: 'ENGINE_UNAVAILABLE', status: 503 });
+  });
+
   test('outputs: JSON, CSV, JSONEachRow and Parquet', async () => {
     const json = JSON.parse((await sql.run('SELECT count() AS n FROM messages', 'JSON', A)).body.toString('utf8')) as { data: unknown[] };
     expect(json.data).toEqual([{ n: '3' }]);
