@@ -11,7 +11,7 @@ import { serveMetrics } from './infra/metrics-server';
 import { ROLE_PROCESS_OPTION, connectToParent, startRoleProcesses, type RoleProcesses } from './infra/role-processes';
 import { reapStale } from './infra/supervisor';
 import { enableTemporalMetrics } from './infra/temporal';
-import { demoBanner, ensureDemo, ensureDemoIngest } from './roles/demo-seed';
+import { demoBanner, ensureDemo, ensureDemoIngest } from './pipelines/demo-seed';
 import { OperatorStore } from './stores/operator-store';
 import { assertRolePortsFree, simulatorRoute, startEngines, type Engines } from './roles/engines';
 import { ROLES, planProcesses, roleProcessEnv, type ProcessPlan, type Role } from './roles/process-plan';
@@ -20,13 +20,13 @@ import { startSmppGateway } from './roles/gateway-smpp';
 import { buildAcceptanceCore, type AcceptanceCore } from './roles/acceptance';
 import { startCarrierConnector } from './roles/carrier-connector';
 import { startCarrierSimulator } from './roles/carrier-simulator';
-import { startHistoryWriter } from './roles/history-writer';
-import { startChargeSettler } from './roles/charge-settler';
-import { startIngestWriter } from './roles/ingest-writer';
-import { startLifecycleBridge } from './roles/lifecycle-bridge';
+import { startHistoryWriter } from './pipelines/history-writer';
+import { startChargeSettler } from './pipelines/charge-settler';
+import { startIngestWriter } from './pipelines/ingest-writer';
+import { startLifecycleBridge } from './pipelines/lifecycle-bridge';
 import { lifecyclePorts, startWorker } from './roles/worker';
-import { startPipelineMetrics } from './roles/pipeline-metrics';
-import { serveClickHouse } from './infra/clickhouse-remote';
+import { startPipelineMetrics } from './pipelines/pipeline-metrics';
+import { serveClickHouse, serveSecret } from './infra/clickhouse-remote';
 import { localUrl, writeStackFile } from './infra/stack-file';
 
 /** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
@@ -161,7 +161,11 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     }
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
     if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
-    if (engines.clickhouse && serveClickHousePort !== undefined) running.push(await serveClickHouse(engines.clickhouse.client, serveClickHousePort, log));
+    if (engines.clickhouse && serveClickHousePort !== undefined) {
+      const { secret, source } = serveSecret(config.clickhouse.password, config.dataDir);
+      running.push(await serveClickHouse(engines.clickhouse.client, serveClickHousePort, secret, log));
+      log.info({ port: serveClickHousePort, secret: source }, 'the other processes set CLICKHOUSE_URL=chdb+http://127.0.0.1:<port> and CLICKHOUSE_PASSWORD to this secret');
+    }
     if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
     // One per deployment, like the ingest writer: consumer lag, dead letters, refunds (roles/pipeline-metrics.ts).
     if (roles.includes('ingest-writer')) running.push(await startPipelineMetrics(engines.nats, log));

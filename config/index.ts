@@ -38,7 +38,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'TEMPORAL_UI_PORT', type: 'integer', default: 8233, description: 'Web UI port of the embedded Temporal dev server.' },
   { name: 'CLICKHOUSE_URL', type: 'string', description: 'External ClickHouse HTTP endpoint (e.g. http://clickhouse:8123), or chdb+http://127.0.0.1:<port> for the embedded chdb of another process of this machine (started with --serve-clickhouse=<port>). When unset, ClickHouse runs embedded via chdb in $DATA_DIR/clickhouse.' },
   { name: 'CLICKHOUSE_USER', type: 'string', default: 'default', description: 'ClickHouse user (external server only).' },
-  { name: 'CLICKHOUSE_PASSWORD', type: 'string', default: '', description: 'ClickHouse password (external server only).' },
+  { name: 'CLICKHOUSE_PASSWORD', type: 'string', default: '', description: 'ClickHouse password (external server); with CLICKHOUSE_URL=chdb+http://..., the owner\'s serve secret; on the owner (--serve-clickhouse), the secret it requires (empty: generated into $DATA_DIR/clickhouse-serve.secret).' },
   { name: 'CLICKHOUSE_DATABASE', type: 'string', default: 'sms_platform', description: 'ClickHouse database the product owns; created by the migrations.' },
   { name: 'PROCESS_LAYOUT', type: 'string', default: 'split', description: 'With every role (`npm start`): `split` runs the lifecycle worker and the carrier connector (with the simulator) in two child processes beside the gateways, so each has a core; `single` runs every role in one process.' },
   { name: 'LOG_LEVEL', type: 'string', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace.' },

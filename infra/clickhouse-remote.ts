@@ -5,8 +5,14 @@
 // at the level of @clickhouse/client's Connection contract (the query text, settings and
 // parameter values as the client hands them over), so the owner runs exactly what an
 // in-process client would: the engine is the same chdb, only the call crosses a socket.
+// It is an internal link between the processes of one deployment, on loopback only, and it
+// takes no call without the deployment's secret (`Authorization: Bearer <secret>`): any local
+// process could otherwise read and write every organization's rows through it.
 import { ClickHouseError, type ClickHouseClient } from '@clickhouse/client';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Logger } from './logger';
 
@@ -58,10 +64,13 @@ const ids = (params: ConnectionParams): { query_id: string; response_headers: Re
 /** A @clickhouse/client Connection that runs every call on the chdb of the owning process. */
 export class RemoteChdbConnection {
   private readonly endpoint: string;
+  private readonly authorization: string;
 
-  constructor(url: string) {
+  /** `secret`: the owner's serve secret (CLICKHOUSE_PASSWORD of the processes that use this link). */
+  constructor(url: string, secret: string) {
     const parsed = new URL(url);
     this.endpoint = `http://${parsed.host}/chdb`;
+    this.authorization = `Bearer ${secret}`;
   }
 
   private async call(op: Op, params: ConnectionParams): Promise<Buffer> {
@@ -70,7 +79,7 @@ export class RemoteChdbConnection {
       clickhouse_settings: params.clickhouse_settings, query_params: tagDates(params.query_params),
     };
     const res = await fetch(this.endpoint, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body, replacer),
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: this.authorization }, body: JSON.stringify(body, replacer),
       ...(params.abort_signal ? { signal: params.abort_signal } : {}),
     });
     const bytes = Buffer.from(await res.arrayBuffer());
@@ -134,11 +143,42 @@ async function run(client: ClickHouseClient, call: RemoteCall): Promise<Buffer> 
   return Buffer.concat(chunks);
 }
 
-/** Serves this process's ClickHouse connection on 127.0.0.1:<port> (loopback only: no authentication). */
-export async function serveClickHouse(client: ClickHouseClient, port: number, log: Logger): Promise<{ stop(): Promise<void> }> {
+/** Where the owner keeps the serve secret when CLICKHOUSE_PASSWORD does not give it. */
+export const serveSecretPath = (dataDir: string): string => join(dataDir, 'clickhouse-serve.secret');
+
+/**
+ * The serve secret: `configured` (CLICKHOUSE_PASSWORD, which the owner of embedded chdb does not
+ * otherwise use) when set, else the one in `$DATA_DIR/clickhouse-serve.secret`, made on first use
+ * (32 random bytes, readable by its owner only).
+ */
+export function serveSecret(configured: string, dataDir: string): { secret: string; source: string } {
+  if (configured !== '') return { secret: configured, source: 'CLICKHOUSE_PASSWORD' };
+  const file = serveSecretPath(dataDir);
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  return { secret: readFileSync(file, 'utf8').trim(), source: file };
+}
+
+function authorized(req: IncomingMessage, expected: Buffer): boolean {
+  const given = Buffer.from(req.headers.authorization ?? '');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** Serves this process's ClickHouse connection on 127.0.0.1:<port> to callers that present `secret`. */
+export async function serveClickHouse(client: ClickHouseClient, port: number, secret: string, log: Logger): Promise<{ stop(): Promise<void> }> {
+  if (secret.length < 16) throw new Error('the ClickHouse serve secret must be at least 16 characters (CLICKHOUSE_PASSWORD, or leave it empty for a generated one)');
+  const expected = Buffer.from(`Bearer ${secret}`);
   const server: Server = createServer((req, res) => {
     if (req.method !== 'POST' || req.url !== '/chdb') {
       res.writeHead(404).end();
+      return;
+    }
+    if (!authorized(req, expected)) {
+      req.resume();
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'this internal link needs the deployment secret (CLICKHOUSE_PASSWORD of the calling process)' }));
       return;
     }
     readJson(req)

@@ -62,7 +62,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   const remoteChdb = options.url?.startsWith(`${REMOTE_CHDB_SCHEME}//`) ?? false;
   if (remoteChdb) {
     // The chdb of another process of this machine (infra/clickhouse-remote.ts).
-    client = createClient({ connection: new RemoteChdbConnection(options.url as string) as unknown as ClientConnection });
+    client = createClient({ connection: new RemoteChdbConnection(options.url as string, options.password) as unknown as ClientConnection });
   } else if (options.url) {
     client = createClient({ url: options.url, username: options.user, password: options.password, request_timeout: 30_000 });
     readLane = () => client;

@@ -25,8 +25,9 @@ export const COMPILED_MAIN = projectPath('dist', 'main.js');
  * Compiles dist/ when a source changed since the last build (scripts/build.mjs; at once when
  * current): for tools that start the product as `npm start` does (the test stack, benchmarks).
  */
-export function ensureBuilt(): string {
-  const result = spawnSync(process.execPath, [projectPath('scripts', 'build.mjs')], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
+export function ensureBuilt(options: { readonly emitOnError?: boolean } = {}): string {
+  const args = [projectPath('scripts', 'build.mjs'), ...(options.emitOnError ? ['--emit-on-error'] : [])];
+  const result = spawnSync(process.execPath, args, { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
   if (result.status !== 0) throw new Error(`building dist/ failed (node scripts/build.mjs): ${result.stderr}`);
   return COMPILED_MAIN;
 }

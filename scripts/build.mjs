@@ -11,10 +11,12 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const stamp = join(dist, '.build-stamp');
-const SOURCES = ['main.ts', 'types', 'config', 'core', 'infra', 'stores', 'gateways', 'workflows', 'activities', 'roles', 'cli'];
+const SOURCES = ['main.ts', 'types', 'config', 'core', 'infra', 'stores', 'gateways', 'workflows', 'activities', 'pipelines', 'roles', 'cli'];
 const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 // --quiet: say nothing when dist/ is current (the admin CLI's every call); a build is always shown.
 const quiet = process.argv.includes('--quiet');
+// --emit-on-error: type errors do not stop the build (the test stack; `npm start` and the CLI never pass it).
+const emitOnError = process.argv.includes('--emit-on-error');
 const log = (msg) => process.stderr.write(`[build] ${msg}\n`);
 
 /** The newest modification time among the product's TypeScript sources and the build's inputs. */
@@ -58,6 +60,13 @@ const heartbeat = setInterval(() => log(`still compiling (${Math.round((Date.now
 child.on('exit', (code) => {
   clearInterval(heartbeat);
   if (code !== 0) {
+    // tsc writes the JavaScript of files with type errors too. The test stack may run it (npm test
+    // has already failed on them in its lint step; a suite run alone should still run): not stamped,
+    // so the next build tries again.
+    if (emitOnError && code === 2 && existsSync(join(dist, 'main.js'))) {
+      process.stderr.write('[build] warning: type errors above (npm run lint shows them too); dist/ was written anyway for this test run\n');
+      process.exit(0);
+    }
     process.stderr.write(`[build] error: tsc exited with ${code}: fix the type errors above (npm run lint shows them too)\n`);
     process.exit(1);
   }

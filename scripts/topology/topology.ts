@@ -7,11 +7,15 @@ import { startNats, startPostgres, startTemporal, stopPostgres, stopTemporal } f
 import { alive, launch, LOGS, pidOf, portOpen, say, stop, trackedNames, waitFor } from './processes';
 import { HTTP_URLS, NATS_NODES, NATS_URL, PORTS, productProcesses, ROOT, STATE, TEMPORAL_ADDRESS, type ProductProcess } from './plan';
 import { ensureBuilt } from '../../infra/paths';
+import { serveSecret } from '../../infra/clickhouse-remote';
 
 /** Product settings for every role process, from $TOPOLOGY_ENV (a JSON object), e.g. short schedules for tests. */
 export function productOverrides(): Record<string, string> {
   const text = process.env['TOPOLOGY_ENV'];
-  return text ? (JSON.parse(text) as Record<string, string>) : {};
+  // The writer serves its chdb to the others on loopback; the link takes the deployment's secret
+  // (infra/clickhouse-remote.ts), made once in the topology's state and handed to every process.
+  const { secret } = serveSecret('', STATE);
+  return { CLICKHOUSE_PASSWORD: secret, ...(text ? (JSON.parse(text) as Record<string, string>) : {}) };
 }
 
 const logSize = (name: string): number => (existsSync(join(LOGS, `${name}.log`)) ? statSync(join(LOGS, `${name}.log`)).size : 0);

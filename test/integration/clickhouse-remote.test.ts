@@ -2,7 +2,10 @@
 // statements, inserts, parameter values and errors as an in-process client would see.
 import { ClickHouseError } from '@clickhouse/client';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
-import { serveClickHouse } from '../../infra/clickhouse-remote';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveClickHouse, serveSecret, serveSecretPath } from '../../infra/clickhouse-remote';
 import { createLogger } from '../../infra/logger';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { freePort } from '../support/global-setup';
@@ -12,13 +15,16 @@ let engine: EmbeddedClickHouse;
 let owner: ClickHouse;
 let remote: ClickHouse;
 let served: { stop(): Promise<void> };
+let url: string;
+const SECRET = 'a-test-secret-of-the-deployment-0123456789';
 
 beforeAll(async () => {
   engine = await openEmbeddedClickHouse('remote_db', { migrated: false });
   owner = engine.ch;
   const port = await freePort();
-  served = await serveClickHouse(owner.client, port, log);
-  remote = await openClickHouse({ url: `chdb+http://127.0.0.1:${port}`, user: 'default', password: '', database: 'remote_db', embeddedPath: '/nonexistent' });
+  served = await serveClickHouse(owner.client, port, SECRET, log);
+  url = `chdb+http://127.0.0.1:${port}`;
+  remote = await openClickHouse({ url, user: 'default', password: SECRET, database: 'remote_db', embeddedPath: '/nonexistent' });
 }, 60_000);
 
 afterAll(async () => {
@@ -54,5 +60,39 @@ describe('embedded chdb served over loopback', () => {
 
   test('ping answers through the owner', async () => {
     expect((await remote.client.ping()).success).toBe(true);
+  });
+});
+
+describe('the loopback link takes only callers with the deployment secret (an internal link, not an API)', () => {
+  test('no secret or a wrong one: refused, nothing runs, the error names what to set', async () => {
+    for (const password of ['', 'wrong-secret-of-the-same-length-0123456789', SECRET.slice(0, -1)]) {
+      const intruder = await openClickHouse({ url, user: 'default', password, database: 'remote_db', embeddedPath: '/nonexistent' });
+      try {
+        await expect(intruder.client.command({ query: `CREATE TABLE ${intruder.table('intruder')} (x UInt8) ENGINE = Memory` })).rejects.toThrow(/needs the deployment secret \(CLICKHOUSE_PASSWORD/);
+        expect((await intruder.client.ping()).success).toBe(false);
+      } finally {
+        await intruder.close();
+      }
+    }
+    const tables = await (await owner.client.query({ query: `SELECT count() AS n FROM system.tables WHERE database = 'remote_db' AND name = 'intruder'`, format: 'JSONEachRow' })).json<{ n: string }>();
+    expect(Number(tables[0]?.n)).toBe(0);
+  });
+
+  test('serveSecret: CLICKHOUSE_PASSWORD when set, else a generated secret in DATA_DIR (owner-only), the same on every start', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'serve-secret-'));
+    try {
+      expect(serveSecret('configured-secret-0123456789', dir)).toEqual({ secret: 'configured-secret-0123456789', source: 'CLICKHOUSE_PASSWORD' });
+      const first = serveSecret('', dir);
+      expect(first.source).toBe(serveSecretPath(dir));
+      expect(first.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(statSync(serveSecretPath(dir)).mode & 0o777).toBe(0o600);
+      expect(serveSecret('', dir).secret).toBe(first.secret);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a short secret is refused at start', async () => {
+    await expect(serveClickHouse(owner.client, await freePort(), 'short', log)).rejects.toThrow(/at least 16 characters/);
   });
 });

@@ -141,7 +141,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     ...env,
   };
   const output: string[] = [];
-  const product = spawn(process.execPath, [...productNodeFlags(), ensureBuilt(), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const product = spawn(process.execPath, [...productNodeFlags(), ensureBuilt({ emitOnError: true }), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const remember = (chunk: Buffer): void => {
     output.push(chunk.toString('utf8'));
     if (output.length > 200) output.shift();
