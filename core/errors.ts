@@ -52,6 +52,7 @@ export const ERRORS = {
   ANALYTICS_QUERY_REFUSED: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'An analytics query is not one SELECT over the documented relations (another statement, a second statement, a table that is not a documented relation, system tables, a table function, a SETTINGS/FORMAT clause, a dictionary or a function that reads outside); the detail says which (docs/analytics.md).' },
   ANALYTICS_QUERY_INVALID: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'ClickHouse could not parse or run an analytics query (syntax, unknown column or function, types); the detail carries its reason.' },
   ANALYTICS_LIMIT_EXCEEDED: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'An analytics query went beyond a ceiling (max_execution_time, max_rows_to_read, max_bytes_to_read, max_result_rows/bytes or max_memory_usage; the detail names which): narrow it.' },
+  UNKNOWN_QUERY_PARAMETER: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'A POST carries a query parameter the endpoint does not take (every POST takes access_token); the detail names each one. Nothing was done.' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

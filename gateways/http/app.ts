@@ -6,6 +6,7 @@ import { ErrorFormats, errorHandler } from './errors';
 import { routeGuard, wellFormedUrl } from './guards';
 import { requestObservability } from './observability';
 import { opsRouter } from './ops';
+import { knownQueryParameters, postQueryNames } from './query-guard';
 import { openApiDocument } from '../../core/schemas/openapi';
 import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
 import { routePattern } from './routes';
@@ -47,6 +48,10 @@ export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsS
   // Generic guards for every router below, including ones mounted later (gateways/http/guards.ts).
   app.use(rateLimitHeadersOnEveryResponse(app, addresses));
   app.use(wellFormedUrl());
+  // Unknown query parameters on a POST: 400 before the body is read (what each POST takes is
+  // read from the served document; the legacy API mirrors the SMS API v1).
+  const bases = { ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath };
+  app.use(knownQueryParameters(app, postQueryNames(openApiDocument(bases), { [SMS_API_BASE]: '' })));
   app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
   // The SMS API v1 first among the routers: its prefix overlaps no other router's paths, and the
   // hot endpoints then skip matching the ops, OpenAPI, ingestion and audience layers.
