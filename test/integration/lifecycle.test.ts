@@ -1,27 +1,37 @@
 // The message lifecycle end to end on the real stack (spec 1 §2.6, §3, §6; DESIGN §4, §6):
 // HTTP accept → JetStream → Temporal workflow → carrier connector → simulator SMSC →
 // receipts → signals → DLR webhooks to a receiver on loopback.
+import { Client, Connection } from '@temporalio/client';
 import { newId } from '../../core/ids';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { SUBJECTS } from '../../core/bus/names';
+import { CONSUMERS, STREAMS, SUBJECTS } from '../../core/bus/names';
+import { QUERIES } from '../../core/bus/temporal';
+import { FINAL_STATUSES, type MessageStatus } from '../../core/sms/message';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { admin, api } from '../support/stack';
-import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { consumerPassed } from '../support/bus-conditions';
+import { eventually } from '../support/eventually';
+import { admin, api, stack } from '../support/stack';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../support/webhook-receiver';
 
 let receiver: WebhookReceiver;
 let tenant: Tenant;
 let secret: string;
+let temporal: Client;
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
   tenant = await createTenant({ name: 'Lifecycle Org', balance: 50 });
   secret = await withAccounts(async (accounts) => (await accounts.setWebhook(tenant.tokenId, receiver.url)).webhook?.secret ?? '');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await accountsMirrored();
+  temporal = new Client({ connection: await Connection.connect({ address: stack().temporalAddress }), namespace: stack().namespace });
 });
-afterAll(() => receiver.close());
+afterAll(async () => {
+  await temporal.connection.close();
+  await receiver.close();
+});
 
 let counter = 0;
 /** A German mobile number whose last two digits select the simulator's path (docs/carrier.md). */
@@ -39,9 +49,37 @@ async function send(to: string, extra: Record<string, unknown> = {}): Promise<{ 
 
 const statuses = (dlrs: ReceivedDlr[]): string[] => dlrs.map((d) => `${String(d.body['status'])}:${String(d.body['code'])}`);
 
+/** What the workflow holding message `id` says of it: final status, transitions (one DLR each), DLRs still to deliver. */
+interface Held { status: MessageStatus; dlrs: number | null; pendingDlrs: number }
+
+async function heldBy(id: string): Promise<Held | 'dropped'> {
+  const res = await api(`${V1}/sms/${id}/dlrs`, { token: tenant.token });
+  expect(res.status).toBe(200);
+  const workflow = (res.body as { workflow: { id: string } }).workflow;
+  const handle = temporal.workflow.getHandle(workflow.id);
+  if (workflow.id.startsWith('smsb-')) {
+    const messages = await handle.query<Array<{ id: string; status: MessageStatus; dlrs: number; pendingDlrs: number }>>(QUERIES.batchStatus);
+    // A continued-as-new batch carries only its open messages: one it dropped was done.
+    return messages.find((m) => m.id === id) ?? 'dropped';
+  }
+  return { ...(await handle.query<{ status: MessageStatus; pendingDlrs: number }>(QUERIES.status)), dlrs: null };
+}
+
+/**
+ * Waits until the message's workflow holds it final with no DLR left to deliver and `count`
+ * transitions: no further DLR can follow (one DLR per transition, and none is pending).
+ */
+async function settled(id: string, count: number): Promise<void> {
+  await eventually(() => heldBy(id), {
+    what: `message ${id} final in its workflow with ${count} transitions and no DLR pending`,
+    until: (held) => held === 'dropped' || (FINAL_STATUSES.includes(held.status) && held.pendingDlrs === 0 && (held.dlrs === null || held.dlrs === count)),
+    timeoutMs: 30_000,
+  });
+}
+
 async function dlrsFor(id: string, count: number, timeoutMs = 20_000): Promise<ReceivedDlr[]> {
   await receiver.waitFor(() => receiver.forMessage(id).length >= count, timeoutMs);
-  await new Promise((resolve) => setTimeout(resolve, 300)); // nothing more should follow
+  await settled(id, count); // nothing more can follow
   return receiver.forMessage(id);
 }
 
@@ -81,9 +119,10 @@ describe('spec 1 §2.6 / DESIGN §6: each simulator path yields exactly its DLR 
     const before = await api(`${V1}/organization/account`, { token: tenant.token });
     const { id } = await send(number('95'));
     await dlrsFor(id, 1);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const after = await api(`${V1}/organization/account`, { token: tenant.token });
-    expect((after.body as { entity: { available: number } }).entity.available).toBeCloseTo((before.body as { entity: { available: number } }).entity.available, 6);
+    const available = async (): Promise<number> => ((await api(`${V1}/organization/account`, { token: tenant.token })).body as { entity: { available: number } }).entity.available;
+    const refunded = (before.body as { entity: { available: number } }).entity.available;
+    const after = await eventually(available, { what: 'the refund of the message refused at submit', until: (a) => Math.abs(a - refunded) < 5e-7 });
+    expect(after).toBeCloseTo(refunded, 6);
   });
 
   test('DESIGN §4: no final report within the validity period → expired, code 1 (94: the carrier stays silent)', async () => {
@@ -115,10 +154,11 @@ describe('spec 1 §6 rule 3: one DLR per transition, in per-message order', () =
   test('a receipt delivered twice changes nothing twice', async () => {
     const { id } = await send(number('17'));
     await dlrsFor(id, 3);
-    await withAccounts(async (_a, _b, nats) => {
-      await nats.js.publish(SUBJECTS.carrierEvents, JSON.stringify({ kind: 'receipt', messageId: id, segment: 0, segments: 1, carrier: 'simulator', carrierMessageId: 'dup', state: 'DELIVRD', err: 0, at: new Date().toISOString() }), { msgID: `dup-${id}` });
-    });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const ack = await withAccounts(async (_a, _b, nats) => nats.js.publish(SUBJECTS.carrierEvents, JSON.stringify({ kind: 'receipt', messageId: id, segment: 0, segments: 1, carrier: 'simulator', carrierMessageId: 'dup', state: 'DELIVRD', err: 0, at: new Date().toISOString() }), { msgID: `dup-${id}` }));
+    // The lifecycle bridge has handed the duplicate on (its ack floor passed it), and the
+    // workflow, asked after that, still holds three transitions and nothing pending.
+    await consumerPassed(STREAMS.carrier.name, CONSUMERS.lifecycleEvents, ack.seq, 'the duplicate receipt');
+    await settled(id, 3);
     expect(statuses(receiver.forMessage(id))).toEqual(['sent:0', 'buffered:0', 'delivered:0']);
   });
 });
@@ -157,14 +197,11 @@ describe('DESIGN §4 webhook retries: durable, backoff from the initial interval
 interface HistoryEntry { seq: number; status: string; code: number; attempts: Array<{ attempt: number; outcome: string; responseStatus: number | null }> }
 
 async function pollDlrHistory(id: string, transitions: number): Promise<HistoryEntry[]> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const res = await api(`${V1}/sms/${id}/dlrs`, { token: tenant.token });
-    const entities = (res.body as { entities?: HistoryEntry[] }).entities ?? [];
-    if (entities.length >= transitions && entities.every((e) => e.attempts.some((a) => a.outcome === 'delivered'))) return entities;
-    if (Date.now() > deadline) return entities;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  return eventually(async () => ((await api(`${V1}/sms/${id}/dlrs`, { token: tenant.token })).body as { entities?: HistoryEntry[] }).entities ?? [], {
+    what: `${transitions} transitions of ${id}, each with a delivered attempt, in GET /sms/{id}/dlrs`,
+    until: (entities) => entities.length >= transitions && entities.every((e) => e.attempts.some((a) => a.outcome === 'delivered')),
+    timeoutMs: 30_000,
+  });
 }
 
 describe('GET /sms/{id}/dlrs: transitions with their webhook attempts', () => {
@@ -209,7 +246,7 @@ describe('spec 1 §6: two-way, inbound and stop', () => {
     const ours = `+4915550${String(Date.now() % 1000000).padStart(6, '0')}`;
     const handset = number('20');
     await withAccounts(async (accounts) => { await accounts.addNumber(tenant.tokenId, ours); });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await accountsMirrored();
     await withAccounts(async (_a, _b, nats) => {
       for (const text of ['hello there', 'STOP']) {
         const reply = await nats.nc.request('simulator.mo', JSON.stringify({ from: handset, to: ours, text }), { timeout: 5000 });

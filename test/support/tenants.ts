@@ -9,6 +9,7 @@ import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { AccountStore } from '../../stores/account-store';
 import { BalanceLedger } from '../../stores/balance-ledger';
+import { eventually } from './eventually';
 import { api, stack } from './stack';
 
 export const V1 = '/transactional/v1';
@@ -52,17 +53,9 @@ export async function withAccounts<T>(fn: (accounts: AccountStore, balances: Bal
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Polls until `token` authenticates at `base` (the product's account mirror caught up), up to `timeoutMs`. */
-export async function waitForToken(token: string, base: string = V1, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(`${base}/organization/account`, { token });
-    if (res.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`token did not authenticate at ${base || '/'} within ${timeoutMs} ms (last status ${res.status})`);
-    await sleep(25);
-  }
+export async function waitForToken(token: string, base: string = V1, timeoutMs = 20_000): Promise<void> {
+  await eventually(() => api(`${base}/organization/account`, { token }), { what: `the token to authenticate at ${base || '/'}`, until: (res) => res.status === 200, timeoutMs, intervalMs: 25 });
 }
 
 /**
@@ -97,6 +90,16 @@ export async function createTenant(opts: TenantOptions = {}): Promise<Tenant> {
   await waitForToken(tenant.token, V1);
   if (tenant.legacyToken) await waitForToken(tenant.legacyToken, '');
   return tenant;
+}
+
+/**
+ * Waits until the product's account mirror has every `accounts` KV write made before the call:
+ * a marker tenant written after them authenticates, and a KV watch delivers in order. It proves
+ * this for the process that serves the HTTP API, which in the single-process test stack is the
+ * one whose worker reads webhooks and numbers too.
+ */
+export async function accountsMirrored(): Promise<void> {
+  await createTenant({ name: 'Mirror marker', balance: null });
 }
 
 /** Another project of `orgId` with its own api_sms token (waited for). */
