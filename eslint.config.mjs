@@ -1,7 +1,8 @@
 // Lint: typed rules everywhere; floating promises are errors; and imports point inward
 // (docs/architecture.md): the core imports no adapter, engine client or framework; workflow
 // files import only the workflow SDK, types and pure code (Temporal determinism); gateways,
-// activities and stores never reach up into the wiring (roles/).
+// activities, stores and pipelines never reach up into the wiring (roles/); only roles/ and
+// main.ts (and tests, benchmarks) import the running services of pipelines/.
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'worker_threads', 'timers', 'process'];
@@ -29,7 +30,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          inward('The core is the hub: it declares ports and imports no adapter (docs/architecture.md).', folders('gateways', 'roles', 'stores', 'infra', 'activities', 'workflows', 'cli', 'bench')),
+          inward('The core is the hub: it declares ports and imports no adapter (docs/architecture.md).', folders('gateways', 'roles', 'pipelines', 'stores', 'infra', 'activities', 'workflows', 'cli', 'bench')),
           inward('The core imports no engine client or framework; declare a port instead.', engineClients),
         ],
       }],
@@ -42,7 +43,7 @@ export default tseslint.config(
         paths: nodeBuiltins.flatMap((m) => [m, `node:${m}`]).map((name) => ({ name, message: 'Workflow code must be deterministic: no Node built-ins.' })),
         patterns: [
           { group: ['../activities/*', '../activities'], message: 'Import activity types only (import type).', allowTypeImports: true },
-          inward('Workflow code imports only the workflow SDK, types and pure code.', folders('gateways', 'roles', 'stores', 'infra', 'cli', 'bench')),
+          inward('Workflow code imports only the workflow SDK, types and pure code.', folders('gateways', 'roles', 'pipelines', 'stores', 'infra', 'cli', 'bench')),
           inward('Workflow code imports only the workflow SDK.', ['express', '@nats-io/*', '@clickhouse/*', 'chdb', 'smpp', 'pino', 'prom-client', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing']),
         ],
       }],
@@ -52,7 +53,7 @@ export default tseslint.config(
     files: ['activities/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [inward('Activities are factories over core ports; adapters are wired in roles/.', folders('roles', 'gateways', 'stores', 'workflows', 'cli', 'bench'))],
+        patterns: [inward('Activities are factories over core ports; adapters are wired in roles/.', folders('roles', 'pipelines', 'gateways', 'stores', 'workflows', 'cli', 'bench'))],
       }],
     },
   },
@@ -60,7 +61,28 @@ export default tseslint.config(
     files: ['gateways/**/*.ts', 'stores/**/*.ts', 'infra/**/*.ts', 'config/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [inward('Adapters never reach up into the wiring or the workflow layer; take a port.', folders('roles', 'activities', 'workflows', 'cli', 'bench'))],
+        patterns: [inward('Adapters never reach up into the wiring, the running services or the workflow layer; take a port.', folders('roles', 'pipelines', 'activities', 'workflows', 'cli', 'bench'))],
+      }],
+    },
+  },
+  {
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [inward('The admin CLI does not run the services of pipelines/ (roles/ wires them into the product processes).', folders('pipelines'))],
+      }],
+    },
+  },
+  {
+    // The running services (the path a message takes after its 201): factories over core ports
+    // and adapters, built and started by roles/.
+    files: ['pipelines/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: folders('workflows'), message: 'Pipelines import workflow types only (import type); signal and workflow names are in core/bus.', allowTypeImports: true },
+          inward('Pipelines are built by roles/ and take ports; they never reach up into the wiring, activities, the CLI or benchmarks.', folders('roles', 'activities', 'cli', 'bench')),
+        ],
       }],
     },
   },

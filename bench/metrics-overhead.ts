@@ -9,7 +9,7 @@ import type { TransitionRecord } from '../core/bus';
 import type { DlrAttempt } from '../core/sms/dlr';
 import type { SmsMessage } from '../core/sms/message';
 import { registry, smppPdus, smppSubmitOk } from '../infra/metrics';
-import { countStored } from '../roles/history-metrics';
+import { countStored } from '../pipelines/history-metrics';
 import { writeResult } from './support/results';
 
 const ROUNDS = 5;

@@ -5,7 +5,7 @@ import { Kvm } from '@nats-io/kv';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureDemoIngest, type DemoCredentials } from '../../roles/demo-seed';
+import { ensureDemoIngest, type DemoCredentials } from '../../pipelines/demo-seed';
 import { AccountStore } from '../../stores/account-store';
 import { withAccounts } from '../support/tenants';
 

@@ -15,7 +15,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import type { AcceptedQueue, Funds } from '../../core/sms/ports';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { CANCELED_CODE, startChargeSettler, type ChargeSettler } from '../../roles/charge-settler';
+import { CANCELED_CODE, startChargeSettler, type ChargeSettler } from '../../pipelines/charge-settler';
 import { BalanceLedger } from '../../stores/balance-ledger';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates } from '../../stores/message-state';
 import { eventually } from '../support/ingest';

@@ -9,7 +9,7 @@ import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { KvClientIds } from '../../stores/message-state';
 import { KV_KEYS } from '../../core/bus/names';
-import { CANCELED_CODE } from '../../roles/charge-settler';
+import { CANCELED_CODE } from '../../pipelines/charge-settler';
 import { idAt, makeMessage } from '../support/message-rows';
 import { api, stack } from '../support/stack';
 import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
 import { Supervisor, portOpen } from '../../infra/supervisor';
-import type { DemoCredentials } from '../../roles/demo-seed';
+import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort } from '../support/global-setup';
 
 const ROOT = join(__dirname, '..', '..');

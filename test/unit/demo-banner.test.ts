@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoBanner, shellQuote, type DemoCredentials } from '../../roles/demo-seed';
+import { demoBanner, shellQuote, type DemoCredentials } from '../../pipelines/demo-seed';
 
 const demo: DemoCredentials = {
   organization: 'org_1', project: 'prj_1', token: 'tok-api-sms', tokenId: 'tk_1', legacyToken: 'tok-legacy',

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { createLogger } from '../../infra/logger';
 import { boundedRoute, httpRequests, registry, responseClass } from '../../infra/metrics';
 import { serveMetrics, type MetricsServer } from '../../infra/metrics-server';
-import { consumerLabel } from '../../roles/pipeline-metrics';
+import { consumerLabel } from '../../pipelines/pipeline-metrics';
 import { parseExposition } from '../support/prometheus-text';
 
 const log = createLogger('silent');

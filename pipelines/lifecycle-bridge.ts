@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { batchMemo, CONSUMERS, decode, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
+import { batchMemo, CONSUMERS, decode, SIGNALS, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
 import type { CarrierEvent } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
 import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
@@ -26,10 +26,10 @@ import type { Logger } from '../infra/logger';
 import { consumeBatches, ensureDurable, type RunningConsumer } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
 import type { WebhookSchedule } from '../workflows/presets';
-import { carrierEventSignal, type smsLifecycle } from '../workflows/sms-lifecycle';
+import type { smsLifecycle } from '../workflows/sms-lifecycle';
 import type { dlrDelivery } from '../workflows/dlr-delivery';
 import type { BatchMember } from '../workflows/batch-track';
-import { batchEventsSignal, type smsBatchLifecycle } from '../workflows/sms-batch-lifecycle';
+import type { smsBatchLifecycle } from '../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../workflows/types';
 
 export interface BridgeDeps {
@@ -145,7 +145,8 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     const events = entries.map((e) => e.event);
     try {
       const handle = client.workflow.getHandle(workflowId);
-      await (box.batch ? handle.signal(batchEventsSignal, events) : handle.signal(carrierEventSignal, events));
+      // By name (core/bus SIGNALS): the workflows define them with these names.
+      await handle.signal(box.batch ? SIGNALS.batchEvents : SIGNALS.carrierEvent, events);
       for (const msg of list) msg.ack();
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
