@@ -49,9 +49,8 @@ export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsS
   app.use(rateLimitHeadersOnEveryResponse(app, addresses));
   app.use(wellFormedUrl());
   // Unknown query parameters on a POST: 400 before the body is read (what each POST takes is
-  // read from the served document; the legacy API mirrors the SMS API v1).
-  const bases = { ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath };
-  app.use(knownQueryParameters(app, postQueryNames(openApiDocument(bases), { [SMS_API_BASE]: '' })));
+  // read from the served document, on the first POST with a query; the legacy API mirrors the SMS API v1).
+  app.use(knownQueryParameters(app, () => postQueryNames(openApiDocument({ ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath }), { [SMS_API_BASE]: '' })));
   app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
   // The SMS API v1 first among the routers: its prefix overlaps no other router's paths, and the
   // hot endpoints then skip matching the ops, OpenAPI, ingestion and audience layers.

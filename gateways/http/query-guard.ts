@@ -64,10 +64,11 @@ const shown = (name: string): string => JSON.stringify(name.length > 64 ? `${nam
 /**
  * A POST whose query carries a name its route does not take is a 400 UNKNOWN_QUERY_PARAMETER
  * naming them (in the error body of the API of the path). A POST route the table does not
- * list takes the document's query-string credentials only. Other methods pass: their query
+ * list takes the document's query-string credentials only. The table is built on first use. Other methods pass: their query
  * parameters are their filters, checked where they are parsed.
  */
-export function knownQueryParameters(app: Express, taken: PostQueryNames): RequestHandler {
+export function knownQueryParameters(app: Express, table: () => PostQueryNames): RequestHandler {
+  let taken: PostQueryNames | undefined;
   return (req, _res, next) => {
     const url = req.originalUrl;
     const mark = url.indexOf('?');
@@ -81,6 +82,7 @@ export function knownQueryParameters(app: Express, taken: PostQueryNames): Reque
       next();
       return;
     }
+    taken ??= table();
     const allowed = taken.byRoute.get(pattern) ?? taken.everywhere;
     const unknown = [...new Set(new URLSearchParams(url.slice(mark + 1)).keys())].filter((name) => !allowed.has(name));
     if (unknown.length === 0) {
