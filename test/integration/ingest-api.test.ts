@@ -5,7 +5,9 @@ import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { STREAMS, SUBJECTS } from '../../core/bus/names';
 import { DatasourceStore } from '../../stores/datasource-store';
-import { addDatasource, createIngestTenant, eventually, productToken, streamBase, type IngestTenant } from '../support/ingest';
+import { ingestWriterCaughtUp } from '../support/bus-conditions';
+import { eventually } from '../support/eventually';
+import { addDatasource, createIngestTenant, productToken, streamBase, type IngestTenant } from '../support/ingest';
 import { admin, api, stack } from '../support/stack';
 import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';
 
@@ -30,7 +32,7 @@ const contact = (t: { base: string; token: string }, userId: string) => api(`${t
 
 /** Waits until the contact is readable and `ready` holds. */
 async function contactWhen(t: IngestTenant | { base: string; token: string }, userId: string, ready: (c: Contact['entity']) => boolean = () => true): Promise<Contact['entity']> {
-  const res = await eventually(() => contact(t, userId), (r) => r.status === 200 && ready((r.body as Contact).entity));
+  const res = await eventually(() => contact(t, userId), { what: 'the contact to be readable and ready', until: (r) => r.status === 200 && ready((r.body as Contact).entity) });
   expect(res.status).toBe(200);
   return (res.body as Contact).entity;
 }
@@ -217,11 +219,11 @@ describe('spec 2 §4 specs endpoints and strict datasources (DESIGN §5)', () =>
     const t = await createIngestTenant();
     await post(t, 'contacts', [{ _user_id: 's1', plan: 'gold', tags: ['a'], prefs: { x: 1 }, vip: true }]);
     await post(t, 'events', [{ _user_id: 's1', _event_id: 'e1', _event_type: 'order-placed', _event_parameters: { amount: 9.5, sku: 'A1' } }]);
-    const attrs = await eventually(() => api(`${t.base}/specs/attributes`, { token: t.token }), (r) => ((r.body as { entities: unknown[] }).entities ?? []).length >= 14);
+    const attrs = await eventually(() => api(`${t.base}/specs/attributes`, { token: t.token }), { what: 'the 14 attribute specs', until: (r) => ((r.body as { entities: unknown[] }).entities ?? []).length >= 14 });
     expect(attrs.status).toBe(200);
     const byName = Object.fromEntries((attrs.body as { entities: Array<{ name: string; type: string; source: string }> }).entities.map((e) => [e.name, `${e.type}/${e.source}`]));
     expect(byName).toMatchObject({ _email: 'string/native', _geopoint: 'geopoint/native', plan: 'string/inferred', tags: 'array/inferred', prefs: 'object/inferred', vip: 'boolean/inferred' });
-    const events = await eventually(() => api(`${t.base}/specs/events`, { token: t.token }), (r) => ((r.body as { entities: unknown[] }).entities ?? []).length >= 1);
+    const events = await eventually(() => api(`${t.base}/specs/events`, { token: t.token }), { what: 'the event spec', until: (r) => ((r.body as { entities: unknown[] }).entities ?? []).length >= 1 });
     expect(events.body).toEqual({ entities: [{ eventType: 'order-placed', source: 'inferred', parameters: [{ name: 'amount', type: 'number', source: 'inferred' }, { name: 'sku', type: 'string', source: 'inferred' }] }] });
   });
 
@@ -259,10 +261,10 @@ describe('spec 2 §2.2, §3: events', () => {
     const again = await post(t, 'events', [event]);
     expect(again.status).toBe(202);
     const c = await contactWhen(t, 'ev1', (e) => e.events >= 1);
-    await new Promise((r) => setTimeout(r, 1000));
+    await ingestWriterCaughtUp('both batches of the repeated event applied');
     expect((await contactWhen(t, 'ev1')).events).toBe(1);
     expect(c.events).toBe(1);
-    const u = await eventually(() => usage(t), (x) => x.lastHour.events.duplicates >= 3);
+    const u = await eventually(() => usage(t), { what: 'three duplicates in usage', until: (x) => x.lastHour.events.duplicates >= 3 });
     expect(u.lastHour.events.duplicates).toBe(3);
   });
 
@@ -276,7 +278,7 @@ describe('spec 2 §2.2, §3: events', () => {
     const created = await contactWhen(t, 'newbie', (e) => e.events === 1);
     expect(created.attributes).toEqual({ _email: 'new@example.com' });
     expect((await contact(t, 'ghost')).status).toBe(404);
-    const u = await eventually(() => usage(t), (x) => x.lastHour.events.skipped > before);
+    const u = await eventually(() => usage(t), { what: 'the skipped event in usage', until: (x) => x.lastHour.events.skipped > before });
     expect(u.lastHour.events.skipped).toBe(before + 1);
     // The skipped event's id was not used up: sent again once the contact exists, it is stored.
     await post(t, 'contacts', [{ _user_id: 'ghost' }]);
@@ -318,7 +320,7 @@ describe('spec 2 §4 rule 6: automation window', () => {
     expect(res.status).toBe(202);
     await post(t, 'events', [ev('past-59', iso(-59 * MIN))]); // a duplicate in a later batch
     await contactWhen(t, 'a1', (e) => e.events === 6);
-    await new Promise((r) => setTimeout(r, 500));
+    await ingestWriterCaughtUp('the later batch with the duplicate applied, its triggers published');
     const found = await triggers(t.projectId);
     expect(found.map((f) => f._event_id).sort()).toEqual(['future-59', 'omitted', 'past-59']);
     expect(found[0]).toMatchObject({ _user_id: 'a1', _event_type: 'purchase' });
@@ -337,8 +339,8 @@ describe('spec 2 §3, DESIGN §5: DELETE /stream/contacts/{userId}', () => {
     expect((await contact(t, 'd1')).status).toBe(404);
     expect((await api(`${t.base}/contacts/d1`, { method: 'DELETE', token: t.token })).status).toBe(204);
     expect((await api(`${t.base}/contacts/never-existed`, { method: 'DELETE', token: t.token })).status).toBe(204);
-    await post(t, 'events', [{ _user_id: 'd1', _event_id: 'x2', _event_type: 'view', _event_parameters: {} }]);
-    await new Promise((r) => setTimeout(r, 800));
+    expect((await post(t, 'events', [{ _user_id: 'd1', _event_id: 'x2', _event_type: 'view', _event_parameters: {} }])).status).toBe(202);
+    await ingestWriterCaughtUp('the event-only item after the delete applied (skipped)');
     expect((await contact(t, 'd1')).status).toBe(404);
     // Re-created, it starts empty: the old attributes and events stay deleted.
     await post(t, 'contacts', [{ _user_id: 'd1', _last_name: 'Again' }]);
@@ -363,9 +365,9 @@ describe('spec 2 §5: tokens, scopes and 401/404', () => {
     const sms = await addToken(t.orgId, 'api_sms', t.projectId);
     expect((await api(t.base, { token: sms.token })).status).toBe(401);
     const extra = await withAccounts(async (accounts) => accounts.createToken({ kind: 'datasource', orgId: t.orgId, projectId: t.projectId, datasourceId: t.datasourceId }));
-    await eventually(() => api(t.base, { token: extra.value }), (r) => r.status === 200);
+    await eventually(() => api(t.base, { token: extra.value }), { what: 'the new token to authenticate', until: (r) => r.status === 200 });
     await revokeToken(extra.token.id);
-    const revoked = await eventually(() => api(t.base, { token: extra.value }), (r) => r.status === 401);
+    const revoked = await eventually(() => api(t.base, { token: extra.value }), { what: 'the revoked token to be refused', until: (r) => r.status === 401 });
     expect(revoked.status).toBe(401);
   });
 
@@ -387,11 +389,11 @@ describe('spec 2 §5: tokens, scopes and 401/404', () => {
     const writer = await productToken(t.orgId, t.projectId, ['ingest:write']);
     const reader = await productToken(t.orgId, t.projectId, ['ingest:read']);
     const audienceOnly = await productToken(t.orgId, t.projectId, ['audience:search']);
-    await eventually(() => api(t.base, { token: writer }), (r) => r.status === 200);
+    await eventually(() => api(t.base, { token: writer }), { what: 'the ingest:write token to authenticate', until: (r) => r.status === 200 });
     expect((await api(`${t.base}/contacts`, { token: writer, body: [{ _user_id: 'p1' }] })).status).toBe(202);
     const second = await addDatasource(t);
     expect((await api(`${second.base}/contacts`, { token: writer, body: [{ _user_id: 'p1' }] })).status).toBe(202);
-    await eventually(() => api(t.base, { token: reader }), (r) => r.status === 200);
+    await eventually(() => api(t.base, { token: reader }), { what: 'the ingest:read token to authenticate', until: (r) => r.status === 200 });
     expect((await api(`${t.base}/specs/attributes`, { token: reader })).status).toBe(200);
     expect((await api(`${t.base}/contacts`, { token: reader, body: [{ _user_id: 'p2' }] })).status).toBe(404);
     expect((await api(t.base, { token: audienceOnly })).status).toBe(404);
@@ -414,7 +416,7 @@ describe('spec 2 §8: rate limits per datasource per endpoint', () => {
   test('X-RateLimit-* on every response; beyond the limit 429 with an empty body', async () => {
     const t = await createIngestTenant();
     await withAccounts(async (accounts, _b, nats) => { await new DatasourceStore(nats.kv.accounts, accounts).setRateLimit(t.datasourceId, 'ingest-stream', 2); });
-    await eventually(() => api(t.base, { token: t.token }), (r) => r.headers.get('x-ratelimit-limit') === '2');
+    await eventually(() => api(t.base, { token: t.token }), { what: 'the rate limit of 2 to apply', until: (r) => r.headers.get('x-ratelimit-limit') === '2' });
     let last = await api(t.base, { token: t.token });
     for (let i = 0; i < 3 && last.status !== 429; i += 1) last = await api(t.base, { token: t.token });
     expect(last.status).toBe(429);
@@ -438,7 +440,7 @@ describe('README: datasources and tokens through the admin CLI, as an operator w
     await admin('spec', 'attribute', 'add', '--datasource', ds.id, '--name', 'plan', '--type', 'string');
     await admin('datasource', 'strict', '--datasource', ds.id, '--enable');
     const base = streamBase(tenant.projectId, ds.id);
-    await eventually(() => api(base, { token: dsToken.value }), (r) => r.status === 200 && (r.body as { datasource: { strict: boolean } }).datasource.strict);
+    await eventually(() => api(base, { token: dsToken.value }), { what: 'the datasource to read strict through the token', until: (r) => r.status === 200 && (r.body as { datasource: { strict: boolean } }).datasource.strict });
     const res = await api(`${base}/contacts`, { token: product.value, body: [{ _user_id: 'c1', plan: 'gold' }, { _user_id: 'c2', other: 1 }] });
     expect(res.status).toBe(202);
     expect((res.body as Batch).entity.items.map((i) => i.status)).toEqual(['success', 'error']);

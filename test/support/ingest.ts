@@ -3,6 +3,7 @@
 // helpers to call the ingestion API and wait for the ingest writer.
 import type { AttributeType } from '../../core/ingest';
 import { DatasourceStore } from '../../stores/datasource-store';
+import { eventually as poll } from './eventually';
 import { api } from './stack';
 import { createTenant, withAccounts } from './tenants';
 
@@ -17,21 +18,13 @@ export interface IngestTenant {
   readonly base: string;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 export function streamBase(projectId: string, datasourceId: string): string {
   return `${INGEST}/project/${projectId}/datasource/${datasourceId}/stream`;
 }
 
 /** Polls `GET /stream` until `token` is known to the product (its account mirror caught up). */
-export async function waitForIngestToken(base: string, token: string, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(base, { token });
-    if (res.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`token not accepted at ${base} within ${timeoutMs} ms (last ${res.status})`);
-    await sleep(25);
-  }
+export async function waitForIngestToken(base: string, token: string, timeoutMs = 20_000): Promise<void> {
+  await poll(() => api(base, { token }), { what: `the token to be accepted at ${base}`, until: (res) => res.status === 200, timeoutMs, intervalMs: 25 });
 }
 
 export async function createIngestTenant(opts: { strict?: boolean; attributes?: Record<string, AttributeType>; events?: Record<string, Record<string, AttributeType>> } = {}): Promise<IngestTenant> {
@@ -65,12 +58,10 @@ export async function productToken(orgId: string, projectId: string, scopes: str
   return withAccounts(async (accounts) => (await accounts.createToken({ kind: 'product', orgId, projectId, scopes })).value);
 }
 
-/** Calls `read` until `ready` holds for its answer or `timeoutMs` passes, and returns the last answer (the ingest writer lags by up to ~1 s). */
-export async function eventually<T>(read: () => Promise<T>, ready: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ready(value) || Date.now() > deadline) return value;
-    await sleep(50);
-  }
+/**
+ * @deprecated The one polling helper is `eventually` of ./eventually (it throws naming what was
+ * awaited); this adapter stays only until the suites still importing it from here move over.
+ */
+export async function eventually<T>(read: () => Promise<T>, ready: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  return poll(read, { what: 'the ingest read to be ready', until: ready, timeoutMs });
 }
