@@ -3,8 +3,10 @@
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { newId } from '../../core/ids';
 import { weakEtag } from '../../gateways/http/respond';
+import { historyWriterCaughtUp } from '../support/bus-conditions';
+import { clockPast, eventually } from '../support/eventually';
 import { api, stack } from '../support/stack';
-import { addProject, addToken, balanceMicros, createTenant, revokeToken, setBalance, V1, type Tenant } from '../support/tenants';
+import { accountsMirrored, addProject, addToken, balanceMicros, createTenant, revokeToken, setBalance, V1, type Tenant } from '../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 type Json = Record<string, unknown>;
@@ -17,7 +19,6 @@ const GB = '+447400123456';
 const US = '+12025550123';
 const ES = '+34612345678'; // a valid number of a country the tenants have no price for
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function v1(path: string, token: string | undefined, init: Omit<NonNullable<Parameters<typeof api>[1]>, 'token'> = {}): Promise<Res> {
   return api(`${V1}${path}`, { ...init, ...(token === undefined ? {} : { token }) });
@@ -45,16 +46,6 @@ async function available(t: Tenant): Promise<number> {
  */
 const LIST_WAIT_MS = process.env['TEST_TOPOLOGY'] === 'cluster' ? 10_000 : 3000;
 
-/** Polls `fn` until `done` holds or `timeoutMs` passes; returns the last result either way. */
-async function poll<T>(fn: () => Promise<T>, done: (value: T) => boolean, timeoutMs = LIST_WAIT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (done(value) || Date.now() > deadline) return value;
-    await sleep(100);
-  }
-}
-
 /** A GET with If-None-Match over node:http (which adds no request header of its own). */
 function conditionalGet(url: string, token: string, ifNoneMatch: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
@@ -69,7 +60,7 @@ function conditionalGet(url: string, token: string, ifNoneMatch: string): Promis
 
 /** GET /sms (with `query`) until it lists `count` entities. */
 async function listUntil(t: Tenant, count: number, query = '', token = t.token, base = V1): Promise<Entity[]> {
-  const res = await poll(() => api(`${base}/sms${query}`, { token }), (r) => r.status === 200 && entitiesOf(r).length >= count);
+  const res = await eventually(() => api(`${base}/sms${query}`, { token }), { what: `GET /sms${query} to list ${count}`, until: (r) => r.status === 200 && entitiesOf(r).length >= count, timeoutMs: LIST_WAIT_MS, intervalMs: 100 });
   expect(res.status).toBe(200);
   return entitiesOf(res);
 }
@@ -215,7 +206,7 @@ describe('spec 1 §5 and §7 401: authentication', () => {
     const t = await createTenant({ balance: 1 });
     expect((await send(t, item())).status).toBe(201);
     await revokeToken(t.tokenId);
-    const res = await poll(() => v1('/organization/account', t.token), (r) => r.status === 401, 1000);
+    const res = await eventually(() => v1('/organization/account', t.token), { what: 'the revoked token refused within 1 s', until: (r) => r.status === 401, timeoutMs: 1000 });
     expectProblem(res, 401);
     expectProblem(await send(t, item()), 401);
     expectProblem(await api(`${V1}/sms?access_token=${encodeURIComponent(t.token)}`), 401);
@@ -226,10 +217,10 @@ describe('spec 1 §5 and §7 401: authentication', () => {
     const t = await createTenant();
     const second = await addToken(t.orgId, 'api_sms', t.projectId);
     const sent = entityOf(await send(t, item()));
-    const viaSecond = await poll(() => v1(`/sms/${sent.id}`, second.token), (r) => r.status === 200, 2000);
+    const viaSecond = await eventually(() => v1(`/sms/${sent.id}`, second.token), { what: 'the second token to read the message', until: (r) => r.status === 200 });
     expect(entityOf(viaSecond).id).toBe(sent.id);
     await revokeToken(t.tokenId);
-    await poll(() => v1('/organization/account', t.token), (r) => r.status === 401, 1000);
+    await eventually(() => v1('/organization/account', t.token), { what: 'the first token revoked', until: (r) => r.status === 401 });
     expect((await v1('/organization/account', second.token)).status).toBe(200);
   });
 
@@ -246,7 +237,7 @@ describe('spec 1 §5 and §7 401: authentication', () => {
     const t = await createTenant();
     const datasource = await addToken(t.orgId, 'datasource', t.projectId);
     const product = await addToken(t.orgId, 'product', t.projectId);
-    await sleep(200); // let the product's account mirror see them, so that a 401 is not a mere "unknown"
+    await accountsMirrored(); // the product's account mirror has them, so that a 401 is not a mere "unknown"
     for (const token of [datasource.token, product.token]) {
       expectProblem(await v1('/organization/account', token), 401);
       expectProblem(await v1('/sms', token, { body: item() }), 401);
@@ -263,7 +254,7 @@ describe('spec 1 §5 and §7 401: authentication', () => {
     expect(sent.status).toBe(201);
     const id = entityOf(sent).id;
     expectSameMessage(entityOf(await api(`${V1}/sms/${id}?${q}`)), entityOf(sent));
-    const listed = await poll(() => api(`${V1}/sms?${q}`), (r) => r.status === 200 && entitiesOf(r).length === 1);
+    const listed = await eventually(() => api(`${V1}/sms?${q}`), { what: 'the message listed through access_token', until: (r) => r.status === 200 && entitiesOf(r).length === 1, timeoutMs: LIST_WAIT_MS });
     expect(listed.status).toBe(200);
     expect(entitiesOf(listed).map((e) => e.id)).toEqual([id]);
   });
@@ -304,13 +295,13 @@ describe('spec 1 §7 402: balance exhausted', () => {
 
   test('DESIGN §4 all-or-nothing: a bulk whose accepted items cost more than the balance → 402, balance unchanged, nothing queued', async () => {
     const t = await createTenant({ balance: 0.2 });
-    const first = await send(t, item({ to: FR })); // 0.07; proves the history writer lists within the wait below
+    const first = await send(t, item({ to: FR })); // 0.07; listed below: the list is known to show what was accepted
     expect(first.status).toBe(201);
     await listUntil(t, 1);
     const res = await bulk(t, [item({ clientId: 'b-1' }), item({ clientId: 'b-2' }), item({ to: 'nope', clientId: 'bad' })]); // 0.15 > 0.13
     expectProblem(res, 402);
     expect(await balanceMicros(t.orgId)).toBe(130_000);
-    await sleep(1500);
+    await historyWriterCaughtUp('everything accepted before the refused bulk and after it inserted');
     const listed = await v1('/sms', t.token);
     expect(entitiesOf(listed).map((e) => e.id)).toEqual([entityOf(first).id]);
     // The clientIds of the refused bulk were not consumed: once funded, the same items are accepted as new messages.
@@ -507,8 +498,8 @@ describe('spec 1 §7 429 and §8 rate limits', () => {
   const windowEnd = (): number => Math.floor(Date.now() / 60_000) * 60 + 60;
   /** Keeps the test inside one minute window: waits for the next one when fewer than `margin` seconds are left. */
   async function awayFromWindowEdge(marginSeconds = 5): Promise<void> {
-    const left = windowEnd() * 1000 - Date.now();
-    if (left < marginSeconds * 1000) await sleep(left + 100);
+    const end = windowEnd() * 1000;
+    if (end - Date.now() < marginSeconds * 1000) await clockPast(end + 100);
   }
 
   test('spec 1 §7 429: with v1-sms-read granted 3 per minute, the 4th GET /sms/{id} → 429 { message }, Remaining 0, Reset = end of the minute window', async () => {
@@ -656,7 +647,7 @@ describe('DESIGN §4 clientId idempotency', () => {
     expectSameMessage(entityOf(again), entityOf(first));
     expect(await balanceMicros(t.orgId)).toBe(925_000);
     const listed = await listUntil(t, 1);
-    await sleep(500);
+    await historyWriterCaughtUp('both requests with clientId order-42 inserted');
     expect(entitiesOf(await v1('/sms', t.token)).map((e) => e.id)).toEqual([entityOf(first).id]);
     expect(listed[0]?.id).toBe(entityOf(first).id);
   });
@@ -814,7 +805,7 @@ describe('spec 1 §4 GET /sms/{id} and GET /sms', () => {
     const lookup = await v1('/lookup', t.token, { body: { to: DE } });
     expect(lookup.status).toBe(201);
     // A message's body changes until its lifecycle ends (the simulator delivers within seconds).
-    const settled = await poll(() => v1(`/sms/${e.id}`, t.token), (r) => entityOf(r)['status'] === 'delivered', 30_000);
+    const settled = await eventually(() => v1(`/sms/${e.id}`, t.token), { what: 'the message delivered', until: (r) => entityOf(r)['status'] === 'delivered', timeoutMs: 30_000 });
     expect(entityOf(settled)['status']).toBe('delivered');
     for (const path of [`/sms/${e.id}`, `/lookup/${entityOf(lookup).id}`]) {
       const res = await fetch(`${stack().httpUrl}${V1}${path}`, { headers: { authorization: `Bearer ${t.token}` } });
@@ -856,7 +847,7 @@ describe('spec 1 §4 GET /sms/{id} and GET /sms', () => {
       const res = await send(t, body);
       expect({ i, status: res.status }).toEqual({ i, status: 201 });
       sent.push(entityOf(res));
-      await sleep(5);
+      await clockPast(String(entityOf(res)['createdAt']));
     }
     const listed = await listUntil(t, 3);
     expect(listed.map((e) => e.id)).toEqual(sent.map((e) => e.id).reverse());
@@ -867,8 +858,9 @@ describe('spec 1 §4 GET /sms/{id} and GET /sms', () => {
     const t = await createTenant();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      ids.push(entityOf(await send(t, item({ text: `message ${i}` }))).id);
-      await sleep(3);
+      const e = entityOf(await send(t, item({ text: `message ${i}` })));
+      ids.push(e.id);
+      await clockPast(String(e['createdAt']));
     }
     await listUntil(t, 5);
     const newestFirst = [...ids].reverse();
@@ -949,9 +941,9 @@ describe('spec 1 §4 lookups (DESIGN §4 simulated HLR)', () => {
   test('spec 1 §4 GET /lookup: lookups are listed (newest first) and equal the created ones', async () => {
     const t = await createTenant({ balance: 1 });
     const a = entityOf(await v1('/lookup', t.token, { body: { to: FR } }));
-    await sleep(5);
+    await clockPast(String(a['createdAt']));
     const b = entityOf(await v1('/lookup', t.token, { body: { to: GB } }));
-    const res = await poll(() => v1('/lookup', t.token), (r) => r.status === 200 && entitiesOf(r).length >= 2);
+    const res = await eventually(() => v1('/lookup', t.token), { what: 'both lookups listed', until: (r) => r.status === 200 && entitiesOf(r).length >= 2, timeoutMs: LIST_WAIT_MS });
     expect(res.status).toBe(200);
     expect(entitiesOf(res)).toEqual([b, a]);
     expect(entitiesOf(await v1('/lookup?country_eq=GB', t.token))).toEqual([b]);
