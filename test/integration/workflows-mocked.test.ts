@@ -15,23 +15,10 @@ import { carrierEventSignal, smsLifecycle } from '../../workflows/sms-lifecycle'
 import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../../workflows/types';
+import { eventually } from '../support/eventually';
 import { stack } from '../support/stack';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
-
-/** Retries an assertion until it holds (or the last failure after `timeoutMs`). */
-async function eventually(check: () => unknown, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
 
 /** What the mocked activities saw, and how the webhook behaves. */
 class Recorder {
@@ -210,7 +197,7 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
     mocked.recorder.failing.add(bad.id);
     const handle = await start([ok, bad], { webhook: { ...SCHEDULE, retryHours: 2 / 3600 } });
     await handle.signal(batchEventsSignal, [ok, bad].flatMap((m) => [event(m.id, { kind: 'submitted' }), event(m.id, { kind: 'receipt', state: 'DELIVRD', err: 0 })]));
-    await eventually(() => expect(dlrsOf(ok.id)).toEqual(['1:sent', '2:delivered']));
+    await eventually(() => expect(dlrsOf(ok.id)).toEqual(['1:sent', '2:delivered']), { what: 'the healthy message\'s two DLRs' });
     const status = await handle.query(batchStatusQuery);
     expect(status.find((s) => s.id === bad.id)).toMatchObject({ status: 'delivered', pendingDlrs: 2 });
     expect(await handle.result()).toEqual({ messages: 2, statuses: { delivered: 2 } });
@@ -223,10 +210,12 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
     const m = member();
     mocked.recorder.failing.add(m.id);
     const handle = await start([m]);
+    const held = async () => (await handle.query(batchStatusQuery)).find((s) => s.id === m.id);
     await handle.signal(batchEventsSignal, [event(m.id, { kind: 'submitted' })]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(held, { what: 'the sent DLR held back by the failing webhook', until: (s) => s?.status === 'sent' && s.pendingDlrs === 1 });
     await handle.signal(batchEventsSignal, [event(m.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(m.id, { kind: 'receipt', state: 'DELIVRD', err: 0 })]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await eventually(held, { what: 'all three DLRs held back while the webhook is down', until: (s) => s?.status === 'delivered' && s.dlrs === 3 && s.pendingDlrs === 3 });
+    expect(dlrsOf(m.id)).toEqual([]);
     mocked.recorder.failing.delete(m.id);
     expect(await handle.result()).toEqual({ messages: 1, statuses: { delivered: 1 } });
     expect(dlrsOf(m.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
@@ -260,9 +249,9 @@ describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workf
     // under the limit) and nothing follows it until the receipts: wait for the first task (it
     // dispatches the batch) so that the signal starts a task of its own, as it does whenever
     // the worker is quicker than the signal (the dev server; not the loaded Temporal server).
-    await eventually(() => expect(mocked.recorder.dispatched).toEqual(expect.arrayContaining([a.id, b.id])));
+    await eventually(() => expect(mocked.recorder.dispatched).toEqual(expect.arrayContaining([a.id, b.id])), { what: 'both messages dispatched' });
     await handle.signal(batchEventsSignal, [event(a.id, { kind: 'submitted' }), event(b.id, { kind: 'submitted' })]);
-    await eventually(async () => expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId));
+    await eventually(async () => expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId), { what: 'the batch to continue as new' });
     await handle.signal(batchEventsSignal, [event(a.id, { kind: 'receipt', state: 'ENROUTE', err: 0 }), event(a.id, { kind: 'receipt', state: 'DELIVRD', err: 0 }), event(b.id, { kind: 'receipt', state: 'UNDELIV', err: 5 })]);
     expect(await mocked.env.client.workflow.getHandle(handle.workflowId).result()).toEqual({ messages: 2, statuses: { delivered: 1, failed: 1 } });
     expect(dlrsOf(a.id)).toEqual(['1:sent', '2:buffered', '3:delivered']);
