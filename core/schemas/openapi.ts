@@ -4,6 +4,7 @@ import {
   balanceSchema, bulkErrorSchema, dlrHistoryEntrySchema, dlrSchema, groupCountSchema, ID_PATTERN, lookupCreateSchema, lookupSchema, priceEntrySchema, problemSchema,
   rateLimitedSchema, smsBulkSchema, smsCreateItemSchema, smsSchema, validationErrorSchema,
 } from './sms';
+import { smsQuoteItemSchema, smsQuoteTotalSchema } from './sms';
 import { ERRORS as ERROR_REGISTRY } from '../errors';
 import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../filters/grammar-a';
 import {
@@ -17,6 +18,7 @@ const SCHEMAS = [
   bulkErrorSchema, rateLimitedSchema, groupCountSchema, dlrHistoryEntrySchema,
   audienceNodeSchema, aggregationSchema, audienceSearchSchema, segmentCreateSchema, audienceContactSchema, audienceSearchResponseSchema,
   ...INGEST_SCHEMAS,
+  smsQuoteItemSchema, smsQuoteTotalSchema,
 ];
 
 /** JSON Schema → OpenAPI component: drop $id, point bare $refs at components. */
@@ -217,6 +219,22 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<str
         post: {
           operationId: 'sendSmsBulk', summary: 'Send up to 100 SMS', requestBody: { required: true, ...json(ref('SmsBulk')) },
           responses: { ...ok(201, { type: 'object', properties: { entities: { type: 'array', items: ref('Sms') }, errors: { type: 'array', items: ref('BulkError') } } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) },
+        },
+      },
+      '/sms/quote': {
+        post: {
+          operationId: 'quoteSms',
+          summary: 'Price without sending (DESIGN §4): the body of POST /sms (an object) or of POST /sms/bulk (an array of 1 to 100), checked and priced as a send would; nothing is charged, queued or claimed. An object answers { entity, total } or the error a single send would (400, 422); an array { entities, errors, total } with the bulk\'s per-item errors (413 beyond 100 items, 422 when empty). A clientId a send would replay is priced as new.',
+          requestBody: { required: true, ...json({ oneOf: [ref('SmsCreateItem'), ref('SmsBulk')] }) },
+          responses: {
+            ...ok(200, {
+              oneOf: [
+                { type: 'object', required: ['entity', 'total'], properties: { entity: ref('SmsQuoteItem'), total: ref('SmsQuoteTotal') } },
+                { type: 'object', required: ['entities', 'errors', 'total'], properties: { entities: { type: 'array', items: ref('SmsQuoteItem') }, errors: { type: 'array', items: ref('BulkError') }, total: ref('SmsQuoteTotal') } },
+              ],
+            }),
+            ...errors(400, 401, 413, 415, 422, 429, 500),
+          },
         },
       },
       '/sms/{id}': { get: { operationId: 'getSms', summary: 'Read one message', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 404, 429, 500) } } },

@@ -200,3 +200,41 @@ export const rateLimitedSchema = {
   required: ['message'],
   properties: { message: { type: 'string' }, code: { type: 'integer' } },
 } as const;
+
+/** POST /sms/quote (DESIGN §4): what sending one item would be (core/sms/quote.ts). */
+export const smsQuoteItemSchema = {
+  $id: 'SmsQuoteItem',
+  type: 'object',
+  description: 'What sending the item would be: its segments, encoding and price, as the send would charge them.',
+  required: ['index', 'clientId', 'to', 'normalizedTo', 'country', 'charsCount', 'messagesCount', 'encoding', 'unicode', 'deliveredText', 'pricePerSms', 'priceUser', 'currency'],
+  properties: {
+    index: { type: 'integer', minimum: 0, description: 'Position of the item in the request (0 for an object body).' },
+    clientId: { type: ['string', 'null'] },
+    to: { type: 'string' },
+    normalizedTo: { type: 'string' },
+    country: { type: 'string' },
+    charsCount: { type: 'integer' },
+    messagesCount: { type: 'integer', description: 'Segments.' },
+    encoding: { type: 'string', enum: ['GSM-7', 'UCS-2'] },
+    unicode: { type: 'boolean' },
+    deliveredText: { type: 'string', description: 'The text as it would be sent (GSM-7 transliterations applied).' },
+    pricePerSms: { type: 'number', description: 'Price per segment.' },
+    priceUser: { type: 'number', description: 'What sending the item would charge: pricePerSms × messagesCount.' },
+    currency: { type: 'string' },
+  },
+} as const;
+
+export const smsQuoteTotalSchema = {
+  $id: 'SmsQuoteTotal',
+  type: 'object',
+  description: 'What a send of the whole body would charge, and whether the balance covers it now.',
+  required: ['messages', 'messagesCount', 'price', 'currency', 'available', 'covered'],
+  properties: {
+    messages: { type: 'integer', minimum: 0, description: 'Items a send would accept.' },
+    messagesCount: { type: 'integer', minimum: 0, description: 'Their segments together.' },
+    price: { type: 'number', description: 'The sum of their priceUser: what a send would charge.' },
+    currency: { type: 'string' },
+    available: { type: 'number', description: 'The balance now (other sends change it).' },
+    covered: { type: 'boolean', description: 'Whether the balance now covers price; a send it does not cover is a 402.' },
+  },
+} as const;

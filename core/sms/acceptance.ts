@@ -3,8 +3,10 @@
 // atomically (all-or-nothing), and makes the accepted messages durable (state in KV, queued
 // on JetStream) before answering. Spec 1 §2.1, §4 (bulk rules), §7, §8; DESIGN §4.
 import { AppError, OutcomeUnknownError, unconfirmed, validationError, type FieldErrors } from '../errors';
+import type { Price } from '../accounts/types';
+import type { SmsCreateItem } from '../schemas/sms';
 import { idTime, newIds } from '../ids';
-import { encodeText } from './encoding';
+import { encodeText, type EncodedText } from './encoding';
 import type { MessageSource, ReceiptRequest, SmsMessage } from './message';
 import { checkPhoneNumber } from './phone';
 import type { AcceptedQueue, ClientIds, Funds, MessageStates, OptOuts, PriceBook } from './ports';
@@ -46,6 +48,30 @@ interface ItemError extends BulkError {
 
 type ItemResult = { readonly ok: true; readonly prepared: Prepared } | { readonly ok: false; readonly error: ItemError };
 
+/** What sending an item would be: its fields checked, its text encoded, its destination priced and not opted out. */
+export interface PricedItem {
+  readonly input: SmsCreateItem;
+  readonly country: string;
+  readonly normalizedTo: string;
+  readonly encoded: EncodedText;
+  readonly price: Price;
+  /** What sending it charges: the price per segment times the segments. */
+  readonly priceUserMicros: number;
+}
+
+/** An item's outcome of the step a send and a quote share (SmsAcceptance.checkItems). */
+type ItemCheck = { readonly ok: true; readonly priced: PricedItem } | { readonly ok: false; readonly error: ItemError };
+
+/** POST /sms/quote: what sending the items would do, with nothing charged, queued or claimed. */
+export interface Quote {
+  /** The items that would be sent, in input order, with their index. */
+  readonly items: ReadonlyArray<{ readonly index: number; readonly priced: PricedItem }>;
+  /** The items a send would refuse, as a bulk send reports them. */
+  readonly errors: BulkError[];
+  /** What a send would charge for the items (the sum of their priceUser), in micros. */
+  readonly totalMicros: number;
+}
+
 export interface AcceptanceDeps {
   readonly prices: PriceBook;
   readonly funds: Funds;
@@ -83,9 +109,84 @@ export function clientIdScope(projectId: string | null, orgId: string): string {
 const OPTED_OUT = 'the recipient has opted out (STOP) of messages from this project';
 
 /** An item's refusal, naming it by index and by the clientId it carried (module-level: no closure per item). */
-function rejectItem(item: unknown, index: number, fields: FieldErrors, shape?: string): ItemResult {
+function rejectItem(item: unknown, index: number, fields: FieldErrors, shape?: string): { readonly ok: false; readonly error: ItemError } {
   const clientId = item && typeof item === 'object' && typeof (item as { clientId?: unknown }).clientId === 'string' ? (item as { clientId: string }).clientId : null;
   return { ok: false, error: { index, clientId, fields, ...(shape ? { shape } : {}) } };
+}
+
+/** POST /sms: the body is one object. */
+function singleItem(body: unknown): object {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('BODY_NOT_OBJECT', 'the body must be a JSON object (an SMS create item)');
+  return body;
+}
+
+/** POST /sms/bulk: the body is a top-level array of 1 to MAX_BULK_ITEMS items. */
+function bulkItems(body: unknown): readonly unknown[] {
+  if (!Array.isArray(body)) {
+    throw new AppError('BODY_NOT_ARRAY', 'the body must be a top-level JSON array of SMS create items, not an object wrapping one (spec 1 §4 bulk rule 6)');
+  }
+  if (body.length > MAX_BULK_ITEMS) throw new AppError('PAYLOAD_TOO_LARGE', `a bulk holds at most ${MAX_BULK_ITEMS} items, got ${body.length}: split the batch`);
+  if (body.length === 0) throw validationError({ body: [`must hold 1 to ${MAX_BULK_ITEMS} items`] });
+  return body;
+}
+
+/** A single send's refusal of its item: 400 for a wrong JSON type, else 422 with the fields. */
+function throwSingleError(error: ItemError | undefined): void {
+  if (error?.shape) throw new AppError('WRONG_SHAPE', error.shape);
+  if (error) throw validationError(error.fields);
+}
+
+const bulkError = ({ index, clientId, fields }: ItemError): BulkError => ({ index, clientId, fields });
+
+/** A clientId used twice in one request: the later items are rejected, pointing at the first. */
+function rejectRepeatedClientIds(results: ItemCheck[]): void {
+  const first = new Map<string, number>();
+  results.forEach((r, i) => {
+    const clientId = r.ok ? r.priced.input.clientId : undefined;
+    if (!clientId) return;
+    const seen = first.get(clientId);
+    if (seen === undefined) first.set(clientId, i);
+    else results[i] = { ok: false, error: { index: i, clientId, fields: { clientId: [`repeats the clientId of item ${seen} of this request`] } } };
+  });
+}
+
+/** The accepted message of a priced item. */
+function toMessage(submitter: Submitter, priced: PricedItem, id: string, now: string, receipt?: ReceiptRequest): SmsMessage {
+  const { input, encoded, price } = priced;
+  return {
+    id,
+    orgId: submitter.orgId,
+    // A legacy message belongs to no project (its token is organization-wide): '' here, on
+    // the bus and in the history (migration 0012), seen by legacy tokens only.
+    projectId: submitter.projectId ?? '',
+    tokenId: submitter.tokenId,
+    source: submitter.source,
+    clientId: input.clientId ?? null,
+    status: 'queued',
+    statusCode: null,
+    from: input.from,
+    country: priced.country,
+    to: input.to,
+    normalizedTo: priced.normalizedTo,
+    charsCount: encoded.charsCount,
+    text: input.text,
+    deliveredText: encoded.deliveredText,
+    messagesCount: encoded.messagesCount,
+    encoding: encoded.encoding,
+    unicode: encoded.unicode,
+    allowUnicode: input.allowUnicode ?? false,
+    charged: true,
+    pricePerSmsMicros: price.priceMicros,
+    priceUserMicros: priced.priceUserMicros,
+    currency: price.currency,
+    createdAt: now,
+    chargedAt: now,
+    scheduledAt: null,
+    sentAt: null,
+    deliveredAt: null,
+    updatedAt: now,
+    ...(receipt ? { receiptRequest: receipt } : {}),
+  };
 }
 
 export class SmsAcceptance {
@@ -93,11 +194,8 @@ export class SmsAcceptance {
 
   /** POST /sms: one item; every refusal is an error status (400, 402, 422). */
   async submitOne(submitter: Submitter, body: unknown): Promise<SmsMessage> {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new AppError('BODY_NOT_OBJECT', 'the body must be a JSON object (an SMS create item)');
-    const result = await this.submit(submitter, [body]);
-    const error = result.errors[0];
-    if (error?.shape) throw new AppError('WRONG_SHAPE', error.shape);
-    if (error) throw validationError(error.fields);
+    const result = await this.submit(submitter, [singleItem(body)]);
+    throwSingleError(result.errors[0]);
     const entity = result.entities[0];
     if (!entity) throw new AppError('INTERNAL', 'no outcome for the item');
     return entity;
@@ -108,31 +206,50 @@ export class SmsAcceptance {
    * SMPP passes each item's receipt request beside the body (it is no field of the spec's item).
    */
   async submitBulk(submitter: Submitter, body: unknown, receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<Accepted> {
-    if (!Array.isArray(body)) {
-      throw new AppError('BODY_NOT_ARRAY', 'the body must be a top-level JSON array of SMS create items, not an object wrapping one (spec 1 §4 bulk rule 6)');
-    }
-    if (body.length > MAX_BULK_ITEMS) throw new AppError('PAYLOAD_TOO_LARGE', `a bulk holds at most ${MAX_BULK_ITEMS} items, got ${body.length}: split the batch`);
-    if (body.length === 0) throw validationError({ body: [`must hold 1 to ${MAX_BULK_ITEMS} items`] });
-    const result = await this.submit(submitter, body, receipts);
-    return { entities: result.entities, errors: result.errors.map(({ index, clientId, fields }) => ({ index, clientId, fields })) };
+    const result = await this.submit(submitter, bulkItems(body), receipts);
+    return { entities: result.entities, errors: result.errors.map(bulkError) };
+  }
+
+  /**
+   * POST /sms/quote: the body of POST /sms (an object) or of POST /sms/bulk (an array), checked
+   * and priced by the same step as a send, with the same refusals (400, 413, 422; an object's
+   * item refusal is the error status a single send answers). Nothing is charged, stored,
+   * queued or claimed: a clientId a send would replay (no charge) is priced as new.
+   */
+  async quote(submitter: Submitter, body: unknown): Promise<Quote & { readonly single: boolean }> {
+    const single = !Array.isArray(body);
+    const checks = await this.checkItems(submitter, single ? [singleItem(body)] : bulkItems(body));
+    const items: Array<{ index: number; priced: PricedItem }> = [];
+    const errors: BulkError[] = [];
+    let totalMicros = 0;
+    checks.forEach((c, index) => {
+      if (!c.ok) {
+        if (single) throwSingleError(c.error);
+        errors.push(bulkError(c.error));
+        return;
+      }
+      items.push({ index, priced: c.priced });
+      totalMicros += c.priced.priceUserMicros;
+    });
+    return { single, items, errors, totalMicros };
   }
 
   private async submit(submitter: Submitter, items: readonly unknown[], receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<{ entities: SmsMessage[]; errors: ItemError[] }> {
     const started = Date.now();
     const now = (this.deps.now ? this.deps.now() : new Date()).toISOString();
-    const results: ItemResult[] = new Array<ItemResult>(items.length);
-    // Items whose opt-out answer is not at hand wait for it; the others are prepared in one pass.
-    const waiting: Array<Promise<void>> = [];
-    let withClientId = false;
+    const checks = await this.checkItems(submitter, items);
     const ids = newIds(items.length);
-    for (let index = 0; index < items.length; index++) {
-      const result = this.prepare(submitter, items[index], index, ids[index] as string, now, receipts?.[index]);
-      if (result instanceof Promise) waiting.push(result.then((r) => { results[index] = r; }));
-      else results[index] = result;
+    let withClientId = false;
+    const results: ItemResult[] = new Array<ItemResult>(items.length);
+    for (let index = 0; index < checks.length; index++) {
+      const c = checks[index] as ItemCheck;
+      if (!c.ok) {
+        results[index] = c;
+        continue;
+      }
+      if (c.priced.input.clientId) withClientId = true;
+      results[index] = { ok: true, prepared: { index, message: toMessage(submitter, c.priced, ids[index] as string, now, receipts?.[index]) } };
     }
-    if (waiting.length > 0) await Promise.all(waiting);
-    for (const r of results) if (r.ok && r.prepared.message.clientId) withClientId = true;
-    if (withClientId) this.rejectRepeatedClientIds(results);
 
     const prepared: Prepared[] = [];
     for (const r of results) if (r.ok) prepared.push(r.prepared);
@@ -196,8 +313,28 @@ export class SmsAcceptance {
     return { entities, errors };
   }
 
+  /**
+   * Every item checked and priced, in input order, later repeats of a clientId refused: the step
+   * a send and a quote share (the acceptance core's checks, with nothing written).
+   */
+  private async checkItems(submitter: Submitter, items: readonly unknown[]): Promise<ItemCheck[]> {
+    const results: ItemCheck[] = new Array<ItemCheck>(items.length);
+    // Items whose opt-out answer is not at hand wait for it; the others are checked in one pass.
+    const waiting: Array<Promise<void>> = [];
+    for (let index = 0; index < items.length; index++) {
+      const result = this.check(submitter, items[index], index);
+      if (result instanceof Promise) waiting.push(result.then((r) => { results[index] = r; }));
+      else results[index] = result;
+    }
+    if (waiting.length > 0) await Promise.all(waiting);
+    let withClientId = false;
+    for (const r of results) if (r.ok && r.priced.input.clientId) withClientId = true;
+    if (withClientId) rejectRepeatedClientIds(results);
+    return results;
+  }
+
   /** An item's outcome; a promise only when its opt-out answer is not at hand. */
-  private prepare(submitter: Submitter, item: unknown, index: number, id: string, now: string, receipt?: ReceiptRequest): ItemResult | Promise<ItemResult> {
+  private check(submitter: Submitter, item: unknown, index: number): ItemCheck | Promise<ItemCheck> {
     const checked = checkSmsItem(item);
     if (!checked.ok) {
       if ('shape' in checked) {
@@ -217,54 +354,8 @@ export class SmsAcceptance {
     if (!price) return rejectItem(item, index, { to: [`no price for destination country ${phone.country}; this country cannot be reached from this account`] });
     const optedOut = submitter.projectId ? this.deps.optOuts.isOptedOut(submitter.projectId, phone.normalized) : false;
     if (optedOut === true) return rejectItem(item, index, { to: [OPTED_OUT] });
-    const message: SmsMessage = {
-      id,
-      orgId: submitter.orgId,
-      // A legacy message belongs to no project (its token is organization-wide): '' here, on
-      // the bus and in the history (migration 0012), seen by legacy tokens only.
-      projectId: submitter.projectId ?? '',
-      tokenId: submitter.tokenId,
-      source: submitter.source,
-      clientId: input.clientId ?? null,
-      status: 'queued',
-      statusCode: null,
-      from: input.from,
-      country: phone.country,
-      to: input.to,
-      normalizedTo: phone.normalized,
-      charsCount: encoded.charsCount,
-      text: input.text,
-      deliveredText: encoded.deliveredText,
-      messagesCount: encoded.messagesCount,
-      encoding: encoded.encoding,
-      unicode: encoded.unicode,
-      allowUnicode: input.allowUnicode ?? false,
-      charged: true,
-      pricePerSmsMicros: price.priceMicros,
-      priceUserMicros: price.priceMicros * encoded.messagesCount,
-      currency: price.currency,
-      createdAt: now,
-      chargedAt: now,
-      scheduledAt: null,
-      sentAt: null,
-      deliveredAt: null,
-      updatedAt: now,
-      ...(receipt ? { receiptRequest: receipt } : {}),
-    };
-    const ok: ItemResult = { ok: true, prepared: { index, message } };
+    const ok: ItemCheck = { ok: true, priced: { input, country: phone.country, normalizedTo: phone.normalized, encoded, price, priceUserMicros: price.priceMicros * encoded.messagesCount } };
     return optedOut === false ? ok : optedOut.then((out) => (out ? rejectItem(item, index, { to: [OPTED_OUT] }) : ok));
-  }
-
-  /** A clientId used twice in one request: the later items are rejected, pointing at the first. */
-  private rejectRepeatedClientIds(results: ItemResult[]): void {
-    const first = new Map<string, number>();
-    results.forEach((r, i) => {
-      if (!r.ok || !r.prepared.message.clientId) return;
-      const clientId = r.prepared.message.clientId;
-      const seen = first.get(clientId);
-      if (seen === undefined) first.set(clientId, i);
-      else results[i] = { ok: false, error: { index: i, clientId, fields: { clientId: [`repeats the clientId of item ${seen} of this request`] } } };
-    });
   }
 
   /**

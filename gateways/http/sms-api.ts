@@ -10,6 +10,7 @@ import { isId } from '../../core/ids';
 import { toLookupEntity, type Lookup } from '../../core/lookup/lookup';
 import { fromMicros } from '../../core/money';
 import { toSmsEntity, type SmsMessage } from '../../core/sms/message';
+import { toQuoteItemEntity, toQuoteTotal } from '../../core/sms/quote';
 import type { Submitter } from '../../core/sms/acceptance';
 import type { Visibility } from '../../core/sms/history-ports';
 import { authenticate } from './auth';
@@ -87,6 +88,17 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
   router.post('/sms/bulk', ...limited('sms-bulk', config.rateLimits.bulkPerMinute), handle(async (req, res) => {
     const result = await services.acceptance.submitBulk(submitter(req), req.body);
     sendJson(res, 201, { entities: result.entities.map(toSmsEntity), errors: result.errors });
+  }));
+
+  // DESIGN §4: what POST /sms (an object) or POST /sms/bulk (an array) would do with this body,
+  // checked and priced by the acceptance core's own step; nothing charged, queued or claimed.
+  router.post('/sms/quote', ...limited('sms-quote'), handle(async (req, res) => {
+    const quote = await services.acceptance.quote(submitter(req), req.body);
+    const { org } = req.principal;
+    const balance = await engines.balances.get(org.id);
+    const total = toQuoteTotal(quote, balance?.currency ?? org.currency, balance?.availableMicros ?? 0);
+    const items = quote.items.map((i) => toQuoteItemEntity(i.index, i.priced));
+    res.json(quote.single ? { entity: items[0], total } : { entities: items, errors: quote.errors, total });
   }));
 
   router.get('/sms', ...limited('sms-list'), handle(async (req, res) => {
