@@ -10,16 +10,11 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { consumeBatches, ensureDurable, type RunningConsumer } from '../../infra/consumer';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
+import { eventually } from '../support/eventually';
 import { stack } from '../support/stack';
 
 const log = createLogger('error');
 const open = (name: string): Promise<Nats> => connectNats({ servers: stack().natsUrl, replicas: 1, messageStateTtlHours: 1, name }, log);
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && !check()) await new Promise((resolve) => setTimeout(resolve, 100));
-  return check();
-}
 
 /** Short, so that what the dying process was sent comes back within the test's wait. */
 const ACK_WAIT_MS = 5_000;
@@ -62,7 +57,7 @@ describe('pinned durable consumer on a real nats-server', () => {
     start('a', a);
     start('b', b);
     for (let i = 1; i <= 20; i++) await admin.js.publish(subject, String(i));
-    expect(await until(() => got.a.length + got.b.length === 20, 10_000)).toBe(true);
+    await eventually(() => got.a.length + got.b.length === 20, { what: 'the first 20 messages received', timeoutMs: 10_000 });
     const pinned = got.a.length === 20 ? 'a' : 'b';
     const other = pinned === 'a' ? 'b' : 'a';
     expect(got[pinned]).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
@@ -73,8 +68,13 @@ describe('pinned durable consumer on a real nats-server', () => {
     for (let i = 21; i <= 40; i++) await admin.js.publish(subject, String(i));
     // The pin times out after 5 s without pulls (PIN_TTL_MS); then the other one is pinned. What the
     // dead one had been sent comes back after ACK_WAIT_MS.
-    expect(await until(() => got[other].length >= 20, 30_000)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await eventually(() => got[other].length >= 20, { what: 'the other process to receive the next 20', timeoutMs: 30_000 });
+    // Nothing more can come: every message of the stream is acknowledged, none is left to deliver.
+    await eventually(async () => admin.jsm.consumers.info(stream, durable), {
+      what: 'all 40 stream messages acknowledged',
+      until: (info) => info.ack_floor.stream_seq === 40 && info.num_ack_pending === 0 && info.num_pending === 0,
+      timeoutMs: 30_000,
+    });
     expect([...got[other]].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 21));
     expect(got[pinned]).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
