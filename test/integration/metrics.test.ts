@@ -17,7 +17,7 @@ import { connectNats, type Nats } from '../../infra/nats';
 import { dashboardExpressions, idLikeLabels, isExported, maxOf, metricNamesOf, seriesPerFamily, sumOf, valuesPerLabel, type Exposition } from '../support/prometheus-text';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { api, stack } from '../support/stack';
-import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const ROOT = join(__dirname, '..', '..');
@@ -31,7 +31,7 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   tenant = await createTenant({ name: 'Metrics Org', balance: 50 });
   await withAccounts(async (accounts) => { await accounts.setWebhook(tenant.tokenId, receiver.url); });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await accountsMirrored();
 });
 afterAll(() => receiver.close());
 
@@ -96,7 +96,6 @@ describe('docs/metrics.md: JetStream consumer lag and the oldest unprocessed mes
     try {
       for (let i = 0; i < 3; i += 1) await nats.js.publish(probe, JSON.stringify({ i }));
       const published = Date.now();
-      await new Promise((resolve) => setTimeout(resolve, 1500));
       const exp = await scrapeUntil((e) => {
         expect(maxOf(e, 'jetstream_consumer_pending_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);
         expect(maxOf(e, 'jetstream_consumer_lag_messages', { stream: 'SMS', consumer: 'other' })).toBeGreaterThanOrEqual(3);

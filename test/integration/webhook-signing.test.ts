@@ -6,7 +6,7 @@ import type { Token } from '../../core/accounts/types';
 import { KEYS } from '../../stores/account-store';
 import { signLegacy } from '../../core/sms/webhook-signature';
 import { admin, api } from '../support/stack';
-import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../support/webhook-receiver';
 
 let receiver: WebhookReceiver;
@@ -39,7 +39,7 @@ describe('webhook signing (docs/webhooks.md)', () => {
     const rotated = await admin<{ secret: string; previousUntil: string }>('webhook', 'rotate', '--token', tenant.tokenId, '--overlap-hours', '1');
     expect(rotated.secret).not.toBe(set.secret);
     expect(Date.parse(rotated.previousUntil)).toBeGreaterThan(Date.now());
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await accountsMirrored();
     const dlr = await delivered();
     expect(headers(dlr)['webhook-signature']?.split(' ')).toHaveLength(2);
     expect(new StandardWebhook(set.secret).verify(dlr.raw, headers(dlr))).toMatchObject({ status: 'delivered' });
@@ -54,7 +54,7 @@ describe('webhook signing (docs/webhooks.md)', () => {
       const stored: Token = { ...token, webhook: { url: receiver.url, secret: old } };
       await nats.kv.accounts.put(KEYS.token(token.id), JSON.stringify(stored));
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await accountsMirrored();
     const signing = await admin<{ receiverSecret: string; legacyHeaders: boolean }>('webhook', 'signing', '--token', tenant.tokenId);
     expect(signing).toMatchObject({ receiverSecret: `whsec_${Buffer.from(old).toString('base64')}`, legacyHeaders: true });
     const dlr = await delivered();
@@ -64,7 +64,7 @@ describe('webhook signing (docs/webhooks.md)', () => {
     expect(headers(dlr)['x-webhook-id']).toBe(headers(dlr)['webhook-id']);
 
     await admin('webhook', 'signing', '--token', tenant.tokenId, '--legacy-headers', 'off');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await accountsMirrored();
     const after = await delivered();
     expect(headers(after)['x-webhook-signature']).toBeUndefined();
     expect(new StandardWebhook(signing.receiverSecret).verify(after.raw, headers(after))).toMatchObject({ status: 'delivered' });

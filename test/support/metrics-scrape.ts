@@ -3,6 +3,7 @@
 // scrape reads every process's /metrics, as Prometheus would, and labels each sample with its
 // `instance`: sumOf then sums a counter over the processes that own it (the history writer runs
 // in three), and a gauge only one process exports reads the same as on the embedded stack.
+import { eventually } from './eventually';
 import { parseExposition, type Exposition, type Sample } from './prometheus-text';
 import { stack } from './stack';
 
@@ -38,15 +39,9 @@ export async function scrape(): Promise<Exposition> {
 
 /** Scrapes until `check` holds (it throws while it does not), up to `timeoutMs`; then its last error. */
 export async function scrapeUntil(check: (exp: Exposition) => void, timeoutMs = 45_000): Promise<Exposition> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  return eventually(async () => {
     const exp = await scrape();
-    try {
-      check(exp);
-      return exp;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 400));
-    }
-  }
+    check(exp);
+    return exp;
+  }, { what: 'the scraped metrics to satisfy the check', timeoutMs, intervalMs: 400 });
 }

@@ -1,6 +1,7 @@
 // A DLR webhook receiver on loopback for tests: records every request (body, signature
 // headers, arrival time) and answers with a status the test controls.
 import { createServer, type Server } from 'node:http';
+import { eventually } from './eventually';
 
 export interface ReceivedDlr {
   readonly body: Record<string, unknown>;
@@ -29,11 +30,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     respond: () => 200,
     forMessage: (id) => received.filter((r) => r.body['id'] === id && r.answered >= 200 && r.answered < 300),
     async waitFor(predicate, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!predicate(received)) {
-        if (Date.now() > deadline) throw new Error(`webhook receiver: condition not met within ${timeoutMs} ms; received ${JSON.stringify(received.map((r) => r.body))}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await eventually(() => predicate(received) || Promise.reject(new Error(`received ${JSON.stringify(received.map((r) => r.body))}`)), { what: 'the webhook receiver\'s condition', timeoutMs });
     },
     close: () => new Promise<void>((resolve) => {
       if (!holder.server) return resolve();
