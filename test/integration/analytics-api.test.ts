@@ -2,6 +2,7 @@
 // analytics:read, against the running stack. Messages sent by two organizations reach the
 // history; each organization's query sees its own only. The hostile cases of the engine are in
 // analytics-sql.test.ts; here: authentication, scope, body, errors, rate-limit headers, formats.
+import { eventually } from '../support/eventually';
 import { api, stack } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 
@@ -15,11 +16,7 @@ let noScope: string;
 async function productToken(t: Tenant, scopes: string[]): Promise<string> {
   const value = await withAccounts(async (accounts) => (await accounts.createToken({ kind: 'product', orgId: t.orgId, projectId: t.projectId, scopes })).value);
   // The product's account mirror catches up within milliseconds: poll until the token is known.
-  const deadline = Date.now() + 5000;
-  while ((await api(SQL, { token: value, body: { query: 'SELECT 1' } })).status === 401) {
-    if (Date.now() > deadline) throw new Error('the product token did not authenticate');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await eventually(() => api(SQL, { token: value, body: { query: 'SELECT 1' } }), { what: 'the product token to authenticate', until: (res) => res.status !== 401, intervalMs: 25 });
   return value;
 }
 
@@ -39,11 +36,7 @@ beforeAll(async () => {
     }
   }
   // The history writer stores accepted messages asynchronously: wait until both are there.
-  const deadline = Date.now() + 30_000;
-  while ((await count(analystA)) < 2 || (await count(analystB)) < 3) {
-    if (Date.now() > deadline) throw new Error('messages did not reach the history');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  await eventually(async () => (await count(analystA)) >= 2 && (await count(analystB)) >= 3, { what: 'the messages of both organizations in the history', timeoutMs: 30_000, intervalMs: 200 });
 }, 120_000);
 
 describe('DESIGN §4 Analysts: POST /analytics/v1/sql', () => {

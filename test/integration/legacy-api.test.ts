@@ -2,6 +2,7 @@
 // at the root of the host, authenticated by an account-wide `legacy` token that sees every
 // project of its organization. Every test sets up its own tenant.
 import { newId } from '../../core/ids';
+import { clockPast, eventually } from '../support/eventually';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { sumOf } from '../support/prometheus-text';
 import { api } from '../support/stack';
@@ -15,7 +16,6 @@ const DE = '+4915112345678';
 const FR = '+33612345678';
 const GB = '+447400123456';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const legacyToken = (t: Tenant): string => {
   if (!t.legacyToken) throw new Error('tenant created without a legacy token');
@@ -29,17 +29,8 @@ const item = (overrides: Json = {}): Json => ({ from: 'Legacy', to: DE, text: 'H
 const entityOf = (res: Res): Entity => (res.body as { entity: Entity }).entity;
 const entitiesOf = (res: Res): Entity[] => (res.body as { entities: Entity[] }).entities;
 
-async function poll<T>(fn: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 3000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (done(value) || Date.now() > deadline) return value;
-    await sleep(100);
-  }
-}
-
 async function listUntil(path: string, token: string, count: number): Promise<Entity[]> {
-  const res = await poll(() => root(path, token), (r) => r.status === 200 && entitiesOf(r).length >= count);
+  const res = await eventually(() => root(path, token), { what: `GET ${path} to list ${count}`, until: (r) => r.status === 200 && entitiesOf(r).length >= count, timeoutMs: 3000, intervalMs: 100 });
   expect(res.status).toBe(200);
   return entitiesOf(res);
 }
@@ -87,7 +78,7 @@ describe('legacy API authentication (spec 1 §1, §5; DESIGN §4)', () => {
     const t = await createTenant({ legacy: true });
     expect((await root('/organization/account', legacyToken(t))).status).toBe(200);
     await revokeToken(t.legacyTokenId as string);
-    const res = await poll(() => root('/organization/account', legacyToken(t)), (r) => r.status === 401, 1000);
+    const res = await eventually(() => root('/organization/account', legacyToken(t)), { what: 'the revoked legacy token refused within 1 s', until: (r) => r.status === 401, timeoutMs: 1000 });
     expectProblem(res, 401);
     // The project's api_sms token is not affected.
     expect((await api(`${V1}/organization/account`, { token: t.token })).status).toBe(200);
@@ -212,9 +203,9 @@ describe('legacy API visibility: account-wide (DESIGN §4)', () => {
     const other = await addProject(t.orgId);
     const token = legacyToken(t);
     const fromA = entityOf(await api(`${V1}/sms`, { token: t.token, body: item({ text: 'project A' }) }));
-    await sleep(3);
+    await clockPast(String(fromA['createdAt']));
     const fromB = entityOf(await api(`${V1}/sms`, { token: other.token, body: item({ text: 'project B', to: GB }) }));
-    await sleep(3);
+    await clockPast(String(fromB['createdAt']));
     const fromLegacy = entityOf(await root('/sms', token, { body: item({ text: 'legacy', to: FR }) }));
     const lookupB = entityOf(await api(`${V1}/lookup`, { token: other.token, body: { to: FR } }));
 
@@ -249,8 +240,8 @@ describe('legacy API visibility: account-wide (DESIGN §4)', () => {
 describe('legacy API rate limits (README: counters legacy-<endpoint>)', () => {
   test('legacy-sms-read is its own counter: at 1 per minute the 2nd legacy read → 429 { message } while v1 reads still answer', async () => {
     const t = await createTenant({ legacy: true, rateLimits: { 'legacy-sms-read': 1 } });
-    const left = (Math.floor(Date.now() / 60_000) + 1) * 60_000 - Date.now();
-    if (left < 5000) await sleep(left + 100);
+    const windowEnd = (Math.floor(Date.now() / 60_000) + 1) * 60_000;
+    if (windowEnd - Date.now() < 5000) await clockPast(windowEnd + 100);
     const id = entityOf(await api(`${V1}/sms`, { token: t.token, body: item() })).id;
     const first = await root(`/sms/${id}`, legacyToken(t));
     expect(first.status).toBe(200);

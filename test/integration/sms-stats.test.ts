@@ -4,6 +4,7 @@
 // simulator by the last digit), exact counts, delivery rate and cost per group, each row equal to
 // what GET /sms with the same filter lists, two organizations and two projects kept apart, the
 // counters v1-sms-stats / v1-lookup-stats, and 400 { title, status, detail } for bad input.
+import { eventually } from '../support/eventually';
 import { api } from '../support/stack';
 import { addProject, createTenant, V1, type Tenant } from '../support/tenants';
 
@@ -12,7 +13,6 @@ type Row = Record<string, unknown> & { messages: number };
 type Entity = Record<string, unknown> & { id: string; status: string; country: string; priceUser: number; messagesCount: number; createdAt: string; deliveredAt: string | null; charged: boolean };
 
 const FINAL = ['delivered', 'failed', 'expired', 'rejected', 'error', 'canceled', 'unknown'];
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const rowsOf = (res: Res): Row[] => (res.body as { entities: Row[] }).entities;
 const entitiesOf = (res: Res): Entity[] => (res.body as { entities: Entity[] }).entities;
 const LONG = 'x'.repeat(200); // GSM-7, 2 segments
@@ -29,14 +29,11 @@ const A_MESSAGES = [
 ];
 
 async function statsUntilFinal(path: string, token: string, messages: number, timeoutMs = 30_000): Promise<Row[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  return eventually(async () => {
     const res = await api(`${V1}${path}`, { token });
     expect(res.status).toBe(200);
-    const total = rowsOf(res)[0];
-    if ((total && total.messages === messages && total['pending'] === 0) || Date.now() > deadline) return rowsOf(res);
-    await sleep(200);
-  }
+    return rowsOf(res);
+  }, { what: `${path} to count ${messages} messages, none pending`, until: ([total]) => total?.messages === messages && total['pending'] === 0, timeoutMs, intervalMs: 200 });
 }
 
 /** The row GET /sms's entities give for one group (the reference the endpoint must agree with). */
@@ -212,13 +209,9 @@ describe('GET /lookup/stats', () => {
       expect((await api(`${V1}/lookup`, { token: t.token, body: { to } })).status).toBe(201);
     }
     expect((await api(`${V1}/lookup`, { token: other.token, body: { to: '+4915112345670' } })).status).toBe(201);
-    let rows: Row[] = [];
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      rows = rowsOf(await api(`${V1}/lookup/stats?_group=country`, { token: t.token }));
-      if (rows.reduce((s, r) => s + (r['lookups'] as number), 0) === 6) break;
-      await sleep(200);
-    }
+    const rows = await eventually(async () => rowsOf(await api(`${V1}/lookup/stats?_group=country`, { token: t.token })), {
+      what: 'the six lookups in /lookup/stats', until: (found) => found.reduce((s, r) => s + (r['lookups'] as number), 0) === 6, timeoutMs: 30_000, intervalMs: 200,
+    });
     expect(rows).toEqual([
       { country: 'DE', lookups: 5, delivered: 4, failed: 1, active: 3, absent: 1, unknown: 1, ported: 1, roaming: 1, cost: 0.025, currency: 'EUR' },
       { country: 'FR', lookups: 1, delivered: 1, failed: 0, active: 1, absent: 0, unknown: 0, ported: 0, roaming: 0, cost: 0.005, currency: 'EUR' },
