@@ -1,7 +1,8 @@
 // Audience API black-box tests over HTTP against the real stack (spec 3 §4.2, spec 2 §5,
 // DESIGN §5): contacts and events go in through the ingestion API, come out through
 // POST /audience/v1/project/{p}/audience/search; tokens, errors, paging, segments, aggregations.
-import { createIngestTenant, eventually, productToken, type IngestTenant } from '../support/ingest';
+import { eventually } from '../support/eventually';
+import { createIngestTenant, productToken, type IngestTenant } from '../support/ingest';
 import { admin, api } from '../support/stack';
 import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';
 
@@ -35,8 +36,8 @@ beforeAll(async () => {
   ];
   expect((await api(`${t.base}/events`, { token: t.token, body: events })).status).toBe(202);
   // The ingest writer lands batches within about a second; the first search also waits for the token.
-  await eventually(() => search({ version: '0.0.1', root: { type: 'group_event', event: 'purchase', children: [] } }), (r) => r.status === 200 && (r.body as Found).total === 1, 10_000);
-  await eventually(() => search({ version: '0.0.1' }), (r) => r.status === 200 && (r.body as Found).total === 3, 10_000);
+  await eventually(() => search({ version: '0.0.1', root: { type: 'group_event', event: 'purchase', children: [] } }), { what: 'the purchase event to be searchable', until: (r) => r.status === 200 && (r.body as Found).total === 1, timeoutMs: 10_000 });
+  await eventually(() => search({ version: '0.0.1' }), { what: 'all three contacts to be searchable', until: (r) => r.status === 200 && (r.body as Found).total === 3, timeoutMs: 10_000 });
 });
 
 describe('spec 2 §5 rules for the audience search: 401 for the token, 404 for the project, never 403', () => {

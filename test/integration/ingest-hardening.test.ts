@@ -17,7 +17,8 @@ import { TOOLS_BIN } from '../../roles/engines';
 import { JetStreamIngestBus } from '../../stores/ingest-bus';
 import { listRecords } from '../../stores/kv-records';
 import { freePort } from '../support/global-setup';
-import { createIngestTenant, eventually, type IngestTenant } from '../support/ingest';
+import { eventually } from '../support/eventually';
+import { createIngestTenant, type IngestTenant } from '../support/ingest';
 import { api } from '../support/stack';
 import { createTenant, V1, withAccounts } from '../support/tenants';
 
@@ -29,7 +30,7 @@ interface Batch { entity: { successful: number; failed: number; items: Outcome[]
 const post = (t: IngestTenant, path: 'contacts' | 'events', body: unknown) => api(`${t.base}/${path}`, { token: t.token, body });
 const postRaw = (t: IngestTenant, path: 'contacts' | 'events', rawBody: string) => api(`${t.base}/${path}`, { token: t.token, rawBody, headers: { 'content-type': 'application/json' } });
 const contactOf = async (t: IngestTenant, userId: string, ready: (c: { events: number; attributes: Record<string, unknown> }) => boolean) => {
-  const res = await eventually(() => api(`${t.base}/contacts/${userId}`, { token: t.token }), (r) => r.status === 200 && ready((r.body as { entity: { events: number; attributes: Record<string, unknown> } }).entity), 15_000);
+  const res = await eventually(() => api(`${t.base}/contacts/${userId}`, { token: t.token }), { what: 'the contact to be readable and ready', until: (r) => r.status === 200 && ready((r.body as { entity: { events: number; attributes: Record<string, unknown> } }).entity), timeoutMs: 15_000 });
   expect(res.status).toBe(200);
   return (res.body as { entity: { events: number; attributes: Record<string, unknown> } }).entity;
 };

@@ -15,7 +15,7 @@ import { Supervisor, portOpen } from '../../infra/supervisor';
 import { TOOLS_BIN } from '../../roles/engines';
 import { KvLifecycleStates } from '../../stores/lifecycle-records';
 import { KvMessageStates } from '../../stores/message-state';
-import { eventually } from '../support/ingest';
+import { eventually } from '../support/eventually';
 import { makeMessage } from '../support/message-rows';
 import { freePort } from '../support/global-setup';
 import { api, stack } from '../support/stack';
@@ -55,7 +55,7 @@ describe('one request, one state record', () => {
     }
     // The stack's lifecycle moves each message on: its first transition creates its own key.
     for (const e of entities) {
-      const moved = await eventually(() => api(`${V1}/sms/${e.id}`, { token: t.token }), (r) => (r.body as { entity: { status: string } }).entity.status !== 'queued', 20_000);
+      const moved = await eventually(() => api(`${V1}/sms/${e.id}`, { token: t.token }), { what: 'the message to move on from queued', until: (r) => (r.body as { entity: { status: string } }).entity.status !== 'queued', timeoutMs: 20_000 });
       expect((moved.body as { entity: { status: string } }).entity.status).not.toBe('queued');
       expect(await ownKey(e.id)).toBe(true);
     }

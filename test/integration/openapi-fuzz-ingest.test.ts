@@ -4,7 +4,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createIngestTenant, eventually } from '../support/ingest';
+import { eventually } from '../support/eventually';
+import { createIngestTenant } from '../support/ingest';
 import { FUZZ_CHECKS, FUZZ_COMMON_ARGS, SCHEMATHESIS_CONFIG, runSchemathesis } from '../support/schemathesis';
 import { api, stack } from '../support/stack';
 
@@ -33,7 +34,7 @@ describe('spec 2 §4, §7: schemathesis over the ingestion operations of /openap
     type Usage = { usage: { lastDay: Record<'contacts' | 'events', { requests: number; accepted: number }> } };
     const usage = await eventually(
       async () => (await api(t.base, { token: t.token })).body as Usage,
-      (u) => u.usage.lastDay.contacts.requests > 0 && u.usage.lastDay.events.requests > 0,
+      { what: "the fuzzed requests in the datasource's usage", until: (u) => u.usage.lastDay.contacts.requests > 0 && u.usage.lastDay.events.requests > 0 },
     );
     expect(usage.usage.lastDay.contacts.requests).toBeGreaterThan(0);
     expect(usage.usage.lastDay.events.requests).toBeGreaterThan(0);
