@@ -9,6 +9,7 @@ import { createLogger } from '../../infra/logger';
 import { roleProcessRestarts } from '../../infra/metrics';
 import { RoleProcessError, startRoleProcesses, type RoleProcesses } from '../../infra/role-processes';
 import { planProcesses, ROLES } from '../../roles/process-plan';
+import { eventually } from '../support/eventually';
 
 const FIXTURE = join(__dirname, '..', 'support', 'role-process');
 const TSX = ['--import', 'tsx'];
@@ -23,15 +24,6 @@ const alive = (pid: number): boolean => {
     return false;
   }
 };
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return check();
-}
 
 describe('which roles run where (roles/process-plan.ts)', () => {
   test('npm start (every role, split): the worker and the carrier with the simulator each get a process; the gateways stay', () => {
@@ -69,7 +61,7 @@ describe('role processes (infra/role-processes.ts)', () => {
     expect(text).toContain('fixture_events_total{role="a"} 2');
     expect(text).toContain('fixture_events_total{role="b"} 2');
     await children.stop();
-    expect(await until(() => pids.every((p) => !alive(p)), 5000)).toBe(true);
+    await eventually(() => pids.every((p) => !alive(p)), { what: 'every child process gone', timeoutMs: 5000 });
   });
 
   test('a child killed with -9 is started again and answers', async () => {
@@ -89,13 +81,8 @@ describe('role processes (infra/role-processes.ts)', () => {
       if (!why.includes('not running')) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(why).toMatch(/^the crashy process is not running: it exited \(SIGKILL\) \d+ s ago and is being started again$/);
-    expect(await until(() => handle.pids[0] !== undefined && handle.pids[0] !== first && alive(handle.pids[0]), 10_000)).toBe(true);
-    let answered = 0;
-    const deadline = Date.now() + 10_000;
-    while (answered === 0 && Date.now() < deadline) {
-      answered = (await handle.metrics()).length;
-      if (answered === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await eventually(() => handle.pids[0] !== undefined && handle.pids[0] !== first && alive(handle.pids[0]), { what: 'the child restarted under a new pid', timeoutMs: 10_000 });
+    const answered = await eventually(async () => (await handle.metrics()).length, { what: 'the restarted child to answer for its metrics', until: (n) => n > 0, timeoutMs: 10_000, intervalMs: 100 });
     expect(answered).toBe(1);
     expect(await probe()).toBeGreaterThanOrEqual(0);
     expect((await roleProcessRestarts.get()).values.find((v) => v.labels['process'] === 'crashy')?.value).toBe(restartsBefore + 1);
@@ -119,6 +106,6 @@ describe('role processes (infra/role-processes.ts)', () => {
     const child = (JSON.parse(line) as { child: number }).child;
     expect(alive(child)).toBe(true);
     parent.kill('SIGKILL');
-    expect(await until(() => !alive(child), 5000)).toBe(true);
+    await eventually(() => !alive(child), { what: 'the child process gone', timeoutMs: 5000 });
   });
 });
