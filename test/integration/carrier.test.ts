@@ -16,6 +16,7 @@ import { STREAMS, SUBJECTS } from '../../core/bus/names';
 import { connectNats, type Nats } from '../../infra/nats';
 import { sleep } from '../../infra/supervisor';
 import { startCarrierConnector, startCarrierSimulator, type CarrierConnector, type CarrierSimulator, type MoReply } from '../../gateways/carrier';
+import { eventually } from '../support/eventually';
 import { stack } from '../support/stack';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { suite: 'carrier' });
@@ -52,11 +53,7 @@ class Tap<T> {
   }
 
   async until(predicate: (seen: readonly T[]) => boolean, timeoutMs = 15_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this.seen)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting on ${this.subject}; seen ${JSON.stringify(this.seen.slice(-5))}`);
-      await sleep(25);
-    }
+    await eventually(() => predicate(this.seen) || Promise.reject(new Error(`seen ${JSON.stringify(this.seen.slice(-5))}`)), { what: `the events on ${this.subject}`, timeoutMs, intervalMs: 25 });
   }
 
   async stop(): Promise<void> {
@@ -273,8 +270,7 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
     });
     try {
       await inbound.until((seen) => seen.some((m) => m.text === text));
-      const deadline = Date.now() + 5000;
-      while (answered.length < 2 && Date.now() < deadline) await sleep(20);
+      await eventually(() => answered.length >= 2, { what: 'both deliver_sm answered', timeoutMs: 5000, intervalMs: 20 });
       expect(answered).toEqual([0, 0]);
       expect(inbound.seen.filter((m) => m.text === text)).toHaveLength(1);
       expect(inbound.seen.find((m) => m.text === text)).toMatchObject({ carrier: `fake-mo-${RUN}`, from: '+447700900111', to: '+447700900222' });
@@ -368,8 +364,7 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
       routes: [{ name: `fake-garbage-${RUN}`, host: '127.0.0.1', port: fakePort, systemId: 'x', password: 'y', prefixes: [], window: 1 }], nats, log, consumer, subject: `carrier.submit.garbage-${RUN}`,
     });
     try {
-      const deadline = Date.now() + 10_000;
-      while (binds < 2 && Date.now() < deadline) await sleep(50);
+      await eventually(() => binds >= 2, { what: 'the connector to bind again', timeoutMs: 10_000 });
       expect(binds).toBe(2);
     } finally {
       await garbled.stop();

@@ -6,8 +6,10 @@
 import { randomInt } from 'node:crypto';
 import type { PDU } from 'smpp';
 import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
-import { SUBJECTS } from '../../core/bus/names';
+import { CONSUMERS, STREAMS, SUBJECTS } from '../../core/bus/names';
 import { STATUS } from '../../gateways/smpp/protocol';
+import { consumerPassed, statusSequence } from '../support/bus-conditions';
+import { eventually } from '../support/eventually';
 import { api, stack } from '../support/stack';
 import { createTenant, revokeToken, V1, type Tenant } from '../support/tenants';
 import { issueSmpp, startGatewayHarness, TestSmppClient, textOf, type GatewayHarness } from '../support/smpp-client';
@@ -117,9 +119,11 @@ describe('SMPP gateway over the test stack (docs/smpp.md)', () => {
     const silent = await c.submit({ source_addr: 'Acme', destination_addr: number('78'), short_message: toGsm7Bytes('no receipts') });
     await c.until(() => receiptsFor(c, failed.message_id ?? '').some((p) => p.message_state === 5), 30_000, 'the UNDELIV receipt');
     expect(textOf(receiptsFor(c, failed.message_id ?? '').at(-1) as PDU)).toContain('stat:UNDELIV err:002');
-    const deadline = Date.now() + 20_000;
-    while ((await entity(silent.message_id ?? '')).status !== 'delivered' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The gateway has handled the silent message's final status (its consumer acknowledged it):
+    // a receipt for it would have been sent by then.
+    const seq = await statusSequence(tenant.tokenId, silent.message_id ?? '', 'delivered');
+    await consumerPassed(STREAMS.sms.name, CONSUMERS.smppDlr(tenant.tokenId), seq, 'the silent message\'s delivered status');
+    expect((await entity(silent.message_id ?? '')).status).toBe('delivered');
     expect(receiptsFor(c, silent.message_id ?? '')).toHaveLength(0);
   });
 
@@ -129,8 +133,7 @@ describe('SMPP gateway over the test stack (docs/smpp.md)', () => {
     const id = resp.message_id ?? '';
     expect((await tx.unbind()).command).toBe('unbind_resp');
     await tx.closed;
-    const deadline = Date.now() + 30_000;
-    while ((await entity(id)).status !== 'delivered' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(async () => (await entity(id)).status, { what: `message ${id} delivered`, until: (status) => status === 'delivered', timeoutMs: 30_000, intervalMs: 200 });
     expect((await entity(id)).status).toBe('delivered');
 
     const rx = await bound('receiver');

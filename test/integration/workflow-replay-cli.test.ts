@@ -3,8 +3,9 @@
 // final state, its batch workflow closes, and replaying it (by message id, and among the recently
 // closed batches of the task queue) against this checkout's workflow code is deterministic.
 import { connectTemporal } from '../../infra/temporal';
+import { eventually } from '../support/eventually';
 import { admin, api, stack } from '../support/stack';
-import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 interface Report {
@@ -21,19 +22,9 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
   tenant = await createTenant({ name: 'Replay Org', balance: 10 });
   await withAccounts(async (accounts) => { await accounts.setWebhook(tenant.tokenId, receiver.url); });
+  await accountsMirrored();
 });
 afterAll(() => receiver.close());
-
-/** Polls until `read` gives a value (the stack's pipeline is asynchronous), or fails after `timeoutMs`. */
-async function eventually<T>(read: () => Promise<T | null | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== null && value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('workflow replay by message id and by recently closed batches (docs/operations.md, Replaying workflows)', () => {
   test('a delivered message\'s batch workflow, once closed, replays deterministic by --id and among --since 1h', async () => {
@@ -43,10 +34,10 @@ describe('workflow replay by message id and by recently closed batches (docs/ope
     const id = (sent.body as { entity: { id: string } }).entity.id;
     await eventually(async () => {
       const got = await api(`${V1}/sms/${id}`, { token: tenant.token });
-      return (got.body as { entity?: { status: string } }).entity?.status === 'delivered' ? true : null;
-    }, `message ${id} delivered`);
+      return (got.body as { entity?: { status: string } }).entity?.status === 'delivered';
+    }, { what: `message ${id} delivered`, timeoutMs: 30_000, intervalMs: 100 });
     await receiver.waitFor(() => receiver.forMessage(id).some((d) => d.body['status'] === 'delivered'), 30_000);
-    const workflowId = await eventually(async () => ((await api(`${V1}/sms/${id}/dlrs`, { token: tenant.token })).body as { workflow?: { id: string } | null }).workflow?.id, `the workflow of ${id}`);
+    const workflowId = await eventually(async () => ((await api(`${V1}/sms/${id}/dlrs`, { token: tenant.token })).body as { workflow?: { id: string } | null }).workflow?.id, { what: `the workflow of ${id}`, until: (wf) => wf !== undefined, timeoutMs: 30_000, intervalMs: 100 }) as string;
     const temporal = await connectTemporal({ address: stack().temporalAddress, namespace: stack().namespace });
     try {
       await temporal.client.workflow.getHandle(workflowId).result();

@@ -2,7 +2,7 @@
 // proves "nothing (more) happened" by a point the system has provably processed past, not by a
 // fixed wait: the ingest writer's applied INGEST sequence (KV ingest_state), a durable consumer's
 // ack floor.
-import { CONSUMERS, INGEST_STATE_KEYS, STREAMS } from '../../core/bus';
+import { CONSUMERS, INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../../core/bus';
 import { eventually } from './eventually';
 import { withAccounts } from './tenants';
 
@@ -45,4 +45,27 @@ export async function consumerPassed(stream: string, consumer: string, seq: numb
 export async function historyWriterCaughtUp(what: string, timeoutMs = 30_000): Promise<void> {
   const last = await withAccounts(async (_accounts, _balances, nats) => (await nats.jsm.streams.info(STREAMS.sms.name)).state.last_seq);
   await consumerPassed(STREAMS.sms.name, CONSUMERS.historyWriter, last, what, timeoutMs);
+}
+
+/**
+ * The SMS stream sequence of the status message that carries `messageId`'s transition to
+ * `status` for `tokenId` (published by the lifecycle after it stored the state), waited for.
+ */
+export async function statusSequence(tokenId: string, messageId: string, status: string, timeoutMs = 30_000): Promise<number> {
+  return withAccounts(async (_accounts, _balances, nats) => eventually(async () => {
+    const consumer = await nats.js.consumers.get(STREAMS.sms.name, { filter_subjects: [SUBJECTS.smsStatus(tokenId)] });
+    let pending = (await consumer.info()).num_pending;
+    while (pending > 0) {
+      const batch = await consumer.fetch({ max_messages: Math.min(pending, 500), expires: 2000 });
+      let got = 0;
+      for await (const m of batch) {
+        got += 1;
+        const payload = m.json<{ transitions: Array<{ messageId: string; status: string }> }>();
+        if (payload.transitions.some((t) => t.messageId === messageId && t.status === status)) return m.seq;
+      }
+      if (got === 0) break;
+      pending -= got;
+    }
+    return null;
+  }, { what: `the ${status} status of ${messageId} on sms.status.${tokenId}`, until: (seq) => seq !== null, timeoutMs, intervalMs: 200 }) as Promise<number>);
 }

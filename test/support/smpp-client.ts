@@ -10,6 +10,7 @@ import { buildSmppServices, startSmppGateway, type SmppGatewayRole } from '../..
 import { AccountDirectory } from '../../stores/account-directory';
 import { AccountStore } from '../../stores/account-store';
 import { BalanceLedger } from '../../stores/balance-ledger';
+import { eventually } from './eventually';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 
@@ -186,11 +187,7 @@ export async function issueSmpp(natsUrl: string, orgId: string, tokenId: string,
     const accounts = new AccountStore(nats.kv.accounts);
     await accounts.setOrgSmpp(orgId, true);
     const { systemId, password } = await accounts.issueSmppCredentials(tokenId);
-    const deadline = Date.now() + 5000;
-    while (directory.tokenBySystemId(systemId)?.smpp?.systemId !== systemId || !directory.org(orgId)?.smppEnabled) {
-      if (Date.now() > deadline) throw new Error('the directory did not see the SMPP credentials within 5 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(() => directory.tokenBySystemId(systemId)?.smpp?.systemId === systemId && directory.org(orgId)?.smppEnabled === true, { what: 'the directory to see the SMPP credentials', intervalMs: 20 });
     return { systemId, password };
   } finally {
     await nats.close();
