@@ -66,6 +66,23 @@ export default tseslint.config(
     },
   },
   {
+    // roles/ stays wiring: it builds adapters and services once and hands them their ports. A
+    // loop that runs (a consumer, a timer, a watch), a class with state, or a long file is a
+    // service: it belongs in pipelines/ (or gateways/, stores/), where it can be unit-tested.
+    files: ['roles/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 160 }],
+      'no-restricted-syntax': ['error',
+        { selector: 'ClassDeclaration[superClass.name!="Error"], ClassExpression', message: 'roles/ is wiring: a class with behaviour is an adapter or a service (pipelines/).' },
+        { selector: 'CallExpression[callee.name=/^(setTimeout|setInterval)$/]', message: 'roles/ is wiring: a timer is a running service; put it in pipelines/.' },
+        { selector: 'ForOfStatement[await=true]', message: 'roles/ is wiring: a loop over a stream or a watch is a running service; put it in pipelines/.' },
+      ],
+      'no-restricted-imports': ['error', {
+        patterns: [inward('roles/ is wiring: the durable-consumer loop runs in pipelines/ (or a gateway), not in the wiring.', ['**/infra/consumer'])],
+      }],
+    },
+  },
+  {
     files: ['cli/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {

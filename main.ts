@@ -20,12 +20,8 @@ import { startSmppGateway } from './roles/gateway-smpp';
 import { buildAcceptanceCore, type AcceptanceCore } from './roles/acceptance';
 import { startCarrierConnector } from './roles/carrier-connector';
 import { startCarrierSimulator } from './roles/carrier-simulator';
-import { startHistoryWriter } from './pipelines/history-writer';
-import { startChargeSettler } from './pipelines/charge-settler';
-import { startIngestWriter } from './pipelines/ingest-writer';
-import { startLifecycleBridge } from './pipelines/lifecycle-bridge';
+import { startDeploymentJobs, startHistory, startWorkerBridge } from './roles/pipelines';
 import { lifecyclePorts, startWorker } from './roles/worker';
-import { startPipelineMetrics } from './pipelines/pipeline-metrics';
 import { serveClickHouse, serveSecret } from './infra/clickhouse-remote';
 import { localUrl, writeStackFile } from './infra/stack-file';
 
@@ -147,11 +143,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
         log,
       );
       running.push(worker);
-      const bridge = await startLifecycleBridge({
-        nats, client: worker.client, eagerStart: true, taskQueue: config.temporal.taskQueue, directory, optOuts: (await acceptanceCore()).optOuts,
-        validityMs: config.lifecycle.validitySeconds * 1000, webhook: config.lifecycle.webhook, batchMax: config.lifecycle.batchMaxMessages, owners: ports.owners, log,
-      });
-      running.push(bridge);
+      running.push(await startWorkerBridge(engines, config, worker, { optOuts: (await acceptanceCore()).optOuts, owners: ports.owners }, log));
     }
     // The simulator runs only where a route named `simulator` points at it: the default routes
     // do; production CARRIER_ROUTES do not (DESIGN §3: never enabled in production configs).
@@ -160,17 +152,15 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
       running.push(await startCarrierSimulator({ port: config.simulator.port, latencyMs: config.carrier.simulatorLatencyMs, systemId: simulator.systemId, password: simulator.password, nats: engines.nats.nc, log }));
     }
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
-    if (engines.clickhouse) running.push(await startHistoryWriter(engines.nats, engines.clickhouse, log));
+    const history = await startHistory(engines, log);
+    if (history) running.push(history);
     if (engines.clickhouse && serveClickHousePort !== undefined) {
       const { secret, source } = serveSecret(config.clickhouse.password, config.dataDir);
       running.push(await serveClickHouse(engines.clickhouse.client, serveClickHousePort, secret, log));
       log.info({ port: serveClickHousePort, secret: source }, 'the other processes set CLICKHOUSE_URL=chdb+http://127.0.0.1:<port> and CLICKHOUSE_PASSWORD to this secret');
     }
-    if (roles.includes('ingest-writer') && engines.clickhouse) running.push(await startIngestWriter(engines.nats, engines.clickhouse, log));
-    // One per deployment, like the ingest writer: consumer lag, dead letters, refunds (roles/pipeline-metrics.ts).
-    if (roles.includes('ingest-writer')) running.push(await startPipelineMetrics(engines.nats, log));
-    // One per deployment too: settles charge holds from the stream, refunds those it never saw (roles/charge-settler.ts).
-    if (roles.includes('ingest-writer')) running.push(await startChargeSettler({ nats: engines.nats, ledger: engines.balances, refundAfterMs: config.chargeHoldRefundSeconds * 1000, log }));
+    // One per deployment: the ingest writer, the pipeline metrics, the charge settler (roles/pipelines.ts).
+    if (roles.includes('ingest-writer')) await startDeploymentJobs(engines, config, log, running);
     if (children) {
       await children.ready;
       running.push(children);

@@ -12,7 +12,7 @@
 // repeat writes that are no-ops the second time.
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KvWatchEntry } from '@nats-io/kv';
-import { BUCKETS, CONSUMERS, decode, HEADERS, parseHoldRefs, STREAMS, SUBJECTS } from '../core/bus';
+import { CONSUMERS, decode, parseHoldRefs, HEADERS, STREAMS, SUBJECTS } from '../core/bus';
 import type { ChargeHold } from '../core/accounts/types';
 import { clientIdScope } from '../core/sms/acceptance';
 import type { LifecycleStates } from '../core/sms/lifecycle-ports';
@@ -21,9 +21,6 @@ import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Logger } from '../infra/logger';
 import { chargeHoldsRefunded, chargeHoldsSettled } from '../infra/metrics';
 import type { Nats } from '../infra/nats';
-import type { BalanceLedger } from '../stores/balance-ledger';
-import { KvLifecycleStates } from '../stores/lifecycle-records';
-import { KvClientIds } from '../stores/message-state';
 
 /** Reason code of a message canceled with its refunded hold (spec 1 §2.6: 99, unknown error). */
 export const CANCELED_CODE = 99;
@@ -36,9 +33,26 @@ export interface ChargeSettler {
   stop(): Promise<void>;
 }
 
-export interface ChargeSettlerOptions {
+/** What the settler does to balances (stores/balance-ledger.ts BalanceLedger). */
+export interface HoldLedger {
+  /** Makes the named holds of `orgId` final (a hold already settled or refunded is skipped). */
+  settleAll(orgId: string, holdIds: readonly string[]): Promise<void>;
+  /** Refunds the hold if it is still open and was taken before `heldBefore`: the hold taken, or null. */
+  refundHold(orgId: string, holdId: string, heldBefore: number): Promise<ChargeHold | null>;
+}
+
+/** The ports the settler's decisions run over (roles/pipelines.ts hands in the KV adapters). */
+export interface SettlerPorts {
+  readonly ledger: HoldLedger;
+  /** The messages' states (a refunded hold's still-queued messages are canceled). */
+  readonly states: LifecycleStates;
+  /** The clientId claims (a canceled message's claim is freed, so a retry is a new message). */
+  readonly clientIds: ClientIds;
+  readonly log: Logger;
+}
+
+export interface ChargeSettlerOptions extends SettlerPorts {
   readonly nats: Nats;
-  readonly ledger: BalanceLedger;
   readonly refundAfterMs: number;
   /** Between sweeps; a quarter of refundAfterMs, at most 10 s, by default. */
   readonly sweepEveryMs?: number;
@@ -47,8 +61,6 @@ export interface ChargeSettlerOptions {
 
 export async function startChargeSettler(options: ChargeSettlerOptions): Promise<ChargeSettler> {
   const { nats, ledger, refundAfterMs, log } = options;
-  const states = new KvLifecycleStates(nats.kv.messages, { jetstream: nats.pipeline, bucket: BUCKETS.messages });
-  const clientIds = new KvClientIds(nats.kv.idempotency);
   await ensureDurable(nats.jsm, {
     stream: STREAMS.sms.name, name: CONSUMERS.chargeSettler, filterSubjects: [SUBJECTS.smsAccepted, SUBJECTS.lookupCreated],
     maxAckPending: 20_000, ackWaitMs: 30_000, headersOnly: true,
@@ -56,17 +68,7 @@ export async function startChargeSettler(options: ChargeSettlerOptions): Promise
   const consumer = consumeBatches({
     js: nats.js, stream: STREAMS.sms.name, durable: CONSUMERS.chargeSettler, pull: BATCH, log, maxBatch: BATCH, maxWaitMs: 0,
     handle: async (msgs) => {
-      const byOrg = new Map<string, string[]>();
-      let named = 0;
-      for (const msg of msgs) {
-        for (const ref of parseHoldRefs(msg.headers?.get(HEADERS.chargeHolds))) {
-          const ids = byOrg.get(ref.orgId) ?? [];
-          ids.push(ref.holdId);
-          byOrg.set(ref.orgId, ids);
-          named += 1;
-        }
-      }
-      await Promise.all([...byOrg].map(([orgId, ids]) => ledger.settleAll(orgId, ids)));
+      const named = await settleNamed(ledger, msgs.map((msg) => msg.headers?.get(HEADERS.chargeHolds)));
       for (const msg of msgs) msg.ack();
       chargeHoldsSettled.inc(named);
     },
@@ -85,23 +87,7 @@ export async function startChargeSettler(options: ChargeSettlerOptions): Promise
   const sweep = async (orgIds?: readonly string[]): Promise<number> => {
     const handledThrough = await streamTimeHandled(nats.jsm);
     if (handledThrough === null) return 0;
-    const heldBefore = handledThrough - refundAfterMs;
-    let refunded = 0;
-    const only = orgIds ? new Set(orgIds) : undefined;
-    for (const [orgId, value] of [...balances]) {
-      if (only && !only.has(orgId)) continue;
-      const holds = decode('balance', value).holds ?? {};
-      for (const [holdId, hold] of Object.entries(holds)) {
-        if (hold.at >= heldBefore) continue;
-        const taken = await ledger.refundHold(orgId, holdId, heldBefore);
-        if (!taken) continue;
-        refunded += 1;
-        chargeHoldsRefunded.inc();
-        const canceled = await cancelStates(states, clientIds, taken);
-        log.warn({ orgId, holdId, micros: taken.micros, heldAt: new Date(taken.at).toISOString(), canceled }, 'charge settler: refunded a charge whose messages never reached the stream (the process taking it stopped in between)');
-      }
-    }
-    return refunded;
+    return refundStale(options, [...balances], handledThrough - refundAfterMs, orgIds);
   };
 
   const sweepEveryMs = options.sweepEveryMs ?? Math.min(10_000, Math.max(250, Math.floor(refundAfterMs / 4)));
@@ -148,10 +134,54 @@ async function streamTimeHandled(jsm: JetStreamManager): Promise<number | null> 
 }
 
 /**
+ * Settles the holds named by a run of stream messages' `Sms-Charge-Holds` headers (one value per
+ * message, undefined when it has none): one ledger write per organization; how many were named.
+ */
+export async function settleNamed(ledger: HoldLedger, headers: ReadonlyArray<string | undefined>): Promise<number> {
+  const byOrg = new Map<string, string[]>();
+  let named = 0;
+  for (const header of headers) {
+    for (const ref of parseHoldRefs(header)) {
+      const ids = byOrg.get(ref.orgId) ?? [];
+      ids.push(ref.holdId);
+      byOrg.set(ref.orgId, ids);
+      named += 1;
+    }
+  }
+  await Promise.all([...byOrg].map(([orgId, ids]) => ledger.settleAll(orgId, ids)));
+  return named;
+}
+
+/**
+ * Refunds every hold taken before `heldBefore` in the given balances (organization id → the
+ * balance's stored value; of `orgIds` only, when given) and cancels the messages each names;
+ * the holds refunded. A hold the ledger no longer has open (settled meanwhile) is left alone.
+ */
+export async function refundStale(ports: SettlerPorts, balances: ReadonlyArray<readonly [string, Uint8Array]>, heldBefore: number, orgIds?: readonly string[]): Promise<number> {
+  const { ledger, states, clientIds, log } = ports;
+  let refunded = 0;
+  const only = orgIds ? new Set(orgIds) : undefined;
+  for (const [orgId, value] of balances) {
+    if (only && !only.has(orgId)) continue;
+    const holds = decode('balance', value).holds ?? {};
+    for (const [holdId, hold] of Object.entries(holds)) {
+      if (hold.at >= heldBefore) continue;
+      const taken = await ledger.refundHold(orgId, holdId, heldBefore);
+      if (!taken) continue;
+      refunded += 1;
+      chargeHoldsRefunded.inc();
+      const canceled = await cancelStates(states, clientIds, taken);
+      log.warn({ orgId, holdId, micros: taken.micros, heldAt: new Date(taken.at).toISOString(), canceled }, 'charge settler: refunded a charge whose messages never reached the stream (the process taking it stopped in between)');
+    }
+  }
+  return refunded;
+}
+
+/**
  * Cancels the still-queued states of a refunded hold's messages and frees their clientIds (a
  * retry is then accepted as a new message); how many were canceled.
  */
-async function cancelStates(states: LifecycleStates, clientIds: ClientIds, hold: ChargeHold): Promise<number> {
+export async function cancelStates(states: LifecycleStates, clientIds: ClientIds, hold: ChargeHold): Promise<number> {
   let canceled = 0;
   const at = new Date().toISOString();
   for (const id of hold.ids ?? []) {

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { batchMemo, CONSUMERS, decode, SIGNALS, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
-import type { CarrierEvent } from '../core/carrier/types';
+import type { CarrierEvent, CarrierInbound } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
 import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
@@ -29,7 +29,7 @@ import type { WebhookSchedule } from '../workflows/presets';
 import type { smsLifecycle } from '../workflows/sms-lifecycle';
 import type { dlrDelivery } from '../workflows/dlr-delivery';
 import type { BatchMember } from '../workflows/batch-track';
-import type { smsBatchLifecycle } from '../workflows/sms-batch-lifecycle';
+import type { BatchInput, smsBatchLifecycle } from '../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../workflows/types';
 
 export interface BridgeDeps {
@@ -77,32 +77,98 @@ async function bridge(nats: Nats, log: Logger, stream: string, name: string, sub
   return consumeBatches({ js: nats.js, stream, durable: name, pull: batchSize, log, maxBatch: batchSize, maxWaitMs: gatherMs, handle, pinned });
 }
 
+/** One lifecycle workflow the starter starts: a message's own, or a batch's. */
+export type LifecycleStart =
+  | { readonly kind: 'message'; readonly workflowId: string; readonly input: LifecycleInput & { webhook: WebhookSchedule } }
+  | { readonly kind: 'batch'; readonly workflowId: string; readonly input: BatchInput; readonly memo: Record<string, string | number> };
+
+/**
+ * The lifecycle workflows of a run of accepted messages, in stream order: with `batchMax` 1 one
+ * per message (`sms-<id>`), else batches of at most `batchMax` messages named by their first
+ * message and a fingerprint of all their ids. Legacy messages get no webhooks.
+ */
+export function lifecycleStarts(messages: readonly SmsMessage[], options: Pick<BridgeDeps, 'batchMax' | 'validityMs' | 'webhook'>): LifecycleStart[] {
+  const { batchMax, validityMs, webhook } = options;
+  if (batchMax <= 1) {
+    return messages.map((m) => ({
+      kind: 'message', workflowId: WORKFLOW_IDS.lifecycle(m.id),
+      input: {
+        messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
+        chargedMicros: m.priceUserMicros, validityMs, webhooks: m.source !== 'legacy', webhook,
+      },
+    }));
+  }
+  const starts: LifecycleStart[] = [];
+  for (let i = 0; i < messages.length; i += batchMax) {
+    const members: BatchMember[] = messages.slice(i, i + batchMax).map((m) => ({
+      id: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros, webhooks: m.source !== 'legacy',
+    }));
+    const ids = members.map((m) => m.id);
+    starts.push({ kind: 'batch', workflowId: WORKFLOW_IDS.batch(ids[0] ?? '', fingerprint(ids)), input: { members, validityMs, webhook }, memo: batchMemo(ids) });
+  }
+  return starts;
+}
+
+/**
+ * Each message's carrier events (in stream order) go to the workflow that holds the message:
+ * the batch that claimed it (KV_KEYS.lifecycleOwner), else its own `sms-<id>`. A message whose
+ * owner cannot be looked up is `unresolved` (its events are delivered again).
+ */
+export async function routeEvents<T>(byMessage: ReadonlyMap<string, readonly T[]>, owners: Pick<LifecycleOwners, 'find'>): Promise<{
+  byWorkflow: Map<string, { batch: boolean; entries: T[] }>;
+  unresolved: Array<{ messageId: string; entries: readonly T[]; err: unknown }>;
+}> {
+  const byWorkflow = new Map<string, { batch: boolean; entries: T[] }>();
+  const unresolved: Array<{ messageId: string; entries: readonly T[]; err: unknown }> = [];
+  await Promise.all([...byMessage.entries()].map(async ([messageId, entries]) => {
+    let owner: Awaited<ReturnType<LifecycleOwners['find']>>;
+    try {
+      owner = await owners.find(messageId);
+    } catch (err) {
+      unresolved.push({ messageId, entries, err });
+      return;
+    }
+    const workflowId = owner ? owner.workflowId : WORKFLOW_IDS.lifecycle(messageId);
+    const group = byWorkflow.get(workflowId) ?? { batch: owner !== null, entries: [] };
+    byWorkflow.set(workflowId, group);
+    group.entries.push(...entries);
+  }));
+  return { byWorkflow, unresolved };
+}
+
+/**
+ * Where an inbound message goes (spec 1 §6): to the token that owns the number it was sent to
+ * (none, or a revoked one: dropped, null), as an inbound record for its SMPP receivers and a DLR
+ * for its webhook; a STOP also opts the sender out of the token's project.
+ */
+export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, messageId: () => string = newId): { record: InboundRecord; delivery: DlrDelivery; optOutProject: string | undefined } | null {
+  const token = directory.tokenByNumber(mo.to);
+  if (!token || token.revokedAt) return null;
+  const stop = isStopKeyword(mo.text);
+  const status = stop ? 'stop' : 'inbound';
+  const id = messageId();
+  return {
+    record: { id, tokenId: token.id, from: mo.from, to: mo.to, text: mo.text, status, at: mo.at },
+    delivery: { tokenId: token.id, messageId: id, seq: 1, payload: { id, status, code: 0, eventAt: mo.at, message: mo.text } },
+    optOutProject: stop && token.projectId ? token.projectId : undefined,
+  };
+}
+
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
   const { nats, client, log } = deps;
 
-  const startPerMessage = (m: SmsMessage): Promise<unknown> => {
-    const input: LifecycleInput & { webhook: WebhookSchedule } = {
-      messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
-      chargedMicros: m.priceUserMicros, validityMs: deps.validityMs, webhooks: m.source !== 'legacy', webhook: deps.webhook,
-    };
-    return client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, {
-      taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.lifecycle(m.id), args: [input],
+  const start = (s: LifecycleStart): Promise<unknown> => s.kind === 'message'
+    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, {
+      taskQueue: deps.taskQueue, workflowId: s.workflowId, args: [s.input],
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
-    });
-  };
-  const startBatch = (messages: readonly SmsMessage[]): Promise<unknown> => {
-    const members: BatchMember[] = messages.map((m) => ({
-      id: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros, webhooks: m.source !== 'legacy',
-    }));
-    return client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, {
-      taskQueue: deps.taskQueue, workflowId: WORKFLOW_IDS.batch(messages[0]?.id ?? '', fingerprint(members.map((m) => m.id))), args: [{ members, validityMs: deps.validityMs, webhook: deps.webhook }],
-      memo: batchMemo(members.map((m) => m.id)),
+    })
+    : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, {
+      taskQueue: deps.taskQueue, workflowId: s.workflowId, args: [s.input], memo: s.memo,
       // A batch's workflow task does the work of many messages, on a CPU shared with every role:
       // a starved one must not time out (its local activities would run again).
       workflowTaskTimeout: BATCH_WORKFLOW_TASK_TIMEOUT,
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
     });
-  };
 
   const starter = await bridge(nats, log, STREAMS.sms.name, CONSUMERS.lifecycleStarter, SUBJECTS.smsAccepted, 400, 50, async (msgs) => {
     const readable: Array<{ msg: JsMsg; messages: readonly SmsMessage[] }> = [];
@@ -115,13 +181,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
       }
     }
     try {
-      const all = readable.flatMap((r) => r.messages);
-      if (deps.batchMax <= 1) await Promise.all(all.map(startPerMessage));
-      else {
-        const batches: SmsMessage[][] = [];
-        for (let i = 0; i < all.length; i += deps.batchMax) batches.push(all.slice(i, i + deps.batchMax));
-        await Promise.all(batches.map(startBatch));
-      }
+      await Promise.all(lifecycleStarts(readable.flatMap((r) => r.messages), deps).map(start));
       for (const r of readable) r.msg.ack();
     } catch (err) {
       log.error({ err, streamMessages: readable.length }, 'starter: could not start lifecycle workflows; will retry');
@@ -189,22 +249,11 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
       }
       byMessage.set(event.messageId, [...(byMessage.get(event.messageId) ?? []), { msg, event }]);
     }
-    // Each message's events go to the workflow that holds it: the batch that claimed it, else its own.
-    const byWorkflow = new Map<string, { batch: boolean; entries: Array<{ msg: JsMsg; event: CarrierEvent }> }>();
-    await Promise.all([...byMessage.entries()].map(async ([id, entries]) => {
-      let owner: Awaited<ReturnType<LifecycleOwners['find']>>;
-      try {
-        owner = await deps.owners.find(id);
-      } catch (err) {
-        log.warn({ err, messageId: id }, 'could not look up the lifecycle of a message; will retry');
-        for (const e of entries) e.msg.nak(1000);
-        return;
-      }
-      const workflowId = owner ? owner.workflowId : WORKFLOW_IDS.lifecycle(id);
-      const group = byWorkflow.get(workflowId) ?? { batch: owner !== null, entries: [] };
-      byWorkflow.set(workflowId, group);
-      group.entries.push(...entries);
-    }));
+    const { byWorkflow, unresolved } = await routeEvents(byMessage, deps.owners);
+    for (const { messageId, entries, err } of unresolved) {
+      log.warn({ err, messageId }, 'could not look up the lifecycle of a message; will retry');
+      for (const e of entries) e.msg.nak(1000);
+    }
     for (const [workflowId, { batch, entries }] of byWorkflow) {
       const box = outboxes.get(workflowId) ?? { batch, entries: [], timer: undefined, sending: Promise.resolve(), lastAt: 0, signals: 0 };
       outboxes.set(workflowId, box);
@@ -220,23 +269,19 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     for (const msg of msgs) {
       try {
         const mo = decode('carrierInbound', msg.data);
-        const token = deps.directory.tokenByNumber(mo.to);
-        if (!token || token.revokedAt) {
+        const route = routeInbound(mo, deps.directory);
+        if (!route) {
           log.warn({ to: mo.to }, 'inbound message for a number no token owns; dropped');
           msg.ack();
           continue;
         }
-        const stop = isStopKeyword(mo.text);
-        if (stop && token.projectId) await deps.optOuts.optOut(token.projectId, mo.from, mo.at);
-        const delivery: DlrDelivery = { tokenId: token.id, messageId: newId(), seq: 1, payload: { id: '', status: stop ? 'stop' : 'inbound', code: 0, eventAt: mo.at, message: mo.text } };
-        const withId: DlrDelivery = { ...delivery, payload: { ...delivery.payload, id: delivery.messageId } };
+        if (route.optOutProject) await deps.optOuts.optOut(route.optOutProject, mo.from, mo.at);
         // The token's SMPP receiver sessions get it as deliver_sm (gateways/smpp, docs/smpp.md).
-        const inboundRecord: InboundRecord = { id: delivery.messageId, tokenId: token.id, from: mo.from, to: mo.to, text: mo.text, status: stop ? 'stop' : 'inbound', at: mo.at };
-        await nats.js.publish(SUBJECTS.smsInbound(token.id), JSON.stringify({ inbound: [inboundRecord] }), { msgID: `inbound-${mo.inboundId}` });
+        await nats.js.publish(SUBJECTS.smsInbound(route.record.tokenId), JSON.stringify({ inbound: [route.record] }), { msgID: `inbound-${mo.inboundId}` });
         await client.workflow.start<typeof dlrDelivery>(WORKFLOW_TYPES.dlrDelivery, {
           taskQueue: deps.taskQueue,
           workflowId: WORKFLOW_IDS.inbound(mo.inboundId),
-          args: [withId, deps.webhook],
+          args: [route.delivery, deps.webhook],
           workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         });
         msg.ack();

@@ -7,7 +7,7 @@
 // message is on its way; a request that died after its publish but before its own settle is
 // settled from the stream's header and keeps its charge. A publish whose acknowledgement never
 // came (it may be stored) keeps its charge held for the settler, which settles or refunds it.
-import { KV_KEYS } from '../../core/bus';
+import { BUCKETS, KV_KEYS } from '../../core/bus';
 import { OutcomeUnknownError } from '../../core/errors';
 import { batchOf } from '../../core/ids';
 import { SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
@@ -17,6 +17,7 @@ import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { CANCELED_CODE, startChargeSettler, type ChargeSettler } from '../../pipelines/charge-settler';
 import { BalanceLedger } from '../../stores/balance-ledger';
+import { KvLifecycleStates } from '../../stores/lifecycle-records';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates } from '../../stores/message-state';
 import { eventually } from '../support/ingest';
 import { admin, api, stack } from '../support/stack';
@@ -77,7 +78,10 @@ describe('charge holds (the charge settler on the real bus)', () => {
     ledger = new BalanceLedger(nats.kv.balances, nats.pipeline);
     states = new KvMessageStates(nats.pipeline);
     // Shares the durable with the stack's own settler; sweeps only when asked, only the tenants asked for.
-    settler = await startChargeSettler({ nats, ledger, refundAfterMs: REFUND_AFTER_MS, sweepEveryMs: 3_600_000, log: createLogger('error') });
+    settler = await startChargeSettler({
+      nats, ledger, refundAfterMs: REFUND_AFTER_MS, sweepEveryMs: 3_600_000, log: createLogger('error'),
+      states: new KvLifecycleStates(nats.kv.messages, { jetstream: nats.pipeline, bucket: BUCKETS.messages }), clientIds: new KvClientIds(nats.kv.idempotency),
+    });
   });
 
   afterAll(async () => {
