@@ -52,7 +52,7 @@ export const CONSUMERS = {
   lifecycleInbound: 'lifecycle-inbound',
   carrierConnector: 'carrier-connector',
   ingestWriter: 'ingest-writer',
-  /** Headers only: settles the charge holds named by each accepted batch and lookup (roles/charge-settler.ts). */
+  /** Headers only: settles the charge holds named by each accepted batch and lookup (pipelines/charge-settler.ts). */
   chargeSettler: 'charge-settler',
   /** One per SMPP token, created at its first bind: its receipts and inbound messages. */
   smppDlr: (tokenId: string) => `smpp-dlr-${tokenId}`,
@@ -68,7 +68,7 @@ export const HEADERS = {
   /**
    * On `sms.accepted`: how many messages of each source the batch carries, `<source>=<count>`
    * separated by spaces (formatSourceCounts, parseSourceCounts). With it the history writer
-   * counts and stores a batch without decoding it (roles/history-writer.ts).
+   * counts and stores a batch without decoding it (pipelines/history-writer.ts).
    */
   acceptedSources: 'Sms-Accepted-Sources',
 } as const;

@@ -94,7 +94,7 @@ const ACCEPT_DEADLINE_MS = 20_000;
 export const CLAIM_TAKEOVER_MS = 60_000;
 
 /**
- * A message the charge settler canceled with its refunded hold (roles/charge-settler.ts): the
+ * A message the charge settler canceled with its refunded hold (pipelines/charge-settler.ts): the
  * only cancellation that leaves a message uncharged, and one that never reached the stream.
  */
 export function refundedUnsent(message: SmsMessage): boolean {

@@ -1,6 +1,6 @@
 // The demo's product token carries analytics:read (docs/analytics.md): a new demo gets every
 // product scope, and a demo created before the scope existed gets it on its next start
-// (roles/demo-seed.ts ensureDemoIngest, the "added later" step with its own KV marker).
+// (pipelines/demo-seed.ts ensureDemoIngest, the "added later" step with its own KV marker).
 import { Kvm } from '@nats-io/kv';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

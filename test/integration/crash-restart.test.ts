@@ -127,7 +127,7 @@ afterAll(async () => {
 test('DESIGN §4: after a kill -9 of the main process, the next start comes up on the first try and every accepted message reaches its final status', async () => {
   const first = start();
   await healthy(first);
-  // The demo organization is seeded once the gateways answer (roles/demo-seed.ts).
+  // The demo organization is seeded once the gateways answer (pipelines/demo-seed.ts).
   const seeded = Date.now() + 30_000;
   while (!existsSync(join(dir, 'demo.json')) && Date.now() < seeded) await new Promise((resolve) => setTimeout(resolve, 100));
   const demo = JSON.parse(readFileSync(join(dir, 'demo.json'), 'utf8')) as DemoCredentials;

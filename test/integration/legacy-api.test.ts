@@ -188,7 +188,7 @@ describe('legacy messages in the message history (spec 1 §1; migration 0012)', 
     const bulk = await root('/sms/bulk', token, { body: [item({ to: FR }), item({ to: GB, clientId: 'history-2' })] });
     expect(bulk.status).toBe(201);
     const sent = [single, ...entitiesOf(bulk)];
-    // Counted by the history writer once the accepted messages' rows are inserted (roles/history-metrics.ts);
+    // Counted by the history writer once the accepted messages' rows are inserted (pipelines/history-metrics.ts);
     // an insert the intake view refuses is never counted, and its stream message ends terminated.
     await scrapeUntil((exp) => expect(stored(exp) - before).toBeGreaterThanOrEqual(sent.length));
     const listed = await listUntil('/sms', token, sent.length);

@@ -1,4 +1,4 @@
-// Accepted messages stored without being decoded (roles/history-writer.ts, migration 0011):
+// Accepted messages stored without being decoded (pipelines/history-writer.ts, migration 0011):
 // the history writer hands ClickHouse the JSON of each sms.accepted body as it is on the bus,
 // and sms_messages_intake's view maps it to sms_messages' columns. Against the embedded engine
 // (chdb) and the product's migrations:

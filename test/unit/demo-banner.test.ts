@@ -1,4 +1,4 @@
-// The start banner's demo section (roles/demo-seed.ts demoBanner): the shell lines it prints
+// The start banner's demo section (pipelines/demo-seed.ts demoBanner): the shell lines it prints
 // read demo.json from the path the stack actually uses (DATA_DIR may be anything, not ./data),
 // and they work when pasted into a shell, even for a path with spaces and quotes.
 import { execFileSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// How the history writer reads a run of stream messages (roles/history-writer.ts collect):
+// How the history writer reads a run of stream messages (pipelines/history-writer.ts collect):
 // an sms.accepted body written by the acceptance path (its frame, and its Sms-Accepted-Sources
 // header, core/bus/names.ts) is handed to ClickHouse as it is, counted from the header; any
 // other accepted body is decoded and checked against its schema, as every status change is.

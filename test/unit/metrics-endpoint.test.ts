@@ -1,7 +1,7 @@
 // docs/metrics.md: one exposition per process. `--metrics-port` serves the registry on its own
 // port (infra/metrics-server.ts), the registry appends other process-local exporters (the
 // Temporal SDK's) and survives one that does not answer, and per-token SMPP receipt consumers
-// fold into one bounded label (roles/pipeline-metrics.ts).
+// fold into one bounded label (pipelines/pipeline-metrics.ts).
 import { createServer, type Server } from 'node:http';
 import { createLogger } from '../../infra/logger';
 import { boundedRoute, httpRequests, registry, responseClass } from '../../infra/metrics';
