@@ -9,8 +9,9 @@
 //  - events:   `carrier.events` → signals, in stream order per message: the events of all the
 //              messages of one batch in one `batchEvents` signal (the batch is found through
 //              its claim, KV_KEYS.lifecycleOwner), `carrierEvent` for a per-message lifecycle;
-//  - inbound:  `carrier.inbound` → opt-out on STOP, and an inbound/stop DLR to the webhook of
-//              the token that owns the number (spec 1 §6).
+//  - inbound:  `carrier.inbound` → opt-out on a STOP-family keyword, opt back in on a START-family
+//              one (core/sms/opt-out.ts), and an inbound/stop DLR to the webhook of the token that
+//              owns the number (spec 1 §6).
 import { createHash } from 'node:crypto';
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -19,7 +20,7 @@ import type { CarrierEvent, CarrierInbound } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
 import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
-import { isStopKeyword } from '../core/sms/opt-out';
+import { firstWord, keywordAction, type KeywordAction } from '../core/sms/opt-out';
 import type { NumberDirectory, OptOutRecorder } from '../core/sms/ports';
 import { newId } from '../core/ids';
 import type { Logger } from '../infra/logger';
@@ -94,7 +95,7 @@ export function lifecycleStarts(messages: readonly SmsMessage[], options: Pick<B
       kind: 'message', workflowId: WORKFLOW_IDS.lifecycle(m.id),
       input: {
         messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
-        chargedMicros: m.priceUserMicros, validityMs, webhooks: m.source !== 'legacy', webhook,
+        chargedMicros: m.priceUserMicros, validityMs: m.validityPeriod === undefined ? validityMs : m.validityPeriod * 1000, webhooks: m.source !== 'legacy', webhook,
       },
     }));
   }
@@ -102,6 +103,8 @@ export function lifecycleStarts(messages: readonly SmsMessage[], options: Pick<B
   for (let i = 0; i < messages.length; i += batchMax) {
     const members: BatchMember[] = messages.slice(i, i + batchMax).map((m) => ({
       id: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros, webhooks: m.source !== 'legacy',
+      // Only when the message has its own (DESIGN §4 Scheduling): inputs without it stay as they were.
+      ...(m.validityPeriod === undefined ? {} : { validityMs: m.validityPeriod * 1000 }),
     }));
     const ids = members.map((m) => m.id);
     starts.push({ kind: 'batch', workflowId: WORKFLOW_IDS.batch(ids[0] ?? '', fingerprint(ids)), input: { members, validityMs, webhook }, memo: batchMemo(ids) });
@@ -136,21 +139,37 @@ export async function routeEvents<T>(byMessage: ReadonlyMap<string, readonly T[]
   return { byWorkflow, unresolved };
 }
 
+export interface InboundRoute {
+  readonly record: InboundRecord;
+  readonly delivery: DlrDelivery;
+  /** What the message's first word asks for (core/sms/opt-out.ts); null for an ordinary message. */
+  readonly keyword: KeywordAction | null;
+  /** The project a STOP-family keyword opts the sender out of. */
+  readonly optOutProject: string | undefined;
+  /** The project a START-family keyword opts the sender back into. */
+  readonly optInProject: string | undefined;
+}
+
 /**
  * Where an inbound message goes (spec 1 §6): to the token that owns the number it was sent to
  * (none, or a revoked one: dropped, null), as an inbound record for its SMPP receivers and a DLR
- * for its webhook; a STOP also opts the sender out of the token's project.
+ * for its webhook; a STOP-family keyword also opts the sender out of the token's project (DLR
+ * status `stop`), a START-family one opts it back in (a plain `inbound` DLR). A HELP-family
+ * keyword is a plain inbound here (the automatic reply is not built: /work/notes/opt-outs.md).
  */
-export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, messageId: () => string = newId): { record: InboundRecord; delivery: DlrDelivery; optOutProject: string | undefined } | null {
+export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, messageId: () => string = newId): InboundRoute | null {
   const token = directory.tokenByNumber(mo.to);
   if (!token || token.revokedAt) return null;
-  const stop = isStopKeyword(mo.text);
-  const status = stop ? 'stop' : 'inbound';
+  const keyword = keywordAction(mo.text);
+  const status = keyword === 'stop' ? 'stop' : 'inbound';
   const id = messageId();
+  const project = token.projectId ?? undefined;
   return {
     record: { id, tokenId: token.id, from: mo.from, to: mo.to, text: mo.text, status, at: mo.at },
     delivery: { tokenId: token.id, messageId: id, seq: 1, payload: { id, status, code: 0, eventAt: mo.at, message: mo.text } },
-    optOutProject: stop && token.projectId ? token.projectId : undefined,
+    keyword,
+    optOutProject: keyword === 'stop' ? project : undefined,
+    optInProject: keyword === 'start' ? project : undefined,
   };
 }
 
@@ -275,7 +294,8 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
           msg.ack();
           continue;
         }
-        if (route.optOutProject) await deps.optOuts.optOut(route.optOutProject, mo.from, mo.at);
+        if (route.optOutProject) await deps.optOuts.optOut(route.optOutProject, mo.from, mo.at, 'keyword', firstWord(mo.text));
+        if (route.optInProject) await deps.optOuts.optIn(route.optInProject, mo.from);
         // The token's SMPP receiver sessions get it as deliver_sm (gateways/smpp, docs/smpp.md).
         await nats.js.publish(SUBJECTS.smsInbound(route.record.tokenId), JSON.stringify({ inbound: [route.record] }), { msgID: `inbound-${mo.inboundId}` });
         await client.workflow.start<typeof dlrDelivery>(WORKFLOW_TYPES.dlrDelivery, {

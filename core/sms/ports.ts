@@ -56,9 +56,11 @@ export interface OptOuts {
   isOptedOut(projectId: string, number: string): boolean | Promise<boolean>;
 }
 
-/** Records a STOP (the lifecycle bridge, on an inbound opt-out keyword). */
+/** Records a STOP and lifts it on START (the lifecycle bridge, on an inbound keyword; core/sms/opt-out.ts). */
 export interface OptOutRecorder {
-  optOut(projectId: string, number: string, at: string): Promise<void>;
+  optOut(projectId: string, number: string, at: string, source?: 'keyword' | 'api', keyword?: string): Promise<void>;
+  /** Removes the number from the project's opt-outs; false when it was not there. */
+  optIn(projectId: string, number: string): Promise<boolean>;
 }
 
 /** Which token owns one of our two-way numbers. */

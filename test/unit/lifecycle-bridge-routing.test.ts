@@ -81,7 +81,9 @@ describe('lifecycle bridge: inbound messages (routeInbound, spec 1 §6)', () => 
     expect(route).toEqual({
       record: { id: 'new-id', tokenId: 'tok-1', from: '+4917600000002', to: '+4915100000001', text: 'hello', status: 'inbound', at: '2026-11-26T10:00:00.000Z' },
       delivery: { tokenId: 'tok-1', messageId: 'new-id', seq: 1, payload: { id: 'new-id', status: 'inbound', code: 0, eventAt: '2026-11-26T10:00:00.000Z', message: 'hello' } },
+      keyword: null,
       optOutProject: undefined,
+      optInProject: undefined,
     });
   });
 
@@ -90,6 +92,20 @@ describe('lifecycle bridge: inbound messages (routeInbound, spec 1 §6)', () => 
     expect(route?.optOutProject).toBe('proj-1');
     expect(route?.record.status).toBe('stop');
     expect(route?.delivery.payload.status).toBe('stop');
+  });
+
+  test('DESIGN §4 Two-way: a START-family first word opts the sender back into the project, delivered as a plain inbound', () => {
+    for (const text of ['START', ' yes please', 'Unstop\n']) {
+      const route = routeInbound(mo(text), directory(token), () => 'x');
+      expect(route).toMatchObject({ keyword: 'start', optInProject: 'proj-1', optOutProject: undefined });
+      expect(route?.record.status).toBe('inbound');
+      expect(route?.delivery.payload.status).toBe('inbound');
+    }
+  });
+
+  test('DESIGN §4 Two-way: a STOP-family first word with more text is a stop; HELP is a plain inbound that changes no opt-out', () => {
+    expect(routeInbound(mo('  quit now'), directory(token), () => 'x')).toMatchObject({ keyword: 'stop', optOutProject: 'proj-1', optInProject: undefined, record: { status: 'stop' } });
+    expect(routeInbound(mo('help'), directory(token), () => 'x')).toMatchObject({ keyword: 'help', optOutProject: undefined, optInProject: undefined, record: { status: 'inbound' } });
   });
 
   test('STOP to an account-wide token (no project) opts nobody out', () => {
