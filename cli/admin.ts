@@ -20,6 +20,7 @@ import { checkIngestToken, registerIngestCommands } from './ingest-commands';
 import { registerAudienceCommands } from './audience-commands';
 import { registerMessageCommands } from './message-commands';
 import { registerConsoleCommands } from './console-commands';
+import { registerOptOutCommands } from './opt-out-commands';
 import { registerWorkflowCommands } from './workflow-commands';
 import { decode, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES } from '../core/bus';
 import type { systemProbe } from '../workflows/system-probe';
@@ -300,6 +301,7 @@ registerAudienceCommands(program, action, print);
 // Getters: the stack is looked up when a command runs, not when the commands are declared (--help).
 registerMessageCommands(program, action, print, { get address() { return target().temporalAddress; }, namespace: config.temporal.namespace, get ui() { return target().temporalUi; } });
 registerConsoleCommands(program, action, print);
+registerOptOutCommands(program, action, print);
 registerWorkflowCommands(program, action, print, { get address() { return target().temporalAddress; }, namespace: config.temporal.namespace, get ui() { return target().temporalUi; }, taskQueue: config.temporal.taskQueue });
 
 const system = program.command('system').description('operations');

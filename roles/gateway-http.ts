@@ -73,6 +73,7 @@ export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsSer
     lookupHistory: new LookupHistory(engines.clickhouse),
     dlrHistory: new DlrHistory(engines.clickhouse, new KvLifecycleOwners(engines.nats.kv.idempotency)),
     stats: new MessageStats(engines.clickhouse),
+    optOuts: core.optOuts,
   };
 }
 

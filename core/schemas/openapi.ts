@@ -195,6 +195,37 @@ const lookupStatsRow = {
 };
 const statsOf = (row: unknown) => ({ type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: row } } });
 
+/** A project's opt-out list (DESIGN §4 "Two-way"; gateways/http/opt-outs-api.ts), api_sms tokens. */
+const optOutEntry = {
+  type: 'object', required: ['number', 'since', 'source'],
+  properties: {
+    number: { type: 'string', description: '+E.164' }, since: { type: 'string', format: 'date-time' },
+    source: { type: 'string', enum: ['keyword', 'api'], description: 'An inbound STOP-family keyword, or POST /opt-outs (and the admin CLI)' },
+    keyword: { type: 'string', description: 'The keyword that opted the number out (source keyword)' },
+  },
+};
+const OPT_OUT_PATHS = {
+  '/opt-outs': {
+    get: {
+      operationId: 'listOptOuts', summary: 'The numbers opted out of the token\'s project, sorted by number; a send to one is a 422 on `to`. Paging only (`_start` with `_limit`).',
+      parameters: (listParams([]) as Array<{ name: string }>).filter((p) => p.name === '_start' || p.name === '_limit'),
+      responses: { ...ok(200, { type: 'object', required: ['entities'], properties: { entities: { type: 'array', items: optOutEntry } } }), ...errors(400, 401, 429, 500) },
+    },
+    post: {
+      operationId: 'addOptOut', summary: 'Opt a number out of the token\'s project (the number checked as a send\'s `to`: 422 otherwise)',
+      requestBody: { required: true, ...json({ type: 'object', required: ['to'], additionalProperties: false, properties: { to: { type: 'string', description: '+E.164' } } }) },
+      responses: { ...ok(201, { type: 'object', properties: { entity: optOutEntry } }), ...errors(400, 401, 413, 415, 422, 429, 500) },
+    },
+  },
+  '/opt-outs/{number}': {
+    delete: {
+      operationId: 'removeOptOut', summary: 'Opt a number back in (404 when it is not opted out of the token\'s project)',
+      parameters: [{ name: 'number', in: 'path', required: true, schema: { type: 'string' }, description: '+E.164 (the + may be sent as %2B)' }],
+      responses: { 204: { description: 'Removed', headers: rateHeaders }, ...errors(401, 404, 429, 500) },
+    },
+  },
+};
+
 export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -254,6 +285,7 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<str
       '/lookup/price-profile/me/countries': { get: { operationId: 'getLookupPrices', summary: 'Lookup prices per country', responses: { ...ok(200, { type: 'object', properties: { entities: { type: 'array', items: ref('PriceEntry') } } }), ...errors(400, 401, 429, 500) } } },
       '/sms/stats': { get: { operationId: 'getSmsStats', summary: 'Delivery statistics of messages: the filter of GET /sms, one row per _group (docs/grammar-a.md, Statistics)', parameters: statsParams(), responses: { ...ok(200, statsOf(smsStatsRow)), ...errors(400, 401, 429, 500) } } },
       '/lookup/stats': { get: { operationId: 'getLookupStats', summary: 'Statistics of lookups: the filter of GET /lookup, one row per _group (docs/grammar-a.md, Statistics)', parameters: statsParams(), responses: { ...ok(200, statsOf(lookupStatsRow)), ...errors(400, 401, 429, 500) } } },
+      ...OPT_OUT_PATHS,
       ...underBase(AUDIENCE_PATHS, bases.audience),
       ...underBase(ANALYTICS_PATHS, ANALYTICS_BASE),
     },

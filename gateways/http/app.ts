@@ -11,6 +11,7 @@ import { openApiDocument } from '../../core/schemas/openapi';
 import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
 import { routePattern } from './routes';
 import { smsApiRouter } from './sms-api';
+import { optOutsRouter } from './opt-outs-api';
 import type { HttpDeps } from './deps';
 import { ingestErrorFormat, ingestRouter } from './ingest-api';
 import { audienceRouter } from './audience-api';
@@ -55,6 +56,7 @@ export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsS
   // The SMS API v1 first among the routers: its prefix overlaps no other router's paths, and the
   // hot endpoints then skip matching the ops, OpenAPI, ingestion and audience layers.
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
+  if (deps.services.optOuts) app.use(SMS_API_BASE, optOutsRouter(deps, deps.services.optOuts, { addresses }));
   app.use(opsRouter(deps.engines.probes));
   app.get('/openapi.json', (_req, res) => { res.json(openApiDocument({ ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath })); });
   errorFormats.register(deps.config.ingest.basePath, ingestErrorFormat);

@@ -7,6 +7,7 @@ import type { Lookup, LookupService } from '../../core/lookup/lookup';
 import type { SmsAcceptance } from '../../core/sms/acceptance';
 import type { CurrentReader, DlrHistoryReader, HistoryReader } from '../../core/sms/history-ports';
 import type { SmsMessage } from '../../core/sms/message';
+import type { OptOutList } from '../../core/sms/opt-out';
 import type { StatsReader } from '../../core/sms/stats';
 import type { Logger } from '../../infra/logger';
 import type { AudienceServices } from './audience-api';
@@ -24,6 +25,8 @@ export interface SmsServices {
   readonly dlrHistory: DlrHistoryReader;
   /** GET /sms/stats and GET /lookup/stats (stores/message-stats.ts). */
   readonly stats: StatsReader;
+  /** The opt-out lists behind /transactional/v1/opt-outs (gateways/http/opt-outs-api.ts), mounted when given. */
+  readonly optOuts?: OptOutList;
 }
 
 /** What the HTTP adapters read from the engines of the process. */

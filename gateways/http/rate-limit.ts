@@ -19,7 +19,10 @@ export const SMS_RATE_LIMIT_APIS = ['v1', 'legacy'] as const;
 /** Every counter name an organization can be granted its own ceiling for (`admin org rate-limit`). */
 /** The audience API's counters (per organization, gateways/http/audience-api.ts). */
 export const AUDIENCE_RATE_LIMIT_COUNTERS = ['audience-search', 'audience-segments'] as const;
-export const RATE_LIMIT_COUNTERS: readonly string[] = [...SMS_RATE_LIMIT_APIS.flatMap((api) => SMS_RATE_LIMIT_ENDPOINTS.map((e) => `${api}-${e}`)), ...AUDIENCE_RATE_LIMIT_COUNTERS];
+/** The opt-out list's counters (per organization, gateways/http/opt-outs-api.ts; SMS API v1 only). */
+export const OPT_OUT_RATE_LIMIT_COUNTERS = ['v1-opt-outs-list', 'v1-opt-outs-create', 'v1-opt-outs-delete'] as const;
+export type OptOutRateLimitCounter = (typeof OPT_OUT_RATE_LIMIT_COUNTERS)[number];
+export const RATE_LIMIT_COUNTERS: readonly string[] = [...SMS_RATE_LIMIT_APIS.flatMap((api) => SMS_RATE_LIMIT_ENDPOINTS.map((e) => `${api}-${e}`)), ...AUDIENCE_RATE_LIMIT_COUNTERS, ...OPT_OUT_RATE_LIMIT_COUNTERS];
 
 export function isRateLimitCounter(name: string): boolean {
   return RATE_LIMIT_COUNTERS.includes(name);

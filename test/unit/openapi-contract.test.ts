@@ -129,7 +129,7 @@ describe('every path of the document resolves under a server of its own API', ()
   const full = openApiDocument() as unknown as { servers: { url: string }[]; paths: Record<string, PathItem> };
   // What a generated client calls: the path item's servers, else the document's (many generators ignore operation-level servers).
   const base = (item: PathItem): string => (item.servers ?? full.servers)[0]?.url ?? '';
-  const API_BASES: readonly [RegExp, string][] = [[/^\/project\/\{project\}\/datasource\//, '/ingest/v1'], [/^\/project\/\{project\}\/(audience|segments)/, '/audience/v1'], [/^\/(sms|lookup|organization)(\/|$)/, '/transactional/v1'], [/^\/sql$/, '/analytics/v1']];
+  const API_BASES: readonly [RegExp, string][] = [[/^\/project\/\{project\}\/datasource\//, '/ingest/v1'], [/^\/project\/\{project\}\/(audience|segments)/, '/audience/v1'], [/^\/(sms|lookup|organization|opt-outs)(\/|$)/, '/transactional/v1'], [/^\/sql$/, '/analytics/v1']];
 
   test('each path item carries the base its API is mounted on (gateways/http/app.ts)', () => {
     for (const [path, item] of Object.entries(full.paths)) {
