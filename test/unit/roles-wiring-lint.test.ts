@@ -35,7 +35,10 @@ function lint(probes: readonly string[]): { probes: Linted[]; roles: Linted[] } 
       const pick = (r) => ({ filePath: r.filePath, messages: r.messages.map((m) => ({ ruleId: m.ruleId, line: m.line, message: m.message })) });
       process.stdout.write(JSON.stringify({ probes: probes.map(pick), roles: roles.map(pick) }));
     })().catch((err) => { console.error(err); process.exit(1); });`;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script, JSON.stringify(probes)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })) as { probes: Linted[]; roles: Linted[] };
+  // TSESTREE_SINGLE_RUN=false: with CI=true, typescript-eslint builds its program once from the files on disk
+  // (single-run inference), and a probe linted as roles/worker.ts would be read as that file's own text.
+  const env = { ...process.env, TSESTREE_SINGLE_RUN: 'false' };
+  return JSON.parse(execFileSync(process.execPath, ['-e', script, JSON.stringify(probes)], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })) as { probes: Linted[]; roles: Linted[] };
 }
 
 const wiringProblems = (r: Linted | undefined): string[] => (r?.messages ?? []).filter((m) => m.ruleId && WIRING_RULES.has(m.ruleId)).map((m) => `${m.line}:${m.ruleId}`);
