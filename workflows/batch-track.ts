@@ -16,6 +16,8 @@ export interface BatchMember {
   readonly chargedMicros: number;
   /** DLR webhooks are sent for api_sms messages; legacy messages are polled (spec 1 §1). */
   readonly webhooks: boolean;
+  /** The message's own validity period from the batch's start; absent: the batch's `validityMs`. */
+  readonly validityMs?: number;
 }
 
 export interface PendingDlr {
@@ -73,6 +75,14 @@ export function advance(track: Track, events: readonly CarrierEvent[]): Change[]
     reached = next.status;
   }
   return changes;
+}
+
+/**
+ * The epoch ms past which a member with no final report expires: its own validity period from the
+ * batch's start, else the batch's deadline. From the input only (deterministic on replay).
+ */
+export function deadlineOf(member: BatchMember, batchStart: number, batchDeadline: number): number {
+  return member.validityMs === undefined ? batchDeadline : batchStart + member.validityMs;
 }
 
 /** No final report within the validity period: expired, code 1 (DESIGN §4). */

@@ -10,7 +10,7 @@ import type { BatchLifecycleActivities, BatchSettleItem } from '../activities/li
 import { QUERIES, SIGNALS } from '../core/bus/temporal';
 import type { CarrierEvent } from '../core/carrier/types';
 import type { MessageStatus } from '../core/sms/message';
-import { advance, carry, done, expire, finished, newTrack, restoreTrack, settleItem, type BatchMember, type CarriedTrack, type Change, type Track } from './batch-track';
+import { advance, carry, deadlineOf, done, expire, finished, newTrack, restoreTrack, settleItem, type BatchMember, type CarriedTrack, type Change, type Track } from './batch-track';
 import { deliverWithRetries } from './deliver';
 import { LOCAL_WRITE, type WebhookSchedule } from './presets';
 
@@ -62,8 +62,19 @@ export async function smsBatchLifecycle(input: BatchInput): Promise<BatchOutcome
   }
   const validUntil = input.carried?.validUntil ?? Date.now() + input.validityMs;
   // One timer for the whole batch, never cancelled (a cancellation is one more history event).
+  // Members with their own validity period (DESIGN §4 Scheduling) get one more timer per distinct
+  // deadline, started after the batch's: a batch without them records exactly the commands it
+  // did before (test/fixtures/histories replay). The batch's start is recovered from its deadline,
+  // so a continued run keeps the members' deadlines without a new carried field.
+  const batchStart = validUntil - input.validityMs;
+  const deadlines = new Map<string, number>();
+  const fired = new Set<number>();
+  for (const t of tracks.values()) deadlines.set(t.member.id, deadlineOf(t.member, batchStart, validUntil));
   let timedOut = false;
-  void sleep(Math.max(1, validUntil - Date.now())).then(() => { timedOut = true; });
+  void sleep(Math.max(1, validUntil - Date.now())).then(() => { fired.add(validUntil); timedOut = true; });
+  for (const at of [...new Set(deadlines.values())].filter((d) => d !== validUntil).sort((a, b) => a - b)) {
+    void sleep(Math.max(1, at - Date.now())).then(() => { fired.add(at); timedOut = true; });
+  }
 
   let deliveryError: unknown;
   const retryLoops: Array<Promise<void>> = [];
@@ -118,7 +129,9 @@ export async function smsBatchLifecycle(input: BatchInput): Promise<BatchOutcome
         if (changes.length > 0) batch.push({ track, changes });
       }
     } else {
+      timedOut = false;
       for (const track of tracks.values()) {
+        if (!fired.has(deadlines.get(track.member.id) ?? validUntil)) continue;
         const changes = expire(track);
         if (changes.length > 0) batch.push({ track, changes });
       }

@@ -119,7 +119,8 @@ const smsMessage = object({
   charged: bool, pricePerSmsMicros: int, priceUserMicros: int, currency: str, createdAt: str, chargedAt: strOrNull,
   scheduledAt: strOrNull, sentAt: strOrNull, deliveredAt: strOrNull, updatedAt: str,
   receiptRequest: object({ registeredDelivery: int, userMessageReference: int }, ['userMessageReference']),
-}, ['receiptRequest']);
+  validityPeriod: int,
+}, ['receiptRequest', 'validityPeriod']);
 
 const transitionRecord = object({ messageId: str, seq: int, status, code: int, eventAt: str, orgId: str, projectId: str, tokenId: str, clientId: strOrNull });
 

@@ -9,6 +9,10 @@ export const E164_PATTERN = '^\\+?[1-9][0-9]{1,14}$';
 /** Resource ids are UUIDv7 (core/ids.ts); anything else in a path is a 400, a well-formed unknown id a 404. */
 export const ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$';
 
+/** Bounds of a per-message validity period (DESIGN §4 Scheduling): 1 minute to 72 hours. */
+export const VALIDITY_PERIOD_MIN_SECONDS = 60;
+export const VALIDITY_PERIOD_MAX_SECONDS = 259_200;
+
 export const smsCreateItemSchema = {
   $id: 'SmsCreateItem',
   type: 'object',
@@ -21,6 +25,10 @@ export const smsCreateItemSchema = {
     text: { type: 'string', minLength: 1, description: 'Message body; at most 10 segments. With allowUnicode false, characters outside GSM-7 are transliterated where a documented transliteration exists (quotes, dashes, accents); any other character (emoji, control characters, most scripts) is a 422 naming it. Unpaired UTF-16 surrogates are a 422.' },
     allowUnicode: { type: 'boolean', default: false },
     clientId: { type: 'string', minLength: 1, maxLength: 40, description: 'Caller reference, unique per SMS per project.' },
+    validityPeriod: {
+      type: 'number', multipleOf: 1, minimum: VALIDITY_PERIOD_MIN_SECONDS, maximum: VALIDITY_PERIOD_MAX_SECONDS,
+      description: 'Validity period of this message in whole seconds, 60 (1 minute) to 259200 (72 hours); else 422. With no final carrier report within it the message becomes expired (code 1). Absent or null: the platform default (MESSAGE_VALIDITY_SECONDS, 48 h unless configured). DESIGN §4 Scheduling.',
+    },
   },
 } as const;
 export type SmsCreateItem = FromSchema<typeof smsCreateItemSchema>;
@@ -80,6 +88,7 @@ export const smsSchema = {
     scheduledAt: timestamp,
     sentAt: timestamp,
     deliveredAt: timestamp,
+    validityPeriod: { type: ['integer', 'null'], description: 'The validityPeriod (seconds) the message was sent with; null when the platform default (MESSAGE_VALIDITY_SECONDS) applies.' },
   },
 } as const;
 

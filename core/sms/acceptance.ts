@@ -186,6 +186,7 @@ function toMessage(submitter: Submitter, priced: PricedItem, id: string, now: st
     deliveredAt: null,
     updatedAt: now,
     ...(receipt ? { receiptRequest: receipt } : {}),
+    ...(input.validityPeriod === undefined ? {} : { validityPeriod: input.validityPeriod }),
   };
 }
 

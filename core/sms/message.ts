@@ -54,6 +54,11 @@ export interface SmsMessage {
   readonly updatedAt: string;
   /** Set for SMPP submits that asked for receipts; never part of the wire shape. */
   readonly receiptRequest?: ReceiptRequest;
+  /**
+   * The message's own validity period in seconds (DESIGN §4 Scheduling); absent: the platform
+   * default (MESSAGE_VALIDITY_SECONDS). Optional, so messages accepted before it existed still read.
+   */
+  readonly validityPeriod?: number;
 }
 
 /** The SMS response object of spec 1 §2.2. */
@@ -81,6 +86,8 @@ export interface SmsEntity {
   scheduledAt: string | null;
   sentAt: string | null;
   deliveredAt: string | null;
+  /** The message's own validity period (seconds); null when the platform default applies. */
+  validityPeriod: number | null;
 }
 
 export function toSmsEntity(m: SmsMessage): SmsEntity {
@@ -108,5 +115,6 @@ export function toSmsEntity(m: SmsMessage): SmsEntity {
     scheduledAt: m.scheduledAt,
     sentAt: m.sentAt,
     deliveredAt: m.deliveredAt,
+    validityPeriod: m.validityPeriod ?? null,
   };
 }

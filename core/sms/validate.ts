@@ -3,7 +3,7 @@
 // one clear message per field and rule (spec 1 §7). Beyond the schema: a text that cannot be
 // sent faithfully as GSM-7 while Unicode is not allowed is a 422 naming the characters.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { lookupCreateSchema, smsCreateItemSchema, type LookupCreate, type SmsCreateItem } from '../schemas/sms';
+import { lookupCreateSchema, smsCreateItemSchema, VALIDITY_PERIOD_MAX_SECONDS, VALIDITY_PERIOD_MIN_SECONDS, type LookupCreate, type SmsCreateItem } from '../schemas/sms';
 import type { FieldErrors } from '../errors';
 import { describeChar, untransliterable } from './encoding';
 
@@ -21,11 +21,13 @@ export type Checked<T> =
   | { readonly ok: false; readonly fields: FieldErrors };
 
 const FROM_RULE = 'must be 3 to 11 printable ASCII characters that do not start or end with a space, or 3 to 14 digits';
+const VALIDITY_RULE = `must be a whole number of seconds from ${VALIDITY_PERIOD_MIN_SECONDS} (1 minute) to ${VALIDITY_PERIOD_MAX_SECONDS} (72 hours)`;
 const RULE_MESSAGES: Record<string, Record<string, string>> = {
   from: { minLength: FROM_RULE, maxLength: FROM_RULE, pattern: FROM_RULE },
   to: { minLength: 'is required', maxLength: 'must be at most 15 characters', pattern: 'must be an E.164 number such as +4915112345678' },
   text: { minLength: 'must not be empty' },
   clientId: { minLength: 'must not be empty', maxLength: 'must be at most 40 characters' },
+  validityPeriod: { minimum: VALIDITY_RULE, maximum: VALIDITY_RULE, multipleOf: VALIDITY_RULE },
 };
 
 const ajv = new Ajv({ allErrors: true, strict: false });
