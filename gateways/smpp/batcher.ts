@@ -14,6 +14,8 @@ export interface SmsItem {
   readonly to: string;
   readonly text: string;
   readonly allowUnicode: boolean;
+  /** validity_period as seconds (an item field of the acceptance core, DESIGN §4 Scheduling). */
+  readonly validityPeriod?: number;
   /** The receipts the submit_sm asked for; accepted messages carry it (receipts need no side record). */
   readonly receipt?: ReceiptRequest;
 }

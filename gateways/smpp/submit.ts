@@ -5,6 +5,7 @@
 // mapping from the acceptance core's refusals (AppError codes, per-field 422s) to command
 // statuses. Pure: no I/O.
 import { ERRORS, isAppError, type FieldErrors } from '../../core/errors';
+import { parseValidityPeriod } from './validity-period';
 import { concatenationOf, DATA_CODINGS, decodeBody, ESM_UDHI, firstNonAscii, isDataCoding, STATUS, TLV, tlvInt, type ConcatInfo, type DataCoding, type SubmitSm } from './protocol';
 
 const SOURCE_MIN = 3;
@@ -21,6 +22,8 @@ export interface SubmitFields {
   readonly registeredDelivery: number;
   /** user_message_reference TLV, echoed on receipts. */
   readonly userMessageReference: number | undefined;
+  /** validity_period as seconds from the submit (DESIGN §4 Scheduling); absent: the platform default. */
+  readonly validityPeriod?: number;
 }
 
 export type Interpreted =
@@ -32,14 +35,17 @@ const refuse = (status: number, reason: string): Interpreted => ({ kind: 'refuse
 
 /**
  * Reads one submit_sm. Refusals are decided in a fixed order (esm_class, addresses,
- * data_coding, schedule, body), so a PDU with several faults always gets the same status.
+ * data_coding, schedule, validity period, body), so a PDU with several faults always gets the
+ * same status. `nowMs` is the time an absolute validity_period is counted from.
  */
-export function interpretSubmit(pdu: SubmitSm): Interpreted {
+export function interpretSubmit(pdu: SubmitSm, nowMs: number = Date.now()): Interpreted {
   if ((pdu.esmClass & ~ESM_ALLOWED) !== 0) return refuse(STATUS.ESME_RINVESMCLASS, `esm_class 0x${pdu.esmClass.toString(16)}: only 0 (with messaging mode bits 0-3) and 0x40 (UDH) are accepted`);
   if (pdu.sourceAddr.length < SOURCE_MIN || pdu.sourceAddr.length > SOURCE_MAX) return refuse(STATUS.ESME_RINVSRCADR, `source_addr must be ${SOURCE_MIN} to ${SOURCE_MAX} characters`);
   if (!E164.test(pdu.destinationAddr)) return refuse(STATUS.ESME_RINVDSTADR, 'destination_addr must be an E.164 number (digits with the country code, optionally with +)');
   if (!isDataCoding(pdu.dataCoding)) return refuse(STATUS.ESME_RINVDCS, `data_coding ${pdu.dataCoding}: only 0 (GSM-7), 1 (IA5/ASCII), 3 (LATIN9) and 8 (UCS-2) are accepted`);
   if (pdu.scheduleDeliveryTime !== '') return refuse(STATUS.ESME_RINVSCHED, 'scheduled delivery is not offered; leave schedule_delivery_time empty');
+  const validity = parseValidityPeriod(pdu.validityPeriod, nowMs);
+  if (validity.kind === 'invalid') return refuse(STATUS.ESME_RINVEXPIRY, validity.reason);
 
   const payload = pdu.tlvs.get(TLV.message_payload);
   if (payload && payload.length > 0 && pdu.shortMessage.length > 0) return refuse(STATUS.ESME_RINVMSGLEN, 'short_message and message_payload are both set; use one of them');
@@ -51,6 +57,7 @@ export function interpretSubmit(pdu: SubmitSm): Interpreted {
     dataCoding: pdu.dataCoding,
     registeredDelivery: pdu.registeredDelivery,
     userMessageReference: tlvInt(pdu.tlvs, TLV.user_message_reference),
+    ...(validity.kind === 'seconds' ? { validityPeriod: validity.seconds } : {}),
   };
 
   // A concatenation with impossible values is refused, not taken for a whole message (and charged).
@@ -71,11 +78,12 @@ export function interpretSubmit(pdu: SubmitSm): Interpreted {
   return { kind: 'whole', fields, text };
 }
 
-/** The command status for a 422's per-field messages: `to`, then `from`, then `text`, else a generic failure. */
+/** The command status for a 422's per-field messages: `to`, then `from`, then `text`, then `validityPeriod`, else a generic failure. */
 export function statusForFields(fields: FieldErrors): number {
   if (fields['to']) return STATUS.ESME_RINVDSTADR;
   if (fields['from']) return STATUS.ESME_RINVSRCADR;
   if (fields['text']) return STATUS.ESME_RINVMSGLEN;
+  if (fields['validityPeriod']) return STATUS.ESME_RINVEXPIRY;
   return STATUS.ESME_RSUBMITFAIL;
 }
 
