@@ -1,12 +1,15 @@
 // Per-message validity period (DESIGN §4 Scheduling: "validityPeriod per message overrides the
 // default"): the batch lifecycle with mocked activities (each member's own deadline beside the
 // batch's), then end to end on the stack (MESSAGE_VALIDITY_SECONDS=15, test/support/global-setup.ts).
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { BatchLifecycleActivities } from '../../activities/lifecycle-batch';
+import type { PduOptions } from 'smpp';
 import { QUERIES, WORKFLOW_IDS } from '../../core/bus/temporal';
+import { toGsm7Bytes } from '../../core/sms/encoding';
+import { STATUS } from '../../gateways/smpp/protocol';
 import type { CarrierEvent } from '../../core/carrier/types';
 import type { MessageStatus } from '../../core/sms/message';
 import type { Transition } from '../../core/sms/dlr';
@@ -15,6 +18,7 @@ import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import { eventually } from '../support/eventually';
 import { api, stack } from '../support/stack';
+import { issueSmpp, startGatewayHarness, TestSmppClient, type GatewayHarness } from '../support/smpp-client';
 import { accountsMirrored, createTenant, V1, type Tenant } from '../support/tenants';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
@@ -146,5 +150,40 @@ describe('DESIGN §4 Scheduling: validityPeriod end to end (MESSAGE_VALIDITY_SEC
     const bulk = await api(`${V1}/sms/bulk`, { token: tenant.token, body: [{ ...body, validityPeriod: 259_201 }] });
     expect(bulk.status).toBe(201);
     expect((bulk.body as { errors: Array<{ fields: Record<string, string[]> }> }).errors[0]?.fields['validityPeriod']).toBeDefined();
+  });
+});
+
+describe('DESIGN §4 Scheduling: submit_sm validity_period (SMPP 3.4 §7.1.1) over the SMPP gateway', () => {
+  let harness: GatewayHarness;
+  let tenant: Tenant;
+  let client: TestSmppClient;
+  beforeAll(async () => {
+    harness = await startGatewayHarness(stack().natsUrl);
+    tenant = await createTenant({ name: 'SMPP Validity Org' });
+    const creds = await issueSmpp(stack().natsUrl, tenant.orgId, tenant.tokenId, harness.directory);
+    client = await TestSmppClient.connect(harness.port);
+    expect((await client.bind('transmitter', creds.systemId, creds.password)).command_status).toBe(0);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await harness?.stop();
+  });
+  const submit = (validity: string) => client.submit({ source_addr: 'Acme', destination_addr: `49151${String(randomInt(100_000, 999_999))}78`, short_message: toGsm7Bytes('validity'), validity_period: validity } as PduOptions);
+  const validityOf = async (id: string): Promise<number | null> => ((await api(`${V1}/sms/${id}`, { token: tenant.token })).body as { entity: { validityPeriod: number | null } }).entity.validityPeriod;
+
+  test('relative and absolute become the message\'s validityPeriod; empty is the default (null); out of range is ESME_RINVEXPIRY', async () => {
+    const relative = await submit('000000010000000R');
+    expect(relative.command_status).toBe(0);
+    expect(await validityOf(relative.message_id ?? '')).toBe(3_600);
+    // Two hours from now in UTC+2 (08 quarter hours ahead): the absolute format, seconds counted at the gateway.
+    const at = new Date(Date.now() + 2 * 3_600_000 + 2 * 3_600_000);
+    const two = (n: number): string => String(n).padStart(2, '0');
+    const absolute = await submit(`${two(at.getUTCFullYear() % 100)}${two(at.getUTCMonth() + 1)}${two(at.getUTCDate())}${two(at.getUTCHours())}${two(at.getUTCMinutes())}${two(at.getUTCSeconds())}008+`);
+    expect(absolute.command_status).toBe(0);
+    expect(Math.abs(((await validityOf(absolute.message_id ?? '')) ?? 0) - 7_200)).toBeLessThanOrEqual(5);
+    const plain = await submit('');
+    expect(plain.command_status).toBe(0);
+    expect(await validityOf(plain.message_id ?? '')).toBeNull();
+    for (const bad of ['000000000030000R', '000004000000000R', 'soon']) expect((await submit(bad)).command_status).toBe(STATUS.ESME_RINVEXPIRY);
   });
 });
