@@ -88,7 +88,7 @@ export const smsSchema = {
     scheduledAt: timestamp,
     sentAt: timestamp,
     deliveredAt: timestamp,
-    validityPeriod: { type: ['integer', 'null'], description: 'The validityPeriod (seconds) the message was sent with; null when the platform default (MESSAGE_VALIDITY_SECONDS) applies.' },
+    validityPeriod: { type: ['integer', 'null'], description: 'The validityPeriod (seconds) the message was sent with; null when the platform default (MESSAGE_VALIDITY_SECONDS) applies. Kept with the message\'s current state (MESSAGE_STATE_TTL_HOURS, 7 days by default); the ClickHouse history does not keep it, so GET /sms lists and older messages show null.' },
   },
 } as const;
 
