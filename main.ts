@@ -24,6 +24,7 @@ import { startDeploymentJobs, startHistory, startWorkerBridge } from './roles/pi
 import { lifecyclePorts, startWorker } from './roles/worker';
 import { serveClickHouse, serveSecret } from './infra/clickhouse-remote';
 import { localUrl, writeStackFile } from './infra/stack-file';
+import { acceptanceHelpReplies } from './pipelines/help-replies';
 
 /** Roles whose process owns ClickHouse (embedded chdb allows one process per data dir). */
 const CLICKHOUSE_ROLES: readonly Role[] = ['gateway-http', 'ingest-writer'];
@@ -143,7 +144,8 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
         log,
       );
       running.push(worker);
-      running.push(await startWorkerBridge(engines, config, worker, { optOuts: (await acceptanceCore()).optOuts, owners: ports.owners }, log));
+      const core = await acceptanceCore();
+      running.push(await startWorkerBridge(engines, config, worker, { optOuts: core.optOuts, owners: ports.owners, helpReplies: acceptanceHelpReplies(core.acceptance, engines.directory) }, log));
     }
     // The simulator runs only where a route named `simulator` points at it: the default routes
     // do; production CARRIER_ROUTES do not (DESIGN §3: never enabled in production configs).

@@ -1,6 +1,7 @@
 // Admin CLI commands of a project's opt-out list (DESIGN §4 "Two-way"; the API's
 // /transactional/v1/opt-outs, gateways/http/opt-outs-api.ts): `opt-out list|add|remove --token
-// <api_sms token id or value> [--number +…]`. The token names the project. Registered on the
+// <api_sms token id or value> [--number +…]`; the token names the project. And `token help-text
+// --token <t> --text "..."` (or --clear), the automatic reply to HELP/INFO. Registered on the
 // admin program by cli/admin.ts.
 import type { Command } from 'commander';
 import type { Token } from '../core/accounts/types';
@@ -38,7 +39,23 @@ function count(text: string, name: string, min: number): number {
   return Number(text);
 }
 
+/** Longest help text: one message of 10 concatenated segments, as a send's `text` allows at most. */
+const HELP_TEXT_MAX = 1530;
+
 export function registerOptOutCommands(program: Command, action: Action, print: Print): void {
+  // `token help-text`: on the token command cli/admin.ts declares before registering these.
+  const token = program.commands.find((c) => c.name() === 'token') ?? program.command('token');
+  token.command('help-text').description('the automatic reply to HELP/INFO sent to the numbers of an api_sms token (--clear: no reply)')
+    .requiredOption('--token <value-or-id>').option('--text <text>').option('--clear')
+    .action(action(async (ctx, o: { token: string; text?: string; clear?: boolean }) => {
+      if (o.clear === (o.text !== undefined)) throw new Error('give either --text "..." or --clear');
+      const text = o.text?.trim() ?? null;
+      if (text !== null && (text.length === 0 || text.length > HELP_TEXT_MAX)) throw new Error(`--text must be 1 to ${HELP_TEXT_MAX} characters`);
+      const { token: found } = await projectOf(ctx, o.token);
+      const updated = await ctx.accounts.setHelpText(found.id, text);
+      print(text === null ? `token ${updated.id}: no HELP reply` : `token ${updated.id}: HELP/INFO get "${text}"`, { id: updated.id, helpText: updated.helpText ?? null });
+    }));
+
   const optOut = program.command('opt-out').description('the numbers opted out of a project (STOP), as GET/POST/DELETE /transactional/v1/opt-outs');
   optOut.command('list').description('list the project\'s opt-outs, sorted by number').requiredOption('--token <api_sms token>')
     .option('--start <n>', 'skip this many', '0').option('--limit <n>', 'at most this many', String(DEFAULT_LIST_LIMIT))

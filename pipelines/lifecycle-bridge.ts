@@ -20,7 +20,9 @@ import type { CarrierEvent, CarrierInbound } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
 import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
-import { firstWord, keywordAction, type KeywordAction } from '../core/sms/opt-out';
+import { firstWord, keywordAction, type HelpReplies, type HelpReply, type KeywordAction } from '../core/sms/opt-out';
+import type { Token } from '../core/accounts/types';
+import { isAppError } from '../core/errors';
 import type { NumberDirectory, OptOutRecorder } from '../core/sms/ports';
 import { newId } from '../core/ids';
 import type { Logger } from '../infra/logger';
@@ -41,6 +43,8 @@ export interface BridgeDeps {
   readonly taskQueue: string;
   readonly directory: NumberDirectory;
   readonly optOuts: OptOutRecorder;
+  /** Sends the replies to HELP-family keywords; without it, HELP is a plain inbound only. */
+  readonly helpReplies?: HelpReplies;
   readonly validityMs: number;
   readonly webhook: WebhookSchedule;
   /** Most messages in one batch lifecycle; 1: one lifecycle workflow per message (the former design). */
@@ -148,6 +152,10 @@ export interface InboundRoute {
   readonly optOutProject: string | undefined;
   /** The project a START-family keyword opts the sender back into. */
   readonly optInProject: string | undefined;
+  /** A HELP-family keyword to a token with a help text: the reply to send, from our number to the handset. */
+  readonly helpReply: HelpReply | undefined;
+  /** The token that owns the number. */
+  readonly token: Token;
 }
 
 /**
@@ -155,7 +163,7 @@ export interface InboundRoute {
  * (none, or a revoked one: dropped, null), as an inbound record for its SMPP receivers and a DLR
  * for its webhook; a STOP-family keyword also opts the sender out of the token's project (DLR
  * status `stop`), a START-family one opts it back in (a plain `inbound` DLR). A HELP-family
- * keyword is a plain inbound here (the automatic reply is not built: /work/notes/opt-outs.md).
+ * keyword is a plain inbound that also gets the token's help text as a reply, when it has one.
  */
 export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, messageId: () => string = newId): InboundRoute | null {
   const token = directory.tokenByNumber(mo.to);
@@ -170,6 +178,8 @@ export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, mes
     keyword,
     optOutProject: keyword === 'stop' ? project : undefined,
     optInProject: keyword === 'start' ? project : undefined,
+    helpReply: keyword === 'help' && project && token.helpText ? { from: mo.to, to: mo.from, text: token.helpText } : undefined,
+    token,
   };
 }
 
@@ -296,6 +306,15 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
         }
         if (route.optOutProject) await deps.optOuts.optOut(route.optOutProject, mo.from, mo.at, 'keyword', firstWord(mo.text));
         if (route.optInProject) await deps.optOuts.optIn(route.optInProject, mo.from);
+        if (route.helpReply && deps.helpReplies) {
+          try {
+            await deps.helpReplies.send(route.token, route.helpReply, mo.inboundId);
+          } catch (err) {
+            // Refused as any send would be (funds, an opted-out handset, a price): not retried.
+            if (!isAppError(err)) throw err;
+            log.warn({ err, tokenId: route.token.id, to: mo.from }, 'inbound: the HELP reply was refused; not sent');
+          }
+        }
         // The token's SMPP receiver sessions get it as deliver_sm (gateways/smpp, docs/smpp.md).
         await nats.js.publish(SUBJECTS.smsInbound(route.record.tokenId), JSON.stringify({ inbound: [route.record] }), { msgID: `inbound-${mo.inboundId}` });
         await client.workflow.start<typeof dlrDelivery>(WORKFLOW_TYPES.dlrDelivery, {

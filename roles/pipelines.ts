@@ -5,6 +5,7 @@
 import type { Config } from '../config';
 import { BUCKETS } from '../core/bus/names';
 import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
+import type { HelpReplies } from '../core/sms/opt-out';
 import type { OptOutRecorder } from '../core/sms/ports';
 import type { Logger } from '../infra/logger';
 import { startChargeSettler } from '../pipelines/charge-settler';
@@ -22,9 +23,10 @@ interface Stoppable {
 }
 
 /** The JetStream → Temporal bridges next to this process's worker: eager starts on the worker's own connection. */
-export function startWorkerBridge(engines: Pick<Engines, 'nats' | 'directory'>, config: Config, worker: Pick<WorkerRole, 'client'>, ports: { optOuts: OptOutRecorder; owners: LifecycleOwners }, log: Logger): Promise<Stoppable> {
+export function startWorkerBridge(engines: Pick<Engines, 'nats' | 'directory'>, config: Config, worker: Pick<WorkerRole, 'client'>, ports: { optOuts: OptOutRecorder; owners: LifecycleOwners; helpReplies?: HelpReplies }, log: Logger): Promise<Stoppable> {
   return startLifecycleBridge({
     nats: engines.nats, client: worker.client, eagerStart: true, taskQueue: config.temporal.taskQueue, directory: engines.directory, optOuts: ports.optOuts,
+    ...(ports.helpReplies ? { helpReplies: ports.helpReplies } : {}),
     validityMs: config.lifecycle.validitySeconds * 1000, webhook: config.lifecycle.webhook, batchMax: config.lifecycle.batchMaxMessages, owners: ports.owners, log,
   });
 }

@@ -213,6 +213,15 @@ export class AccountStore {
     return updated;
   }
 
+  /** The automatic reply to HELP/INFO sent to this token's numbers (api_sms); null removes it. */
+  async setHelpText(id: string, text: string | null): Promise<Token> {
+    const token = await this.getToken(id);
+    if (token.kind !== 'api_sms') throw new AccountConflictError('help texts are configured on api_sms tokens');
+    const updated: Token = { ...token, helpText: text };
+    await this.write(KEYS.token(id), updated);
+    return updated;
+  }
+
   /** A new `whsec_` secret; the previous one keeps signing (a second signature) for `overlapSeconds`. */
   async rotateWebhookSecret(id: string, overlapSeconds: number): Promise<Token> {
     const token = await this.getToken(id);

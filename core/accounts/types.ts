@@ -70,6 +70,8 @@ export interface Token {
   readonly smpp: SmppCredentials | null;
   /** Two-way virtual numbers or sender ids attached to this token. */
   readonly numbers: readonly string[];
+  /** api_sms: the automatic reply to a HELP-family keyword (core/sms/opt-out.ts); none when unset. */
+  readonly helpText?: string | null;
 }
 
 export interface Balance {

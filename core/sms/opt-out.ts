@@ -3,6 +3,8 @@
 // STOP-family words opt the sender out, START-family words opt it back in, HELP-family words ask
 // for the token's help text. Any other message is a plain inbound.
 
+import type { Token } from '../accounts/types';
+
 export const STOP_KEYWORDS: readonly string[] = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'ARRET', 'STOPP'];
 export const START_KEYWORDS: readonly string[] = ['START', 'YES', 'UNSTOP'];
 export const HELP_KEYWORDS: readonly string[] = ['HELP', 'INFO'];
@@ -50,4 +52,17 @@ export interface OptOutList {
   optIn(projectId: string, number: string): Promise<boolean>;
   /** The project's entries sorted by number, from `start` (0-based), at most `limit`. */
   list(projectId: string, page: { readonly start: number; readonly limit: number }): Promise<OptOutEntry[]>;
+}
+
+/** The automatic reply to a HELP-family keyword: from the number that received it, to the handset. */
+export interface HelpReply {
+  readonly from: string;
+  readonly to: string;
+  readonly text: string;
+}
+
+/** Sends a HELP reply as an ordinary outbound message of the token (pipelines/help-replies.ts). */
+export interface HelpReplies {
+  /** `inboundId` names the inbound it answers: sending again for the same inbound sends nothing more. */
+  send(token: Token, reply: HelpReply, inboundId: string): Promise<void>;
 }

@@ -66,6 +66,22 @@ describe('DESIGN §4 Two-way: keywords from a handset', () => {
   }, 60_000);
 });
 
+describe('DESIGN §4 Two-way: HELP', () => {
+  test('with a help text set (admin token help-text), HELP gets it as an ordinary message from our number, charged like a send', async () => {
+    const phone = handset();
+    const helpText = `Opt-out test help ${Date.now()}. Reply STOP to stop.`;
+    expect(await admin('token', 'help-text', '--token', a.token, '--text', helpText)).toEqual({ id: a.tokenId, helpText });
+    await accountsMirrored();
+    await mo(phone, 'Help');
+    const reply = await eventually(async () => {
+      const res = await api(`${V1}/sms?_start=0&_limit=1000`, { token: a.token });
+      return (res.body as { entities: Array<Record<string, unknown>> }).entities.find((m) => m['text'] === helpText);
+    }, { what: 'the HELP reply in the message history', until: (m) => m !== undefined, timeoutMs: 30_000 });
+    expect(reply).toMatchObject({ from: ours, normalizedTo: phone, text: helpText, clientId: expect.stringMatching(/^help-/), charged: true, priceUser: 0.075 });
+    expect(await admin('token', 'help-text', '--token', a.token, '--clear')).toEqual({ id: a.tokenId, helpText: null });
+  }, 60_000);
+});
+
 describe('DESIGN §4 Two-way: /transactional/v1/opt-outs', () => {
   test('POST adds (201, then sends are a 422 on `to`), GET lists it, DELETE removes (204, then 404) and sends go again', async () => {
     const phone = handset();

@@ -84,6 +84,8 @@ describe('lifecycle bridge: inbound messages (routeInbound, spec 1 §6)', () => 
       keyword: null,
       optOutProject: undefined,
       optInProject: undefined,
+      helpReply: undefined,
+      token,
     });
   });
 
@@ -106,6 +108,17 @@ describe('lifecycle bridge: inbound messages (routeInbound, spec 1 §6)', () => 
   test('DESIGN §4 Two-way: a STOP-family first word with more text is a stop; HELP is a plain inbound that changes no opt-out', () => {
     expect(routeInbound(mo('  quit now'), directory(token), () => 'x')).toMatchObject({ keyword: 'stop', optOutProject: 'proj-1', optInProject: undefined, record: { status: 'stop' } });
     expect(routeInbound(mo('help'), directory(token), () => 'x')).toMatchObject({ keyword: 'help', optOutProject: undefined, optInProject: undefined, record: { status: 'inbound' } });
+  });
+
+  test('DESIGN §4 Two-way: HELP/INFO to a token with a help text: the reply goes from the number that received it to the handset; none when unset', () => {
+    const helpful = { ...token, helpText: 'Acme alerts. Reply STOP to stop.' } as Token;
+    for (const text of ['HELP', ' info me']) {
+      expect(routeInbound(mo(text), directory(helpful), () => 'x')?.helpReply).toEqual({ from: '+4915100000001', to: '+4917600000002', text: 'Acme alerts. Reply STOP to stop.' });
+    }
+    expect(routeInbound(mo('hello'), directory(helpful), () => 'x')?.helpReply).toBeUndefined();
+    expect(routeInbound(mo('HELP'), directory(token), () => 'x')?.helpReply).toBeUndefined();
+    expect(routeInbound(mo('HELP'), directory({ ...helpful, helpText: null }), () => 'x')?.helpReply).toBeUndefined();
+    expect(routeInbound(mo('HELP'), directory({ ...helpful, projectId: null }), () => 'x')?.helpReply).toBeUndefined();
   });
 
   test('STOP to an account-wide token (no project) opts nobody out', () => {
