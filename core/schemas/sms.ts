@@ -13,6 +13,9 @@ export const ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abA
 export const VALIDITY_PERIOD_MIN_SECONDS = 60;
 export const VALIDITY_PERIOD_MAX_SECONDS = 259_200;
 
+/** Most items in one POST /sms/bulk (spec 1 §4); the acceptance core's 413 uses the same number. */
+export const MAX_BULK_ITEMS = 100;
+
 export const smsCreateItemSchema = {
   $id: 'SmsCreateItem',
   type: 'object',
@@ -37,13 +40,13 @@ export const smsBulkSchema = {
   $id: 'SmsBulk',
   type: 'array',
   minItems: 1,
-  maxItems: 100,
+  maxItems: MAX_BULK_ITEMS,
   // Each item is validated on its own (spec 1 §4 bulk rule 2): an item that is not a valid
   // SmsCreateItem (wrong type, broken rule, not even an object) is reported in `errors` of the
   // 201, never a refusal of the whole bulk. So the body takes any item; SmsCreateItem is the
   // item that gets sent.
   items: { anyOf: [{ $ref: 'SmsCreateItem' }, {}] },
-  description: 'spec 1 §4: a top-level array of 1 to 100 SmsCreateItem, no wrapper object. Items are validated one by one: an invalid item is reported in `errors` (with its index) and the others are sent.',
+  description: `spec 1 §4: a top-level array of 1 to ${MAX_BULK_ITEMS} SmsCreateItem, no wrapper object. Items are validated one by one: an invalid item is reported in \`errors\` (with its index) and the others are sent.`,
 } as const;
 
 export const lookupCreateSchema = {
