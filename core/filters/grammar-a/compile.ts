@@ -7,7 +7,7 @@ import { groupOf, type CompiledGroup } from './group';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './limits';
 import { orderBySql } from './order-by';
 import { pagingOf } from './paging';
-import { ParamBinder } from './params';
+import { ParamBinder } from '../params';
 
 export interface CompileOptions {
   /** The instant relative dates count back from; default: the time of the call. */
@@ -27,7 +27,7 @@ export interface CompiledQuery {
 }
 
 export function compile(query: Query, catalogue: Catalogue, options: CompileOptions = {}): CompiledQuery {
-  const binder = new ParamBinder();
+  const binder = new ParamBinder('p');
   const where = filterSql(query, catalogue, binder, options.now ?? new Date());
   const orderBy = orderBySql(query, catalogue);
   const { limit, offset } = pagingOf(query, options.defaultLimit ?? DEFAULT_LIMIT, options.maxLimit ?? MAX_LIMIT);

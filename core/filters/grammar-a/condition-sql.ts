@@ -6,7 +6,7 @@ import type { Condition, Operator } from './ast';
 import { columnSql, operatorApplies, type FieldDef } from './catalogue';
 import { MAX_LIST_VALUES } from './limits';
 import { OPERATOR_SHAPE } from './operators';
-import type { ParamBinder } from './params';
+import type { ParamBinder } from '../params';
 import { invalidFilter, quote } from './problems';
 import { coerceValue, PARAM_TYPE, toFlag, type Fail } from './values';
 

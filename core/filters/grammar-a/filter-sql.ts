@@ -4,7 +4,7 @@ import type { Node, Query } from './ast';
 import { findField, type Catalogue } from './catalogue';
 import { conditionSql } from './condition-sql';
 import { MAX_CONDITIONS } from './limits';
-import type { ParamBinder } from './params';
+import type { ParamBinder } from '../params';
 import { conditionParam, invalidFilter } from './problems';
 
 export function filterSql(query: Query, catalogue: Catalogue, binder: ParamBinder, now: Date): string {

@@ -15,7 +15,8 @@ export {
   CURSOR_TTL_MS, DEFAULT_LIMIT, FILTER_VERSION, MAX_BOUND_VALUES_BYTES, MAX_FILTER_SQL_CHARS, MAX_LIMIT, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ,
   SEARCHES_IN_FLIGHT_PER_ORG, SEGMENT_MAX_DEPTH,
 } from './limits';
-export { ParamBinder, sqlContext } from './params';
+export { ParamBinder } from '../params';
+export { sqlContext } from './params';
 export type { SqlContext, Tables } from './params';
 export { parseNode } from './parse-node';
 export { parseQuery, parseSearch, parseSegment } from './parse-search';

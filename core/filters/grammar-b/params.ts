@@ -1,19 +1,6 @@
-// Bound query parameters: every client value (and every custom attribute or parameter name)
-// reaches ClickHouse as `{pN:Type}` plus an entry in `params`, never as text in the SQL.
-export class ParamBinder {
-  readonly params: Record<string, unknown> = {};
-  private next = 0;
-
-  constructor(private readonly prefix = 'b') {}
-
-  /** Registers a value and returns its placeholder, e.g. `{b0:String}`. */
-  bind(type: string, value: unknown): string {
-    const name = `${this.prefix}${this.next}`;
-    this.next += 1;
-    this.params[name] = value;
-    return `{${name}:${type}}`;
-  }
-}
+// The SQL context every Grammar B condition compiles against. The binder (bound query
+// parameters, never client text in the SQL) is core/filters/params.ts, shared with Grammar A.
+import type { ParamBinder } from '../params';
 
 /** What every condition compiles against: the binder and the placeholders bound once. */
 export interface SqlContext {
