@@ -23,6 +23,8 @@ interface ErrorSpec {
   readonly title: string;
   readonly smpp: number;
   readonly description: string;
+  /** Answered only by the operator console (HTML pages): its title is the page heading; not part of the APIs' OpenAPI document. */
+  readonly console?: true;
 }
 
 export const ERRORS = {
@@ -53,6 +55,11 @@ export const ERRORS = {
   ANALYTICS_QUERY_INVALID: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'ClickHouse could not parse or run an analytics query (syntax, unknown column or function, types); the detail carries its reason.' },
   ANALYTICS_LIMIT_EXCEEDED: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'An analytics query went beyond a ceiling (max_execution_time, max_rows_to_read, max_bytes_to_read, max_result_rows/bytes or max_memory_usage; the detail names which): narrow it.' },
   UNKNOWN_QUERY_PARAMETER: { status: 400, title: 'Bad Request', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'A POST carries a query parameter the endpoint does not take (every POST takes access_token); the detail names each one. Nothing was done.' },
+  CONSOLE_BAD_REQUEST: { status: 400, title: 'Refused', smpp: SMPP_STATUS.ESME_RSYSERR, console: true, description: 'Console: a form value is refused (a token kind, project, datasource or scope, a webhook URL, an overlap in hours, a number); the page says which.' },
+  CONSOLE_SIGNED_OUT: { status: 401, title: 'Signed out', smpp: SMPP_STATUS.ESME_RSYSERR, console: true, description: 'Console: no session, or the session has ended; sign in again.' },
+  CONSOLE_FORBIDDEN: { status: 403, title: 'Refused', smpp: SMPP_STATUS.ESME_RSYSERR, console: true, description: 'Console: a form comes from another origin or without a valid CSRF token, or a sign-out comes without a session.' },
+  CONSOLE_NOT_FOUND: { status: 404, title: 'Not found', smpp: SMPP_STATUS.ESME_RSYSERR, console: true, description: 'Console: no such page, or the record (token, number, message, dead letter, datasource, project) is not in this organization, or the audience search is not served by this process.' },
+  CONSOLE_CONFLICT: { status: 409, title: 'Conflict', smpp: SMPP_STATUS.ESME_RSYSERR, console: true, description: 'Console: the change conflicts with the record (settings of a token that is not an active api_sms token, a webhook test without a webhook URL, a number attached to another token).' },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERRORS;

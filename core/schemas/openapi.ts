@@ -45,7 +45,7 @@ const ERROR_BODIES: Readonly<Record<number, string>> = { 422: 'ValidationError',
  * same table the handlers answer from, so the document cannot promise another meaning.
  */
 function errorResponse(status: number): Record<string, unknown> {
-  const entries = Object.entries(ERROR_REGISTRY).filter(([, e]) => e.status === status);
+  const entries = Object.entries(ERROR_REGISTRY).filter(([, e]) => e.status === status && !('console' in e));
   if (entries.length === 0) throw new Error(`no error code answers HTTP ${status}`);
   return { description: entries.map(([code, e]) => `${code}: ${e.description}`).join(' '), headers: rateHeaders, ...json(ref(ERROR_BODIES[status] ?? 'Problem')) };
 }

@@ -2,14 +2,26 @@
 // context, async handlers, organization checks (another organization's record is a 404).
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Organization, Token } from '../../../core/accounts/types';
+import { ERRORS, type ErrorCode } from '../../../core/errors';
 import type { HttpDeps } from '../deps';
 import { page, type Html, type PageContext } from './html';
 import type { ConsoleServices } from './services';
 
+/** A console code of the error registry; the page shows its title and answers its status. */
+export type ConsoleErrorCode = Extract<ErrorCode, `CONSOLE_${string}`>;
+
 export class ConsoleError extends Error {
   override readonly name = 'ConsoleError';
-  constructor(readonly status: number, readonly title: string, detail: string) {
+  constructor(readonly code: ConsoleErrorCode, detail: string) {
     super(detail);
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+
+  get title(): string {
+    return ERRORS[this.code].title;
   }
 }
 
@@ -31,7 +43,7 @@ type Handler = (req: Request, res: Response, ctx: Signed) => Promise<void>;
 export function signed(routes: ConsoleRoutes, fn: Handler): RequestHandler {
   return (req, res, next) => {
     const session = req.consoleSession;
-    if (!session) { next(new ConsoleError(401, 'Signed out', 'sign in first')); return; }
+    if (!session) { next(new ConsoleError('CONSOLE_SIGNED_OUT', 'sign in first')); return; }
     routes.services.accounts.getOrg(session.orgId)
       .then((org) => fn(req, res, { base: routes.base, email: session.email, orgName: org.name, csrf: session.csrf, org }))
       .catch(next);
@@ -51,6 +63,6 @@ export function field(req: Request, name: string): string {
 /** The token of the path, when it belongs to the signed-in organization; otherwise a 404. */
 export async function ownToken(routes: ConsoleRoutes, ctx: Signed, id: string): Promise<Token> {
   const token = await routes.services.accounts.getToken(id).catch(() => null);
-  if (!token || token.orgId !== ctx.org.id) throw new ConsoleError(404, 'Not found', 'no such token in this organization');
+  if (!token || token.orgId !== ctx.org.id) throw new ConsoleError('CONSOLE_NOT_FOUND', 'no such token in this organization');
   return token;
 }

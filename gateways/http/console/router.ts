@@ -56,13 +56,13 @@ export function consoleRouter(deps: HttpDeps, services: ConsoleServices, base = 
     }
     if (readCookie(req, SESSION_COOKIE)) clearCookie(req, res, SESSION_COOKIE, base);
     if (req.method === 'GET') res.redirect(303, `${base}/sign-in`);
-    else next(new ConsoleError(401, 'Signed out', 'your session has ended: sign in again'));
+    else next(new ConsoleError('CONSOLE_SIGNED_OUT', 'your session has ended: sign in again'));
   };
   router.use(signedIn);
   router.use((req, _res, next) => {
     if (req.method !== 'POST') { next(); return; }
     const problem = csrfProblem(req, req.consoleSession?.csrf);
-    next(problem ? new ConsoleError(403, 'Refused', problem) : undefined);
+    next(problem ? new ConsoleError('CONSOLE_FORBIDDEN', problem) : undefined);
   });
   router.get('/', (_req, res) => res.redirect(303, `${base}/projects`));
   tokenRoutes(routes);
@@ -72,7 +72,7 @@ export function consoleRouter(deps: HttpDeps, services: ConsoleServices, base = 
   deadLetterRoutes(routes);
   datasourceRoutes(routes);
 
-  router.use((req, _res, next) => next(new ConsoleError(404, 'Not found', `nothing at ${req.path.slice(0, 200)} in this organization`)));
+  router.use((req, _res, next) => next(new ConsoleError('CONSOLE_NOT_FOUND', `nothing at ${req.path.slice(0, 200)} in this organization`)));
   router.use(consoleErrors(deps, base));
   return router;
 }

@@ -54,7 +54,7 @@ ${problem ? notice('error', problem) : ''}
 
   router.post('/sign-in', (req, res, next) => {
     const problem = csrfProblem(req, readCookie(req, SIGN_IN_COOKIE));
-    if (problem) { next(new ConsoleError(403, 'Refused', problem)); return; }
+    if (problem) { next(new ConsoleError('CONSOLE_FORBIDDEN', problem)); return; }
     const address = req.ip ?? 'unknown';
     if (failures.blocked(address)) { freshForm(req, res, 429, field(req, 'email'), 'too many failed sign-ins from this address: wait a minute'); return; }
     const email = field(req, 'email');
@@ -78,7 +78,7 @@ ${problem ? notice('error', problem) : ''}
   router.post('/sign-out', (req, res, next) => {
     const cookie = readCookie(req, SESSION_COOKIE);
     const problem = csrfProblem(req, req.consoleSession?.csrf);
-    if (problem || !cookie) { next(new ConsoleError(403, 'Refused', problem ?? 'not signed in')); return; }
+    if (problem || !cookie) { next(new ConsoleError('CONSOLE_FORBIDDEN', problem ?? 'not signed in')); return; }
     services.operators.endSession(cookie).then(() => {
       clearCookie(req, res, SESSION_COOKIE, base);
       res.redirect(303, `${base}/sign-in`);

@@ -21,7 +21,7 @@ export function datasourceRoutes(routes: ConsoleRoutes): void {
   router.get('/datasources/:id', signed(routes, async (req, res, ctx) => {
     const id = String(req.params['id']);
     const datasource = (await services.datasources.list({ orgId: ctx.org.id })).find((d) => d.id === id);
-    if (!datasource) throw new ConsoleError(404, 'Not found', 'no such datasource in this organization');
+    if (!datasource) throw new ConsoleError('CONSOLE_NOT_FOUND', 'no such datasource in this organization');
     const tokens = (await services.accounts.listTokens({ orgId: ctx.org.id })).filter((t) => t.datasourceId === id);
     const attributes = services.specs.attributes(id);
     const events = services.specs.eventTypes(id);
@@ -43,16 +43,16 @@ export function datasourceRoutes(routes: ConsoleRoutes): void {
   };
 
   router.get('/audience', signed(routes, async (_req, res, ctx) => {
-    if (!services.audience) throw new ConsoleError(404, 'Not found', 'the audience search is not served by this process');
+    if (!services.audience) throw new ConsoleError('CONSOLE_NOT_FOUND', 'the audience search is not served by this process');
     send(res, ctx, 'Audience', await audiencePage(ctx, '', EXAMPLE));
   }));
 
   router.post('/audience', signed(routes, async (req, res, ctx) => {
-    if (!services.audience) throw new ConsoleError(404, 'Not found', 'the audience search is not served by this process');
+    if (!services.audience) throw new ConsoleError('CONSOLE_NOT_FOUND', 'the audience search is not served by this process');
     const projectId = field(req, 'project');
     const filter = field(req, 'filter').slice(0, 20_000);
     const project = (await services.accounts.listProjects(ctx.org.id)).find((p) => p.id === projectId);
-    if (!project) throw new ConsoleError(404, 'Not found', 'no such project in this organization');
+    if (!project) throw new ConsoleError('CONSOLE_NOT_FOUND', 'no such project in this organization');
     let result: string | { total: number; rows: Record<string, unknown>[] };
     try {
       let body: unknown;

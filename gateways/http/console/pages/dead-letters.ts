@@ -20,7 +20,7 @@ ${dead.length > 1 ? html`<p>${postButton(ctx, `${ctx.base}/dead-letters/redrive`
   router.post('/dead-letters/redrive', signed(routes, async (req, res, ctx) => {
     const key = field(req, 'key');
     const dead = (await ofOrg(ctx.org.id)).filter((d) => key === '*' || d.key === key);
-    if (dead.length === 0) throw new ConsoleError(404, 'Not found', 'no such dead letter in this organization');
+    if (dead.length === 0) throw new ConsoleError('CONSOLE_NOT_FOUND', 'no such dead letter in this organization');
     for (const d of dead) await services.deadLetters.redrive(d);
     req.log?.info({ count: dead.length }, 'console: dead letters re-driven');
     res.redirect(303, `${ctx.base}/dead-letters?redriven=${dead.length}`);

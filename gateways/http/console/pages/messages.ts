@@ -64,10 +64,10 @@ ${table(['Id', 'Created', 'From', 'To', 'Status', 'Code', 'Country', 'Price'], r
 
   router.get('/messages/:id', signed(routes, async (req, res, ctx) => {
     const id = String(req.params['id']);
-    if (!isId(id)) throw new ConsoleError(404, 'Not found', 'no such message in this organization');
+    if (!isId(id)) throw new ConsoleError('CONSOLE_NOT_FOUND', 'no such message in this organization');
     const current = await deps.services.states.get(id);
     const message = current ? (current.orgId === ctx.org.id ? current : null) : await history.get({ orgId: ctx.org.id, projectId: null }, id);
-    if (!message) throw new ConsoleError(404, 'Not found', 'no such message in this organization');
+    if (!message) throw new ConsoleError('CONSOLE_NOT_FOUND', 'no such message in this organization');
     const timeline = await deps.services.dlrHistory.forMessage(ctx.org.id, id);
     const owner = await services.lifecycleOwners?.find(id).catch(() => null);
     const workflowId = owner?.workflowId ?? WORKFLOW_IDS.lifecycle(id);

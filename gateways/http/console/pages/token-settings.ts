@@ -49,7 +49,7 @@ async function webhookUrl(text: string, services: ConsoleServices): Promise<stri
     const { url } = await checkWebhookTarget(text, targetPolicy(services), services.webhookResolver);
     return url.toString();
   } catch (err) {
-    if (isWebhookTargetRefused(err)) throw new ConsoleError(400, 'Refused', `the webhook URL is refused: ${err.reason}`);
+    if (isWebhookTargetRefused(err)) throw new ConsoleError('CONSOLE_BAD_REQUEST', `the webhook URL is refused: ${err.reason}`);
     throw err;
   }
 }
@@ -60,7 +60,7 @@ export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
   const { router, services } = routes;
   const apiToken = async (ctx: Signed, id: string): Promise<Token> => {
     const token = await ownToken(routes, ctx, id);
-    if (token.kind !== 'api_sms' || token.revokedAt) throw new ConsoleError(409, 'Conflict', 'webhooks, SMPP credentials and numbers belong to active api_sms tokens');
+    if (token.kind !== 'api_sms' || token.revokedAt) throw new ConsoleError('CONSOLE_CONFLICT', 'webhooks, SMPP credentials and numbers belong to active api_sms tokens');
     return token;
   };
   const back = (ctx: Signed, token: Token, anchor: string): string => `${ctx.base}/tokens/${token.id}#${anchor}`;
@@ -78,7 +78,7 @@ export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
   router.post('/tokens/:id/webhook/rotate', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
     const hours = Number(field(req, 'overlapHours') || '24');
-    if (!Number.isFinite(hours) || hours < 0 || hours > 720) throw new ConsoleError(400, 'Refused', 'the overlap is 0 to 720 hours');
+    if (!Number.isFinite(hours) || hours < 0 || hours > 720) throw new ConsoleError('CONSOLE_BAD_REQUEST', 'the overlap is 0 to 720 hours');
     const updated = await services.accounts.rotateWebhookSecret(token.id, Math.round(hours * 3600));
     req.log?.info({ token: token.id }, 'console: webhook secret rotated');
     send(res, ctx, 'Webhook secret rotated', secretPage(ctx, updated, `New signing secret; the previous one signs too until ${updated.webhook?.previous?.until ?? 'now'}`));
@@ -97,7 +97,7 @@ export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
 
   router.post('/tokens/:id/webhook/test', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
-    if (!token.webhook) throw new ConsoleError(409, 'Conflict', 'set a webhook URL first');
+    if (!token.webhook) throw new ConsoleError('CONSOLE_CONFLICT', 'set a webhook URL first');
     const answer = await sendTestDlr(token.webhook, services.webhookTimeoutMs, targetPolicy(services), services.webhookResolver);
     // A refused target was not contacted: no status, latency or body to show.
     const result = answer.refused !== null
@@ -122,10 +122,10 @@ ${answer.body ? html`<pre>${answer.body}</pre>` : ''}`)}<p><a href="${back(ctx, 
   router.post('/tokens/:id/numbers', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
     const number = field(req, 'number');
-    if (!/^\+?[0-9A-Za-z]{3,16}$/.test(number)) throw new ConsoleError(400, 'Refused', 'a number is an MSISDN (digits, optional +) or an alphanumeric sender of 3 to 16 characters');
+    if (!/^\+?[0-9A-Za-z]{3,16}$/.test(number)) throw new ConsoleError('CONSOLE_BAD_REQUEST', 'a number is an MSISDN (digits, optional +) or an alphanumeric sender of 3 to 16 characters');
     // Which token holds a number is not this organization's business: one answer for any holder.
     await services.accounts.addNumber(token.id, number).catch((err: unknown) => {
-      throw err instanceof AccountConflictError ? new ConsoleError(409, 'Conflict', `the number ${number} is attached to another token`) : err;
+      throw err instanceof AccountConflictError ? new ConsoleError('CONSOLE_CONFLICT', `the number ${number} is attached to another token`) : err;
     });
     res.redirect(303, back(ctx, token, 'numbers'));
   }));
@@ -133,7 +133,7 @@ ${answer.body ? html`<pre>${answer.body}</pre>` : ''}`)}<p><a href="${back(ctx, 
   router.post('/tokens/:id/numbers/remove', signed(routes, async (req, res, ctx) => {
     const token = await apiToken(ctx, String(req.params['id']));
     const number = field(req, 'number');
-    if (!token.numbers.includes(number)) throw new ConsoleError(404, 'Not found', 'that number is not attached to this token');
+    if (!token.numbers.includes(number)) throw new ConsoleError('CONSOLE_NOT_FOUND', 'that number is not attached to this token');
     await services.accounts.removeNumber(token.id, number);
     res.redirect(303, back(ctx, token, 'numbers'));
   }));

@@ -74,27 +74,27 @@ ${createForm(ctx, projects, input, error)}`, error ? 400 : 200);
       await createToken(req, res, ctx, input);
     } catch (err) {
       // A refused form comes back filled in, with the reason above it.
-      if (err instanceof ConsoleError && err.status === 400) await projectsPage(res, ctx, input, err.message);
+      if (err instanceof ConsoleError && err.code === 'CONSOLE_BAD_REQUEST') await projectsPage(res, ctx, input, err.message);
       else throw err;
     }
   }));
 
   const createToken = async (req: Request, res: Response, ctx: Signed, input: TokenForm): Promise<void> => {
     const kind = input.kind as TokenKind;
-    if (!TOKEN_KINDS.includes(kind)) throw new ConsoleError(400, 'Refused', `kind must be one of ${TOKEN_KINDS.join(', ')}`);
+    if (!TOKEN_KINDS.includes(kind)) throw new ConsoleError('CONSOLE_BAD_REQUEST', `kind must be one of ${TOKEN_KINDS.join(', ')}`);
     const projectId = kind === 'legacy' ? null : input.project;
     if (projectId !== null) {
       const projects = await services.accounts.listProjects(ctx.org.id);
-      if (!projects.some((p) => p.id === projectId)) throw new ConsoleError(400, 'Refused', `a ${kind} token needs one of this organization's projects`);
+      if (!projects.some((p) => p.id === projectId)) throw new ConsoleError('CONSOLE_BAD_REQUEST', `a ${kind} token needs one of this organization's projects`);
     }
     let datasourceId: string | null = null;
     if (kind === 'datasource') {
       datasourceId = input.datasource;
       const datasources = await services.datasources.list({ orgId: ctx.org.id });
-      if (!datasources.some((d) => d.id === datasourceId && d.projectId === projectId)) throw new ConsoleError(400, 'Refused', 'a datasource token needs a datasource of the chosen project');
+      if (!datasources.some((d) => d.id === datasourceId && d.projectId === projectId)) throw new ConsoleError('CONSOLE_BAD_REQUEST', 'a datasource token needs a datasource of the chosen project');
     }
     const scopes = kind === 'product' ? [...input.scopes] : [];
-    if (kind === 'product' && scopes.length === 0) throw new ConsoleError(400, 'Refused', 'a product token needs at least one scope');
+    if (kind === 'product' && scopes.length === 0) throw new ConsoleError('CONSOLE_BAD_REQUEST', 'a product token needs at least one scope');
     const name = input.name;
     const created = await services.accounts.createToken({ kind, orgId: ctx.org.id, projectId, datasourceId, scopes, ...(name ? { name } : {}) });
     req.log?.info({ token: created.token.id, kind }, 'console: token created');
