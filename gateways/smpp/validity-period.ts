@@ -1,6 +1,8 @@
 // validity_period of a submit_sm (SMPP 3.4 §7.1.1, "YYMMDDhhmmsstnnp") as seconds from now: the
 // absolute format ('+'/'-': local time with its offset from UTC in quarter hours) and the
 // relative one ('R': years, months, days, hours, minutes, seconds from now). Pure: `now` is given.
+// Its YYMMDDhhmmss is read as receipt dates are (core/carrier/receipt.ts parseReceiptDate).
+import { parseReceiptDate } from '../../core/carrier/receipt';
 import { VALIDITY_PERIOD_MAX_SECONDS, VALIDITY_PERIOD_MIN_SECONDS } from '../../core/schemas/sms';
 
 export type ValidityPeriod =
@@ -11,8 +13,6 @@ export type ValidityPeriod =
 const FORMAT = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d)(\d{2})([-+R])$/;
 const BOUNDS = `${VALIDITY_PERIOD_MIN_SECONDS} seconds (1 minute) to ${VALIDITY_PERIOD_MAX_SECONDS} seconds (72 hours)`;
 const QUARTER_HOUR_MS = 15 * 60_000;
-/** Days in a month (1-12) of a year (UTC, leap years included). */
-const daysIn = (year: number, month: number): number => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
 /** Seconds from `nowMs` the field asks for; empty: the platform default (MESSAGE_VALIDITY_SECONDS). */
 export function parseValidityPeriod(field: string, nowMs: number): ValidityPeriod {
@@ -27,13 +27,10 @@ export function parseValidityPeriod(field: string, nowMs: number): ValidityPerio
     if (yy > 0 || mo > 0) return { kind: 'invalid', reason: `validity_period "${field}" is longer than the longest validity period, ${BOUNDS}` };
     seconds = dd * 86_400 + hh * 3_600 + mi * 60 + ss;
   } else {
-    const year = 2000 + yy;
-    if (mo < 1 || mo > 12 || dd < 1 || dd > daysIn(year, mo) || hh > 23 || mi > 59 || ss > 59 || nn > 48) {
-      return { kind: 'invalid', reason: `validity_period "${field}" is not a valid absolute time` };
-    }
-    const local = Date.UTC(year, mo - 1, dd, hh, mi, ss, t * 100);
+    const local = parseReceiptDate(field.slice(0, 12));
+    if (!local || nn > 48) return { kind: 'invalid', reason: `validity_period "${field}" is not a valid absolute time` };
     // '+': the local time is ahead of UTC by nn quarter hours; '-': behind.
-    const utc = local - (p === '+' ? 1 : -1) * nn * QUARTER_HOUR_MS;
+    const utc = local.getTime() + t * 100 - (p === '+' ? 1 : -1) * nn * QUARTER_HOUR_MS;
     seconds = Math.round((utc - nowMs) / 1000);
   }
   if (seconds < VALIDITY_PERIOD_MIN_SECONDS || seconds > VALIDITY_PERIOD_MAX_SECONDS) {

@@ -75,6 +75,8 @@ describe('SMPP 3.4 §7.1.1 validity_period → seconds from the submit', () => {
     ['30 February', '260230120000000+'],
     ['an offset of 49 quarter hours', '261126130000049+'],
     ['a hour 24', '261126240000000+'],
+    ['a minute 60', '261126126000000+'],
+    ['a day 00', '261100120000000+'],
     ['the wrong length', '26112613000000+'],
     ['an unknown sign', '261126130000000Z'],
     ['letters', 'tomorrow'],
