@@ -35,12 +35,14 @@ async function ready(p: ProductProcess, logOffset: number): Promise<void> {
 }
 
 export async function startProduct(name?: string): Promise<void> {
+  // One build check for every process: each runs the same dist/ (rebuilt between two of them, it would differ).
+  const entry = ensureBuilt();
   for (const p of productProcesses(productOverrides())) {
     if (name !== undefined && p.name !== name) continue;
     const offset = logSize(p.name);
     const { started, pid } = launch({
       name: p.name, cwd: ROOT, env: p.env,
-      command: process.execPath, args: [ensureBuilt(), ...p.roles.map((r) => `--role=${r}`), ...p.args],
+      command: process.execPath, args: [entry, ...p.roles.map((r) => `--role=${r}`), ...p.args],
     });
     if (started) await ready(p, offset);
     say(`${p.name}: ${started ? 'started' : 'running'} (pid ${pid}, roles ${p.roles.join('+')}${p.port ? `, port ${p.port}` : ''})`);
