@@ -26,10 +26,6 @@ export function keywordAction(text: string): KeywordAction | null {
   return null;
 }
 
-export function isStopKeyword(text: string): boolean {
-  return keywordAction(text) === 'stop';
-}
-
 /** How a number came onto a project's opt-out list: an inbound keyword, or the API / admin CLI. */
 export type OptOutSource = 'keyword' | 'api';
 

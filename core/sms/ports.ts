@@ -3,6 +3,7 @@
 import type { Price, PriceKind, Token } from '../accounts/types';
 import type { HoldRef } from '../bus/names';
 import type { SmsMessage } from './message';
+import type { OptOutList } from './opt-out';
 
 export interface PriceBook {
   price(orgId: string, kind: PriceKind, country: string): Price | undefined;
@@ -56,12 +57,8 @@ export interface OptOuts {
   isOptedOut(projectId: string, number: string): boolean | Promise<boolean>;
 }
 
-/** Records a STOP and lifts it on START (the lifecycle bridge, on an inbound keyword; core/sms/opt-out.ts). */
-export interface OptOutRecorder {
-  optOut(projectId: string, number: string, at: string, source?: 'keyword' | 'api', keyword?: string): Promise<void>;
-  /** Removes the number from the project's opt-outs; false when it was not there. */
-  optIn(projectId: string, number: string): Promise<boolean>;
-}
+/** Records a STOP and lifts it on START (the lifecycle bridge, on an inbound keyword): the writes of an opt-out list. */
+export type OptOutRecorder = Pick<OptOutList, 'optOut' | 'optIn'>;
 
 /** Which token owns one of our two-way numbers. */
 export interface NumberDirectory {

@@ -1,6 +1,6 @@
 // Two-way keywords (DESIGN §4 "Two-way", spec 1 §6; core/sms/opt-out.ts): the first word of an
 // inbound message, case- and whitespace-insensitive, decides stop / start / help.
-import { firstWord, HELP_KEYWORDS, isStopKeyword, keywordAction, START_KEYWORDS, STOP_KEYWORDS } from '../../core/sms/opt-out';
+import { firstWord, HELP_KEYWORDS, keywordAction, START_KEYWORDS, STOP_KEYWORDS } from '../../core/sms/opt-out';
 
 describe('DESIGN §4 Two-way: keywordAction', () => {
   test('every STOP-family word opts out, in any case, with blanks around it', () => {
@@ -28,10 +28,10 @@ describe('DESIGN §4 Two-way: keywordAction', () => {
     expect(keywordAction('   \n ')).toBeNull();
   });
 
-  test('firstWord and isStopKeyword', () => {
+  test('firstWord', () => {
     expect(firstWord('  unsubscribe me ')).toBe('UNSUBSCRIBE');
     expect(firstWord('')).toBe('');
-    expect(isStopKeyword('End')).toBe(true);
-    expect(isStopKeyword('start')).toBe(false);
+    expect(keywordAction('End')).toBe('stop');
+    expect(keywordAction('start')).toBe('start');
   });
 });
