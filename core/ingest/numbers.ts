@@ -11,12 +11,6 @@ export interface UnfaithfulNumber {
   readonly problem: string;
 }
 
-/**
- * Cheap test that a body may hold such a number: 16 or more digits in a row (a dot allowed
- * between), `-0` not followed by a digit, or an exponent of three digits. Bodies without one
- * (almost all) skip the scan.
- */
-const SUSPECT = /\d(?:\.?\d){15}|-0(?!\d)|[eE][+-]?\d{3}/;
 
 /** `digits` without leading or trailing zeros and the power of ten of its last digit: "1.50e2" and "150" are both `15e1`. */
 function canonical(literal: string): string {
@@ -44,50 +38,85 @@ export function numberProblem(literal: string): string | null {
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const COMMA = 0x2c;
+const PLUS = 0x2b;
+const E = 0x65;
+const UPPER_E = 0x45;
+
+/** The offset of the quote that closes the string opening at `start`. */
+function stringEnd(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  for (;;) {
+    if (end < 0) return text.length; // unterminated: not valid JSON, nothing more to find
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
 
 /**
  * Every number of `text` (valid JSON, as the body guard parsed it) that would not be stored as
- * sent, with its path. One pass, no recursion.
+ * sent, with its path. One pass over the character codes, no recursion, nothing allocated for
+ * the numbers that cannot have a problem: only a literal with 16 or more digits, an exponent of
+ * three digits or a leading `-0` is weighed by numberProblem, and only then are the keys of
+ * its path decoded.
  */
 export function unfaithfulNumbers(text: string): UnfaithfulNumber[] {
-  if (!SUSPECT.test(text)) return [];
   const found: UnfaithfulNumber[] = [];
-  const path: Array<string | number> = [];
-  const containers: Array<'array' | 'object'> = [];
+  // Per open container: an array's current index, or the offset of an object's current key (-1 before the first).
+  const at: number[] = [];
+  const inArray: boolean[] = [];
   let expectKey = false;
+  const length = text.length;
   let i = 0;
-  while (i < text.length) {
-    const c = text[i] as string;
-    if (c === '[' || c === '{') {
-      containers.push(c === '[' ? 'array' : 'object');
-      path.push(c === '[' ? 0 : '');
-      expectKey = c === '{';
-      i += 1;
-    } else if (c === ']' || c === '}') {
-      containers.pop();
-      path.pop();
-      expectKey = false;
-      i += 1;
-    } else if (c === ',') {
-      const inArray = containers.at(-1) === 'array';
-      if (inArray) path[path.length - 1] = (path.at(-1) as number) + 1;
-      expectKey = !inArray;
-      i += 1;
-    } else if (c === '"') {
-      let end = i + 1;
-      while (end < text.length && text.charCodeAt(end) !== QUOTE) end += text.charCodeAt(end) === BACKSLASH ? 2 : 1;
+  while (i < length) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
       if (expectKey) {
-        path[path.length - 1] = JSON.parse(text.slice(i, end + 1)) as string;
+        at[at.length - 1] = i;
         expectKey = false;
       }
       i = end + 1;
-    } else if (c === '-' || (c >= '0' && c <= '9')) {
-      let end = i + 1;
-      while (end < text.length && /[-+.eE0-9]/.test(text[end] as string)) end += 1;
-      const problem = numberProblem(text.slice(i, end));
-      if (problem) found.push({ path: [...path], problem });
-      i = end;
+    } else if (c === MINUS || (c >= ZERO && c <= NINE)) {
+      const start = i;
+      let digits = 0;
+      let exponentDigits = -1; // -1 until the `e`
+      for (i += 1; i < length; i += 1) {
+        const d = text.charCodeAt(i);
+        if (d >= ZERO && d <= NINE) {
+          if (exponentDigits < 0) digits += 1;
+          else exponentDigits += 1;
+        } else if (d === E || d === UPPER_E) exponentDigits = 0;
+        else if (d !== DOT && d !== PLUS && d !== MINUS) break;
+      }
+      if (c !== MINUS) digits += 1;
+      const suspect = digits >= 16 || exponentDigits >= 3 || (c === MINUS && text.charCodeAt(start + 1) === ZERO);
+      const problem = suspect ? numberProblem(text.slice(start, i)) : null;
+      if (problem) found.push({ path: at.map((p, level) => (inArray[level] ? p : p < 0 ? '' : (JSON.parse(text.slice(p, stringEnd(text, p) + 1)) as string))), problem });
     } else {
+      if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+        inArray.push(c === OPEN_ARRAY);
+        at.push(c === OPEN_ARRAY ? 0 : -1);
+        expectKey = c === OPEN_OBJECT;
+      } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+        inArray.pop();
+        at.pop();
+        expectKey = false;
+      } else if (c === COMMA) {
+        const array = inArray[inArray.length - 1] === true;
+        if (array) at[at.length - 1] = (at[at.length - 1] as number) + 1;
+        expectKey = !array;
+      }
       i += 1; // whitespace, ':', and the letters of true, false, null
     }
   }

@@ -59,6 +59,8 @@ describe('spec 2 §2.1: numbers are stored as sent or refused', () => {
     const text = '[{"_user_id":"9007199254740993","a":1,"big":9007199254740993},{"x":{"y":[1, -0, "-0"]},"k\\"9007199254740993":2}, 3]';
     expect(unfaithfulNumbers(text).map((n) => n.path)).toEqual([[0, 'big'], [1, 'x', 'y', 1]]);
     expect([...unfaithfulByItem(text).keys()]).toEqual([0, 1]);
+    // A string ending in an escaped backslash ends at its quote; a key is decoded for the path.
+    expect(unfaithfulNumbers('[{"s":"a\\\\","k\\\\\\u00e9":[-0]}]').map((n) => n.path)).toEqual([[0, 'k\\\u00e9', 0]]);
   });
 
   test('the item is refused naming the attribute, parameter and path; other items stand', () => {
