@@ -10,8 +10,8 @@ import * as secrets from '../../core/accounts/secrets';
 import type { Organization, Token } from '../../core/accounts/types';
 import { smppBindFailures, smppBindLockouts } from '../../infra/metrics';
 import { startSmppServer, type SmppOptions, type SmppServer } from '../../gateways/smpp';
-import type { BindClock } from '../../gateways/smpp/bind-throttle';
 import { STATUS } from '../../gateways/smpp/protocol';
+import { FakeBindClock } from '../support/fake-bind-clock';
 import { TestSmppClient } from '../support/smpp-client';
 
 jest.mock('../../core/accounts/secrets', () => {
@@ -23,18 +23,6 @@ const scrypts = secrets.verifySmppPasswordAsync as jest.MockedFunction<typeof se
 const PASSWORD = 'pw123456';
 const WRONG = 'guess-0001';
 const PASSWORD_HASH = secrets.hashSmppPassword(PASSWORD);
-
-class FakeClock implements BindClock {
-  t = 5_000_000;
-  readonly delays: number[] = [];
-  now(): number {
-    return this.t;
-  }
-  delay(ms: number): Promise<void> {
-    this.delays.push(ms);
-    return Promise.resolve();
-  }
-}
 
 const token = (id: string, systemId: string): Token => ({
   id, kind: 'api_sms', name: id, orgId: 'org-1', projectId: 'project-1', datasourceId: null, scopes: [], hash: '00', createdAt: '2026-01-01T00:00:00.000Z',
@@ -49,7 +37,7 @@ async function counter(metric: typeof smppBindFailures | typeof smppBindLockouts
 }
 
 describe('SMPP failed binds are throttled per system_id and address (docs/smpp.md, spec 1 §5 item 5)', () => {
-  let clock: FakeClock;
+  let clock: FakeBindClock;
   let server: SmppServer;
   let logLines: string[];
   const clients: TestSmppClient[] = [];
@@ -72,7 +60,7 @@ describe('SMPP failed binds are throttled per system_id and address (docs/smpp.m
   };
 
   beforeEach(async () => {
-    clock = new FakeClock();
+    clock = new FakeBindClock(5_000_000);
     logLines = [];
     scrypts.mockClear();
     await start();

@@ -2,28 +2,17 @@
 // docs/smpp.md "Failed binds"; spec 1 §5 item 5 binds): lockout after the threshold within the
 // window, its end by itself, password checks of a suspect key bounded, and nothing kept for
 // binds that never failed. Driven by a fake clock: no sleeps.
-import { BindThrottle, type BindClock, type BindThrottleOptions } from '../../gateways/smpp/bind-throttle';
-
-class FakeClock implements BindClock {
-  t = 1_000_000;
-  readonly delays: number[] = [];
-  now(): number {
-    return this.t;
-  }
-  delay(ms: number): Promise<void> {
-    this.delays.push(ms);
-    return Promise.resolve();
-  }
-}
+import { BindThrottle, type BindThrottleOptions } from '../../gateways/smpp/bind-throttle';
+import { FakeBindClock } from '../support/fake-bind-clock';
 
 const OPTIONS: BindThrottleOptions = { bindFailureWindowMs: 60_000, maxBindFailuresPerSystemId: 5, maxBindFailuresPerAddress: 20, bindLockoutMs: 300_000, bindRefusalDelayMs: 1000 };
 const A = { systemId: 'acme', address: '203.0.113.7' };
 
 describe('SMPP failed-bind throttle (docs/smpp.md, spec 1 §5 item 5)', () => {
-  let clock: FakeClock;
+  let clock: FakeBindClock;
   let throttle: BindThrottle;
   beforeEach(() => {
-    clock = new FakeClock();
+    clock = new FakeBindClock(1_000_000);
     throttle = new BindThrottle(OPTIONS, clock);
   });
 
