@@ -3,7 +3,8 @@
 // whose values are past the bound-values limit is a 400 naming it, and every path of
 // /openapi.json, under the server its path item names (or the document's), is a route the app
 // serves (a generated client reading those servers calls real URLs).
-import { createIngestTenant, eventually, productToken, type IngestTenant } from '../support/ingest';
+import { eventually } from '../support/eventually';
+import { createIngestTenant, productToken, type IngestTenant } from '../support/ingest';
 import { api, stack } from '../support/stack';
 
 jest.setTimeout(120_000);
@@ -18,7 +19,7 @@ beforeAll(async () => {
   t = await createIngestTenant();
   token = await productToken(t.orgId, t.projectId, ['audience:search']);
   expect((await api(`${t.base}/contacts`, { token: t.token, body: [{ _user_id: 'l1', plan: 'gold' }, { _user_id: 'l2', plan: `${'7'.padEnd(100, 'x')}-suffix` }] })).status).toBe(202);
-  await eventually(() => search({ version: '0.0.1' }), (r) => r.status === 200 && (r.body as { total: number }).total === 2, 20_000);
+  await eventually(() => search({ version: '0.0.1' }), { what: 'both contacts to be searchable', until: (r) => r.status === 200 && (r.body as { total: number }).total === 2 });
 });
 
 describe('spec 3 §8: a filter that passed max_query_size', () => {

@@ -12,6 +12,7 @@ import { OutcomeUnknownError } from '../../core/errors';
 import { batchOf } from '../../core/ids';
 import { SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
 import type { SmsMessage } from '../../core/sms/message';
+import type { ChargeHold } from '../../core/accounts/types';
 import type { AcceptedQueue, Funds } from '../../core/sms/ports';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
@@ -19,7 +20,7 @@ import { CANCELED_CODE, startChargeSettler, type ChargeSettler } from '../../pip
 import { BalanceLedger } from '../../stores/balance-ledger';
 import { KvLifecycleStates } from '../../stores/lifecycle-records';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates } from '../../stores/message-state';
-import { eventually } from '../support/ingest';
+import { eventually } from '../support/eventually';
 import { admin, api, stack } from '../support/stack';
 import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
 
@@ -31,9 +32,10 @@ const entityOf = (res: Res): Entity => (res.body as { entity: Entity }).entity;
 const PRICE_MICROS = 75_000;
 const LOOKUP_MICROS = 5_000;
 const REFUND_AFTER_MS = 1500;
+/** A hold taken by the test itself, to show how far a sweep got. */
+const CONTROL_HOLD = '0190a0b0-0000-7000-8000-00000000c0de';
 
 const item = (clientId?: string): Record<string, unknown> => ({ from: 'TestCo', to: '+4915112345678', text: 'Your code is 1234', ...(clientId ? { clientId } : {}) });
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('charge holds (the charge settler on the real bus)', () => {
   let nats: Nats;
@@ -47,7 +49,32 @@ describe('charge holds (the charge settler on the real bus)', () => {
     funds, states, queue, clientIds: new KvClientIds(nats.kv.idempotency), optOuts: { isOptedOut: () => false },
   });
   const submitter = (t: Tenant): Submitter => ({ orgId: t.orgId, projectId: t.projectId, tokenId: t.tokenId, source: 'http', currency: 'EUR' });
-  const holdsOf = async (orgId: string): Promise<Record<string, unknown>> => (await ledger.get(orgId))?.holds ?? {};
+  const holdsOf = async (orgId: string): Promise<Readonly<Record<string, ChargeHold>>> => (await ledger.get(orgId))?.holds ?? {};
+
+  /**
+   * Sweeps `orgId` until the settler refunds something (a hold aged past REFUND_AFTER_MS of the
+   * stream time it has handled) and returns how many that sweep refunded; none was refunded
+   * before the oldest hold open now was REFUND_AFTER_MS old.
+   */
+  const sweepUntilRefunded = async (orgId: string): Promise<number> => {
+    const oldest = Math.min(...Object.values(await holdsOf(orgId)).map((h) => h.at));
+    const refunded = await eventually(() => settler.sweep([orgId]), { what: `the settler to refund a stale hold of ${orgId}`, until: (n) => n > 0, intervalMs: 100 });
+    expect(Date.now() - oldest).toBeGreaterThanOrEqual(REFUND_AFTER_MS);
+    return refunded;
+  };
+
+  /**
+   * Shows that the charges of `orgId` so far are not refunded even once aged: a control hold
+   * taken now is refunded alone when a sweep has passed its age (so theirs too), and the
+   * balance is what it was.
+   */
+  const expectOnlyControlRefunded = async (orgId: string): Promise<void> => {
+    const before = await balanceMicros(orgId);
+    expect(await ledger.charge(orgId, LOOKUP_MICROS, { id: CONTROL_HOLD })).toBe(true);
+    expect(await sweepUntilRefunded(orgId)).toBe(1);
+    expect(await holdsOf(orgId)).toEqual({});
+    expect(await balanceMicros(orgId)).toBe(before);
+  };
 
   /**
    * `holdId` (a message with `clientId`, charged from a balance of 1 EUR) never reached the
@@ -60,8 +87,7 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect(early.status).toBe(500);
     expect((early.body as { detail: string }).detail).toMatch(/held by a request still being accepted/);
 
-    await sleep(REFUND_AFTER_MS + 200);
-    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await sweepUntilRefunded(t.orgId)).toBe(1);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000);
     expect(await holdsOf(t.orgId)).toEqual({});
     expect(await states.get(holdId)).toMatchObject({ status: 'canceled', statusCode: CANCELED_CODE, charged: false });
@@ -94,7 +120,7 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect((await api(`${V1}/sms`, { token: t.token, body: item('settled-1') })).status).toBe(201);
     expect((await api(`${V1}/sms/bulk`, { token: t.token, body: [item(), item(), item()] })).status).toBe(201);
     expect((await api(`${V1}/lookup`, { token: t.token, body: { to: '+4915112345678' } })).status).toBe(201);
-    expect(await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 0)).toEqual({});
+    expect(await eventually(() => holdsOf(t.orgId), { what: 'no hold left open', until: (h) => Object.keys(h).length === 0 })).toEqual({});
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS - LOOKUP_MICROS);
     expect(await settler.sweep([t.orgId])).toBe(0);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS - LOOKUP_MICROS);
@@ -104,11 +130,11 @@ describe('charge holds (the charge settler on the real bus)', () => {
     const t = await createTenant({ balance: 1 });
     const never: AcceptedQueue = { enqueue: () => new Promise<void>(() => undefined) };
     void gateway(never).submitOne(submitter(t), item('dead-before-publish'));
-    const held = await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 1);
+    const held = await eventually(() => holdsOf(t.orgId), { what: 'the one hold', until: (h) => Object.keys(h).length === 1 });
     expect(Object.keys(held)).toHaveLength(1);
     const [holdId] = Object.keys(held) as [string];
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
-    const stored = await eventually(() => states.get(holdId), (m) => m !== null);
+    const stored = await eventually(() => states.get(holdId), { what: 'the stored state', until: (m) => m !== null });
     expect(stored?.status).toBe('queued');
 
     // An operator sees the held charge.
@@ -121,17 +147,16 @@ describe('charge holds (the charge settler on the real bus)', () => {
     const t = await createTenant({ balance: 1 });
     const never: AcceptedQueue = { enqueue: () => new Promise<void>(() => undefined) };
     void gateway(never).submitBulk(submitter(t), [item('bulk-dead-a'), item(), item('bulk-dead-c')]);
-    const held = await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 1);
+    const held = await eventually(() => holdsOf(t.orgId), { what: 'the one hold', until: (h) => Object.keys(h).length === 1 });
     const [holdId] = Object.keys(held) as [string];
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 3 * PRICE_MICROS);
     // The three states are one record (core/bus/state-batch.ts): no message has a key of its own yet.
     expect(await nats.kv.messages.get(KV_KEYS.messageState(holdId))).toBeNull();
     expect(await nats.kv.messages.get(KV_KEYS.messageBatch(batchOf(holdId)))).not.toBeNull();
-    const first = await eventually(() => states.get(holdId), (m) => m !== null);
+    const first = await eventually(() => states.get(holdId), { what: 'the stored state', until: (m) => m !== null });
     expect(first).toMatchObject({ status: 'queued', clientId: 'bulk-dead-a' });
 
-    await sleep(REFUND_AFTER_MS + 200);
-    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await sweepUntilRefunded(t.orgId)).toBe(1);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000);
     const retry = await api(`${V1}/sms/bulk`, { token: t.token, body: [item('bulk-dead-a'), item('bulk-dead-c')] });
     expect(retry.status).toBe(201);
@@ -150,11 +175,10 @@ describe('charge holds (the charge settler on the real bus)', () => {
     const t = await createTenant({ balance: 1 });
     const noSettle: Funds = { charge: ledger.charge.bind(ledger), credit: ledger.credit.bind(ledger), isHeld: ledger.isHeld.bind(ledger), settle: () => undefined };
     const accepted: SmsMessage = await gateway(new JetStreamAcceptedQueue(nats.pipeline), noSettle).submitOne(submitter(t), item('dead-after-publish'));
-    expect(await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 0)).toEqual({});
-    await sleep(REFUND_AFTER_MS + 200);
-    expect(await settler.sweep([t.orgId])).toBe(0);
+    expect(await eventually(() => holdsOf(t.orgId), { what: 'no hold left open', until: (h) => Object.keys(h).length === 0 })).toEqual({});
+    await expectOnlyControlRefunded(t.orgId);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
-    const state = await eventually(() => states.get(accepted.id), (m) => m?.status === 'delivered', 20_000);
+    const state = await eventually(() => states.get(accepted.id), { what: 'the message delivered', until: (m) => m?.status === 'delivered' });
     expect(state).toMatchObject({ status: 'delivered', charged: true });
   });
 
@@ -172,15 +196,14 @@ describe('charge holds (the charge settler on the real bus)', () => {
     expect((failed as Error).message).toMatch(/did not confirm the messages in time: the charge stays if it stored/);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
     // The settler reads the stream message's header and settles the hold; nothing is refunded later.
-    expect(await eventually(() => holdsOf(t.orgId), (h) => Object.keys(h).length === 0)).toEqual({});
-    await sleep(REFUND_AFTER_MS + 200);
-    expect(await settler.sweep([t.orgId])).toBe(0);
+    expect(await eventually(() => holdsOf(t.orgId), { what: 'no hold left open', until: (h) => Object.keys(h).length === 0 })).toEqual({});
+    await expectOnlyControlRefunded(t.orgId);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
     // The retry with the same clientId is the stored message, not a second one.
     const retry = await api(`${V1}/sms`, { token: t.token, body: item('ack-lost') });
     expect(retry.status).toBe(201);
     const sent = entityOf(retry);
-    expect(await eventually(() => states.get(sent.id), (m) => m?.status === 'delivered', 20_000)).toMatchObject({ status: 'delivered', charged: true, clientId: 'ack-lost' });
+    expect(await eventually(() => states.get(sent.id), { what: 'the message delivered', until: (m) => m?.status === 'delivered' })).toMatchObject({ status: 'delivered', charged: true, clientId: 'ack-lost' });
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - PRICE_MICROS);
   });
 
@@ -201,7 +224,7 @@ describe('charge holds (the charge settler on the real bus)', () => {
     const failed = await gateway(refused).submitOne(submitter(t), item('refused')).catch((err: unknown) => err);
     expect(failed).toMatchObject({ code: 'INTERNAL' });
     expect((failed as Error).message).toMatch(/nothing was charged/);
-    expect(await eventually(() => balanceMicros(t.orgId), (b) => b === 1_000_000)).toBe(1_000_000);
+    expect(await eventually(() => balanceMicros(t.orgId), { what: 'the charge refunded', until: (b) => b === 1_000_000 })).toBe(1_000_000);
     expect(await holdsOf(t.orgId)).toEqual({});
     const retry = await api(`${V1}/sms`, { token: t.token, body: item('refused') });
     expect(retry.status).toBe(201);
@@ -211,8 +234,7 @@ describe('charge holds (the charge settler on the real bus)', () => {
     const t = await createTenant({ balance: 1 });
     await ledger.charge(t.orgId, LOOKUP_MICROS, { id: '0190a0b0-0000-7000-8000-00000000dead' });
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - LOOKUP_MICROS);
-    await sleep(REFUND_AFTER_MS + 200);
-    expect(await settler.sweep([t.orgId])).toBe(1);
+    expect(await sweepUntilRefunded(t.orgId)).toBe(1);
     expect(await balanceMicros(t.orgId)).toBe(1_000_000);
   });
 });

@@ -3,7 +3,7 @@
 // helpers to call the ingestion API and wait for the ingest writer.
 import type { AttributeType } from '../../core/ingest';
 import { DatasourceStore } from '../../stores/datasource-store';
-import { eventually as poll } from './eventually';
+import { eventually } from './eventually';
 import { api } from './stack';
 import { createTenant, withAccounts } from './tenants';
 
@@ -24,7 +24,7 @@ export function streamBase(projectId: string, datasourceId: string): string {
 
 /** Polls `GET /stream` until `token` is known to the product (its account mirror caught up). */
 export async function waitForIngestToken(base: string, token: string, timeoutMs = 20_000): Promise<void> {
-  await poll(() => api(base, { token }), { what: `the token to be accepted at ${base}`, until: (res) => res.status === 200, timeoutMs, intervalMs: 25 });
+  await eventually(() => api(base, { token }), { what: `the token to be accepted at ${base}`, until: (res) => res.status === 200, timeoutMs, intervalMs: 25 });
 }
 
 export async function createIngestTenant(opts: { strict?: boolean; attributes?: Record<string, AttributeType>; events?: Record<string, Record<string, AttributeType>> } = {}): Promise<IngestTenant> {
@@ -56,12 +56,4 @@ export async function addDatasource(t: { orgId: string; projectId: string }): Pr
 
 export async function productToken(orgId: string, projectId: string, scopes: string[]): Promise<string> {
   return withAccounts(async (accounts) => (await accounts.createToken({ kind: 'product', orgId, projectId, scopes })).value);
-}
-
-/**
- * @deprecated The one polling helper is `eventually` of ./eventually (it throws naming what was
- * awaited); this adapter stays only until the suites still importing it from here move over.
- */
-export async function eventually<T>(read: () => Promise<T>, ready: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  return poll(read, { what: 'the ingest read to be ready', until: ready, timeoutMs });
 }
