@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import type { temporal as proto } from '@temporalio/proto';
+import { temporal as proto } from '@temporalio/proto';
 import type { ReplayResult } from '@temporalio/worker';
 import type { Command } from 'commander';
 import { WORKFLOW_TYPES } from '../core/bus';
@@ -84,12 +84,8 @@ const COMMAND_EVENTS = new Set([
   'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW', 'EVENT_TYPE_NEXUS_OPERATION_SCHEDULED', 'EVENT_TYPE_NEXUS_OPERATION_CANCEL_REQUESTED',
 ]);
 
-/** An event's type as its JSON names it (`EVENT_TYPE_TIMER_STARTED`), from its attributes when decoded as a number. */
-function eventTypeName(event: HistoryEvent): string {
-  if (typeof event.eventType === 'string') return event.eventType;
-  const key = Object.keys(event).find((k) => k.endsWith('EventAttributes') && (event as Record<string, unknown>)[k] != null);
-  return key ? `EVENT_TYPE_${key.replace(/EventAttributes$/, '').replace(/([A-Z])/g, '_$1').toUpperCase()}` : 'EVENT_TYPE_UNSPECIFIED';
-}
+/** An event's type as its JSON names it (`EVENT_TYPE_TIMER_STARTED`): histories hold it as the proto enum's number. */
+const eventTypeName = (event: HistoryEvent): string => proto.api.enums.v1.EventType[event.eventType ?? 0] ?? 'EVENT_TYPE_UNSPECIFIED';
 
 const eventId = (event: HistoryEvent): number => Number(event.eventId ?? 0);
 
