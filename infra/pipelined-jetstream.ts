@@ -7,6 +7,14 @@
 // rejects on an API error, on "no responders" (no stream listens) and after `timeoutMs`.
 import { createInbox, Empty, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 
+/**
+ * The largest message body to publish in one piece to a server taking `maxPayload` bytes: half
+ * of it (headers and protocol ride along), at most `cap` (unknown max_payload: `cap`).
+ */
+export function bodyLimitOf(maxPayload: number | undefined, cap: number): number {
+  return maxPayload ? Math.min(cap, Math.floor(maxPayload / 2)) : cap;
+}
+
 export class JetStreamPublishError extends Error {
   override readonly name = 'JetStreamPublishError';
 
@@ -169,13 +177,9 @@ export class PipelinedJetStream {
     }
   };
 
-  /**
-   * The largest message body this client may publish in one piece: half the server's
-   * max_payload (headers and protocol ride along), at most `cap`.
-   */
+  /** The largest message body this client may publish in one piece: bodyLimitOf the connected server's max_payload. */
   bodyLimit(cap: number): number {
-    const serverMax = this.nc.info?.max_payload;
-    return serverMax ? Math.min(cap, Math.floor(serverMax / 2)) : cap;
+    return bodyLimitOf(this.nc.info?.max_payload, cap);
   }
 
   /** Stops listening; publishes still waiting are rejected. */

@@ -11,6 +11,7 @@ import { AppError } from '../core/errors';
 import type { IngestContactsMessage, IngestEventsMessage, IngestMessage } from '../core/ingest';
 import type { IngestBus } from '../core/ingest/ports';
 import { INGEST_STATE_KEYS, SUBJECTS } from '../core/bus/names';
+import { bodyLimitOf } from '../infra/pipelined-jetstream';
 
 /**
  * The largest INGEST message, at most half the server's max_payload: the writer publishes a
@@ -18,11 +19,6 @@ import { INGEST_STATE_KEYS, SUBJECTS } from '../core/bus/names';
  * which must fit too.
  */
 export const MESSAGE_CAP = 512 * 1024;
-
-/** The largest message for a server that takes `maxPayload` bytes (unknown: the cap). */
-export function messageLimit(maxPayload: number | undefined): number {
-  return maxPayload ? Math.min(MESSAGE_CAP, Math.floor(maxPayload / 2)) : MESSAGE_CAP;
-}
 
 type Batched = IngestContactsMessage | IngestEventsMessage;
 
@@ -70,7 +66,7 @@ export class JetStreamIngestBus implements IngestBus {
         : message.kind === 'delete' ? SUBJECTS.ingestDelete(message.projectId, message.datasourceId)
           : SUBJECTS.ingestRejected(message.projectId, message.datasourceId);
     const data = Buffer.from(JSON.stringify(message));
-    const limit = messageLimit(this.maxPayload());
+    const limit = bodyLimitOf(this.maxPayload(), MESSAGE_CAP);
     if (data.length <= limit || (message.kind !== 'contacts' && message.kind !== 'events')) return (await this.js.publish(subject, data)).seq;
     // Every part is built (and an item too large refused) before the first is published.
     const parts = splitIngestMessage(message, limit);

@@ -6,7 +6,8 @@ import { applyPatch } from '../../core/ingest/merge';
 import { numberProblem } from '../../core/ingest/numbers';
 import { INFERRED_CAPS, LIMITS } from '../../core/ingest/values';
 import { isAppError } from '../../core/errors';
-import { MESSAGE_CAP, messageLimit, splitIngestMessage } from '../../stores/ingest-bus';
+import { bodyLimitOf } from '../../infra/pipelined-jetstream';
+import { MESSAGE_CAP, splitIngestMessage } from '../../stores/ingest-bus';
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z');
 const datasource: Datasource = { id: 'd', orgId: 'o', projectId: 'p', name: 'd', strict: false, createdAt: '2026-01-01T00:00:00.000Z' };
@@ -109,10 +110,10 @@ describe('spec 2 §7: a request larger than one bus message', () => {
   const contacts = Array.from({ length: 100 }, (_, i) => ({ userId: `u${i}`, attributes: { note: { type: 'string' as const, value: 'x'.repeat(8000) } } }));
 
   test('the limit is half the server max_payload, at most 512 KiB', () => {
-    expect(messageLimit(undefined)).toBe(MESSAGE_CAP);
-    expect(messageLimit(1024 * 1024)).toBe(512 * 1024);
-    expect(messageLimit(8 * 1024 * 1024)).toBe(MESSAGE_CAP);
-    expect(messageLimit(65536)).toBe(32768);
+    expect(bodyLimitOf(undefined, MESSAGE_CAP)).toBe(MESSAGE_CAP);
+    expect(bodyLimitOf(1024 * 1024, MESSAGE_CAP)).toBe(512 * 1024);
+    expect(bodyLimitOf(8 * 1024 * 1024, MESSAGE_CAP)).toBe(MESSAGE_CAP);
+    expect(bodyLimitOf(65536, MESSAGE_CAP)).toBe(32768);
   });
 
   test('parts under the limit, items whole and in order, the failed count once, later parts numbered', () => {
