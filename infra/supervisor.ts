@@ -42,14 +42,6 @@ export class Supervisor {
     mkdirSync(this.runDir, { recursive: true });
   }
 
-  /**
-   * Kills the processes recorded by an earlier run of this data directory that are still alive
-   * (a parent killed with -9 leaves them), and waits until they are gone.
-   */
-  reapStale(): Promise<void> {
-    return reapStale(this.runDir, this.log);
-  }
-
   async start(spec: ChildSpec): Promise<void> {
     const tail: string[] = [];
     // Own process group: a terminal's Ctrl-C reaches only us, and we stop the engines after

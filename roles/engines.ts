@@ -68,7 +68,7 @@ export async function startEngines(config: Config, log: Logger, options: { click
   };
 
   try {
-    await supervisor.reapStale();
+    // What an earlier run killed with -9 left in $DATA_DIR/run was reaped by main.ts (reapStale) before its port checks.
     const natsUrl = config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`;
     if (!config.nats.url) {
       await assertFree(config.nats.port, 'NATS', 'NATS_PORT');

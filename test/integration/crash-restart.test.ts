@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
-import { Supervisor, portOpen } from '../../infra/supervisor';
+import { Supervisor, portOpen, reapStale } from '../../infra/supervisor';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort } from '../support/global-setup';
 
@@ -177,19 +177,19 @@ test('reapStale returns once the engine it killed is gone: its port is free at o
   // SIGKILL returns before the process dies, and its listening socket keeps accepting meanwhile:
   // checking the port right after the kill found it taken nearly every time.
   const log = createLogger('fatal');
-  const runDir = join(dir, 'reap');
+  const dataDir = join(dir, 'reap');
   for (let round = 0; round < 5; round++) {
     const port = await freePort();
-    const running = new Supervisor(runDir, log);
+    const running = new Supervisor(dataDir, log);
     await running.start({
       name: 'nats-server',
       command: join(ROOT, '.tools', 'bin', 'nats-server'),
-      args: ['-js', '-sd', join(runDir, `nats-${round}`), '-a', '127.0.0.1', '-p', String(port)],
+      args: ['-js', '-sd', join(dataDir, `nats-${round}`), '-a', '127.0.0.1', '-p', String(port)],
       ready: () => portOpen(port),
       ports: [port],
     });
-    // The supervisor is left running, as by a parent killed with -9; the next one reaps.
-    await new Supervisor(runDir, log).reapStale();
+    // The supervisor is left running, as by a parent killed with -9; the next start reaps its run directory.
+    await reapStale(join(dataDir, 'run'), log);
     expect({ round, taken: await portOpen(port) }).toEqual({ round, taken: false });
   }
 }, 60_000);
