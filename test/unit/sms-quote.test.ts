@@ -3,8 +3,6 @@
 // its refusals are the send's (validation, unknown country price, opt-out, wrong types, empty
 // and over-size bulks), and a quote charges, stores, queues and claims nothing. Then the route
 // in-process: v1 and legacy, its own rate-limit counter, the token's own organization's prices.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import type { Config } from '../../config';
 import type { Organization, Price, Principal, Token } from '../../core/accounts/types';
 import { AppError, ERRORS } from '../../core/errors';
@@ -14,6 +12,7 @@ import { fromMicros } from '../../core/money';
 import { createLogger } from '../../infra/logger';
 import { createHttpApp, SMS_API_BASE, type SmsServices } from '../../gateways/http/app';
 import type { Engines } from '../../roles/engines';
+import { listenLocal, type Listening } from '../support/listen';
 
 const DE = '+4915112345678';
 const DE_OPTED_OUT = '+4915199999999';
@@ -167,8 +166,7 @@ describe('DESIGN §4 POST /transactional/v1/sms/quote and legacy POST /sms/quote
   const principals = new Map<string, Principal>([['sms_good', { token: token('t1', 'api_sms'), org }], ['leg_good', { token: token('t2', 'legacy'), org }]]);
   const counters: string[] = [];
   let ports: Ports;
-  let server: Server;
-  let base: string;
+  let served: Listening;
 
   beforeAll(async () => {
     ports = new Ports();
@@ -185,17 +183,12 @@ describe('DESIGN §4 POST /transactional/v1/sms/quote and legacy POST /sms/quote
       balances: { get: async () => ({ currency: 'EUR', availableMicros: ports.balance }) },
     } as unknown as Engines;
     const app = createHttpApp({ config, engines, services: { acceptance: ports.acceptance } as unknown as SmsServices, log: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent') });
-    server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    served = await listenLocal(app);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  afterAll(() => served.close());
 
   const quote = (path: string, body: unknown, bearer = 'sms_good'): Promise<Response> =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${served.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   test('an object: 200 { entity, total } with the item\'s figures; counted on v1-sms-quote; nothing written', async () => {
     counters.length = 0;
