@@ -3,22 +3,16 @@
 // JSON.parse would change are item errors, the inferred-name cap holds under concurrent
 // batches, and an old event id re-sent after its contact's deletion is stored. The SMS API's
 // largest valid bulk (spec 1 §4) publishes in one piece.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isAppError } from '../../core/errors';
 import { capMessages, type IngestContactsMessage } from '../../core/ingest';
 import { LIMITS, INFERRED_CAPS } from '../../core/ingest/values';
 import { STREAMS } from '../../core/bus/names';
-import { createLogger } from '../../infra/logger';
-import { connectNats, type Nats } from '../../infra/nats';
-import { Supervisor, portOpen } from '../../infra/supervisor';
-import { TOOLS_BIN } from '../../roles/engines';
+import type { Nats } from '../../infra/nats';
 import { JetStreamIngestBus } from '../../stores/ingest-bus';
 import { listRecords } from '../../stores/kv-records';
-import { freePort } from '../support/global-setup';
 import { eventually } from '../support/eventually';
 import { createIngestTenant, type IngestTenant } from '../support/ingest';
+import { startSmallPayloadNats, type SmallPayloadNats } from '../support/small-payload-nats';
 import { api } from '../support/stack';
 import { createTenant, V1, withAccounts } from '../support/tenants';
 
@@ -66,26 +60,16 @@ describe('spec 2 §7: a body under the size limit whose stream message is over m
 });
 
 describe('an operator NATS with a smaller max_payload (64 KiB)', () => {
-  let dir: string;
-  let supervisor: Supervisor;
+  let server: SmallPayloadNats;
   let small: Nats;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'nats-ingest-payload-'));
-    writeFileSync(join(dir, 'nats.conf'), 'max_payload: 65536\n');
-    const port = await freePort();
-    supervisor = new Supervisor(dir, createLogger('error'));
-    await supervisor.start({
-      name: 'nats-server', command: join(TOOLS_BIN, 'nats-server'),
-      args: ['-c', join(dir, 'nats.conf'), '-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port)], ready: () => portOpen(port),
-    });
-    small = await connectNats({ servers: `nats://127.0.0.1:${port}`, replicas: 1, messageStateTtlHours: 1, name: 'ingest-payload-test' }, createLogger('error'));
+    server = await startSmallPayloadNats('ingest-payload-test');
+    small = server.nats;
   }, 60_000);
 
   afterAll(async () => {
-    await small.close();
-    await supervisor.stopAll();
-    rmSync(dir, { recursive: true, force: true });
+    await server.stop();
   });
 
   const header = { orgId: 'o', projectId: 'p', datasourceId: 'd', receivedAt: new Date().toISOString() };

@@ -3,21 +3,16 @@
 // every message of a bulk; the lifecycle's compare-and-set reads a message from the record at
 // revision 0 and creates its own key, which from then on wins; requests whose states cannot be
 // one record (ids of several batches, too large) keep a key per message.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { KV_KEYS } from '../../core/bus';
 import { batchOf, newId, newIds } from '../../core/ids';
 import type { SmsMessage } from '../../core/sms/message';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { Supervisor, portOpen } from '../../infra/supervisor';
-import { TOOLS_BIN } from '../../roles/engines';
 import { KvLifecycleStates } from '../../stores/lifecycle-records';
 import { KvMessageStates } from '../../stores/message-state';
 import { eventually } from '../support/eventually';
 import { makeMessage } from '../support/message-rows';
-import { freePort } from '../support/global-setup';
+import { startSmallPayloadNats, type SmallPayloadNats } from '../support/small-payload-nats';
 import { api, stack } from '../support/stack';
 import { createTenant, V1 } from '../support/tenants';
 
@@ -143,26 +138,16 @@ describe('single sends of one turn, one state record', () => {
 
 describe('a server with a smaller max_payload', () => {
   // A nats-server of its own, configured as an operator might (64 KiB instead of 1 MiB).
-  let dir: string;
-  let supervisor: Supervisor;
+  let server: SmallPayloadNats;
   let small: Nats;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'nats-small-payload-'));
-    writeFileSync(join(dir, 'nats.conf'), 'max_payload: 65536\n');
-    const port = await freePort();
-    supervisor = new Supervisor(dir, createLogger('error'));
-    await supervisor.start({
-      name: 'nats-server', command: join(TOOLS_BIN, 'nats-server'),
-      args: ['-c', join(dir, 'nats.conf'), '-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port)], ready: () => portOpen(port),
-    });
-    small = await connectNats({ servers: `nats://127.0.0.1:${port}`, replicas: 1, messageStateTtlHours: 1, name: 'small-payload-test' }, createLogger('error'));
+    server = await startSmallPayloadNats('small-payload-test');
+    small = server.nats;
   }, 60_000);
 
   afterAll(async () => {
-    await small.close();
-    await supervisor.stopAll();
-    rmSync(dir, { recursive: true, force: true });
+    await server.stop();
   });
 
   test('keeps a record under half of it, and a key per message beyond', async () => {
