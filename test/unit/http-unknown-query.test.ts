@@ -6,11 +6,7 @@
 // does take (access_token, spec 1 §5) still pass.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import type { Config } from '../../config';
-import type { Organization, Price, Principal, Token } from '../../core/accounts/types';
 import { openApiDocument } from '../../core/schemas/openapi';
-import { SmsAcceptance } from '../../core/sms/acceptance';
-import type { SmsMessage } from '../../core/sms/message';
 import { createLogger } from '../../infra/logger';
 import { createHttpApp, SMS_API_BASE, type SmsServices } from '../../gateways/http/app';
 import type { AnalyticsServices } from '../../gateways/http/analytics-api';
@@ -18,16 +14,7 @@ import type { AudienceServices } from '../../gateways/http/audience-api';
 import type { IngestServices } from '../../gateways/http/ingest-api';
 import { postQueryNames } from '../../gateways/http/query-guard';
 import { routePattern } from '../../gateways/http/routes';
-import type { Engines } from '../../roles/engines';
-
-const TOKEN = 'sms_good';
-const LEGACY = 'leg_good';
-const DE = '+4915112345678';
-const org: Organization = { id: 'org-1', name: 'Org', currency: 'EUR', smppEnabled: false, createdAt: '2026-01-01T00:00:00.000Z' };
-const token = (id: string, kind: Token['kind']): Token => ({
-  id, kind, name: id, orgId: org.id, projectId: kind === 'legacy' ? '' : 'project-1', datasourceId: null, scopes: [], hash: '00',
-  createdAt: '2026-01-01T00:00:00.000Z', revokedAt: null, webhook: null, smpp: null, numbers: [],
-} as Token);
+import { DE, LEGACY, SmsWorld, TOKEN } from '../support/sms-world';
 
 /** A service whose every member records that it was reached (and answers "nobody" to authenticate). */
 function recorder(touched: string[], name: string): never {
@@ -42,39 +29,12 @@ function recorder(touched: string[], name: string): never {
   }) as never;
 }
 
-class World {
-  balance = 10_000_000;
-  readonly queued: SmsMessage[] = [];
+class World extends SmsWorld {
   /** Members of the ingestion, audience, analytics and lookup services that were reached. */
   readonly touched: string[] = [];
-  readonly principals = new Map<string, Principal>([[TOKEN, { token: token('t1', 'api_sms'), org }], [LEGACY, { token: token('t2', 'legacy'), org }]]);
-
-  readonly acceptance = new SmsAcceptance({
-    prices: { price: (_o: string, _k: string, country: string): Price | undefined => (country === 'DE' ? { country, currency: 'EUR', priceMicros: 75_000 } : undefined) },
-    funds: {
-      charge: async (_o: string, micros: number) => {
-        if (micros > this.balance) return false;
-        this.balance -= micros;
-        return true;
-      },
-      credit: async (_o: string, micros: number) => { this.balance += micros; },
-      settle: () => undefined,
-      isHeld: async () => false,
-    },
-    states: { putAll: async () => undefined, get: async () => null },
-    clientIds: { claim: async () => null, takeOver: async () => false, release: async () => undefined },
-    queue: { enqueue: async (ms: readonly SmsMessage[]) => { this.queued.push(...ms); } },
-    optOuts: { isOptedOut: async () => false },
-  });
 
   app(): ReturnType<typeof createHttpApp> {
-    const config = { http: { bodyLimitBytes: 64 * 1024, trustProxy: false }, rateLimits: { perMinute: 1000, bulkPerMinute: 1000 }, ingest: { basePath: '/ingest/v1', ratePerMinute: 1000 }, audience: { basePath: '/audience/v1' } } as unknown as Config;
-    const engines = {
-      probes: {},
-      directory: { authenticate: (value: string) => this.principals.get(value), prices: () => [] },
-      rateLimiter: { take: async () => ({ allowed: true, limit: 1000, remaining: 999, reset: Math.floor(Date.now() / 60_000) * 60 + 60 }) },
-      balances: { get: async () => ({ currency: 'EUR', availableMicros: this.balance }) },
-    } as unknown as Engines;
+    const { config, engines } = this.appParts();
     const services = {
       acceptance: this.acceptance,
       lookups: recorder(this.touched, 'lookups'),
