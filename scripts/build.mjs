@@ -4,14 +4,15 @@
 // that changed is built again and an unchanged one starts at once. Plain Node, no dependencies.
 // `--check` only says whether dist/ is current (exit 0) or stale (exit 1).
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const stamp = join(dist, '.build-stamp');
-const SOURCES = ['main.ts', 'types', 'config', 'core', 'infra', 'stores', 'gateways', 'workflows', 'activities', 'pipelines', 'roles', 'cli'];
+// What tsc compiles: the "include" of tsconfig.build.json (a folder added there is watched too).
+const SOURCES = JSON.parse(readFileSync(join(root, 'tsconfig.build.json'), 'utf8')).include;
 const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 // --quiet: say nothing when dist/ is current (the admin CLI's every call); a build is always shown.
 const quiet = process.argv.includes('--quiet');
