@@ -37,9 +37,8 @@ export interface UsageDelta {
 export interface WritePlan {
   /** Users whose datasource states changed: their ds rows and audience record are rewritten. */
   readonly changedUsers: Map<string, { projectId: string; userId: string; version: number; datasources: Set<string> }>;
+  /** The events to insert: their ids reach event_keys through the same insert (migration 0006); an event a later deletion of the run drops takes its id along. */
   readonly events: StoredEvent[];
-  /** Every event id stored by this plan (an event a later deletion drops takes its id along). */
-  readonly eventKeys: Array<{ datasourceId: string; eventId: string; version: number }>;
   /** Events of these (project, datasource, user) already in ClickHouse are deleted first. */
   readonly deletions: Array<{ projectId: string; datasourceId: string; userId: string }>;
   /** Ids of the deleted contacts' stored events: unused again (deleted from event_keys first), so a re-sent one is a new event. */
@@ -88,7 +87,7 @@ export function touched(messages: PlanInput['messages']): {
 }
 
 export function planWrites(input: PlanInput): WritePlan {
-  const plan: WritePlan = { changedUsers: new Map(), events: [], eventKeys: [], deletions: [], releasedKeys: [], triggers: [], usage: [] };
+  const plan: WritePlan = { changedUsers: new Map(), events: [], deletions: [], releasedKeys: [], triggers: [], usage: [] };
   const usage = new Map<string, UsageDelta>();
   const count = (datasourceId: string, endpoint: UsageDelta['endpoint'], at: string): UsageDelta => {
     const minute = Math.floor(Date.parse(at) / 60_000) * 60;
@@ -151,19 +150,11 @@ export function planWrites(input: PlanInput): WritePlan {
           released.add(key);
         }
         // Events of this flush not yet written go too: the contact and its events leave together.
-        const dropped = new Set<string>();
         for (let i = plan.events.length - 1; i >= 0; i -= 1) {
           const e = plan.events[i] as StoredEvent;
           if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.event.userId === message.userId) {
             plan.events.splice(i, 1);
-            dropped.add(`${e.datasourceId}:${e.event.eventId}`);
-          }
-        }
-        if (dropped.size > 0) {
-          for (const key of dropped) storedNow.delete(key);
-          for (let i = plan.eventKeys.length - 1; i >= 0; i -= 1) {
-            const k = plan.eventKeys[i] as WritePlan['eventKeys'][number];
-            if (dropped.has(`${k.datasourceId}:${k.eventId}`)) plan.eventKeys.splice(i, 1);
+            storedNow.delete(`${e.datasourceId}:${e.event.eventId}`);
           }
         }
       }
@@ -196,7 +187,6 @@ export function planWrites(input: PlanInput): WritePlan {
         return;
       }
       storedNow.add(key);
-      plan.eventKeys.push({ datasourceId: message.datasourceId, eventId: event.eventId, version });
       delta.accepted += 1;
       const stored: StoredEvent = { event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceId(message.projectId, event.userId), receivedAt: message.receivedAt, version };
       plan.events.push(stored);
