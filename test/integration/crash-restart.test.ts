@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
 import { Supervisor, portOpen, reapStale } from '../../infra/supervisor';
+import { processAlive as alive } from '../../infra/stack-file';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort } from '../support/global-setup';
 
@@ -65,15 +66,6 @@ async function request(path: string, token: string, body?: unknown): Promise<{ s
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The pids of the processes a run recorded for the next start to reap ($DATA_DIR/run/*.pid). */
 function recordedPids(): Record<string, number> {

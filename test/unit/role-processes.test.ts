@@ -8,6 +8,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { createLogger } from '../../infra/logger';
 import { roleProcessRestarts } from '../../infra/metrics';
 import { RoleProcessError, startRoleProcesses, type RoleProcesses } from '../../infra/role-processes';
+import { processAlive as alive } from '../../infra/stack-file';
 import { planProcesses, ROLES } from '../../roles/process-plan';
 import { eventually } from '../support/eventually';
 
@@ -15,15 +16,6 @@ const FIXTURE = join(__dirname, '..', 'support', 'role-process');
 const TSX = ['--import', 'tsx'];
 const CHILD = { script: join(FIXTURE, 'child.ts'), execArgv: TSX };
 const log = createLogger('fatal');
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('which roles run where (roles/process-plan.ts)', () => {
   test('npm start (every role, split): the worker and the carrier with the simulator each get a process; the gateways stay', () => {
