@@ -47,7 +47,7 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', smpp: SMPP_STATUS.ESME_RINVMSGLEN, description: 'The body is over the size limit, or a bulk has more than 100 items.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'The body is not sent as application/json (or a +json type) in UTF-8, or its Content-Encoding is not gzip, deflate, br or identity.' },
   VALIDATION_FAILED: { status: 422, title: 'Unprocessable Entity', smpp: SMPP_STATUS.ESME_RSUBMITFAIL, description: 'One or more fields break a rule; the body lists them per field.' },
-  RATE_LIMITED: { status: 429, title: 'Too Many Requests', smpp: SMPP_STATUS.ESME_RTHROTTLED, description: 'The per-organization, per-endpoint rate limit is reached, or the organization has the most audience searches in flight (Retry-After says when to retry).' },
+  RATE_LIMITED: { status: 429, title: 'Too Many Requests', smpp: SMPP_STATUS.ESME_RTHROTTLED, description: 'The per-organization, per-endpoint rate limit is reached, or the organization has the most audience searches or analytics queries in flight (Retry-After says when to retry).' },
   HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'The request headers are larger than the HTTP parser accepts.' },
   INTERNAL: { status: 500, title: 'Internal Server Error', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'An internal fault; retry with backoff.' },
   ENGINE_UNAVAILABLE: { status: 503, title: 'Service Unavailable', smpp: SMPP_STATUS.ESME_RSYSERR, description: 'An engine (NATS, Temporal, ClickHouse) is down.' },

@@ -13,9 +13,8 @@ import { AppError } from '../../core/errors';
 import type { AccountDirectory } from '../../stores/account-directory';
 import type { AnalyticsResult, AnalyticsScope } from '../../stores/analytics-sql';
 import type { RateLimiter } from '../../stores/rate-limiter';
-import { InFlight } from './audience-api';
 import { authenticate } from './auth';
-import { rateLimit } from './rate-limit';
+import { InFlight, rateLimit } from './rate-limit';
 
 export const ANALYTICS_SCOPE = 'analytics:read';
 export const ANALYTICS_SQL_PATH = '/analytics/v1/sql';
@@ -29,10 +28,7 @@ export interface AnalyticsServices {
 export interface AnalyticsOptions {
   readonly ratePerMinute: number;
   readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
-  readonly inFlightPerOrg?: number;
 }
-
-const RETRY_AFTER_SECONDS = 1;
 
 /** `{ query, format? }`, nothing else. */
 export function parseAnalyticsBody(body: unknown): { query: string; format: OutputFormat } {
@@ -49,7 +45,7 @@ export function parseAnalyticsBody(body: unknown): { query: string; format: Outp
 export function analyticsRouter(services: AnalyticsServices, options: AnalyticsOptions): Router {
   const router = Router();
   const auth = authenticate(services.accounts, ['product'], options.authFailuresPerMinute);
-  const inFlight = new InFlight(options.inFlightPerOrg ?? ANALYTICS_IN_FLIGHT_PER_ORG);
+  const inFlight = new InFlight(ANALYTICS_IN_FLIGHT_PER_ORG, 'analytics queries');
   const scoped: RequestHandler = (req, _res, next) => {
     next(req.principal.token.scopes.includes(ANALYTICS_SCOPE) ? undefined : new AppError('NOT_FOUND', `${ANALYTICS_SQL_PATH} needs a product token with the scope ${ANALYTICS_SCOPE}`));
   };
@@ -57,11 +53,7 @@ export function analyticsRouter(services: AnalyticsServices, options: AnalyticsO
     const run = async (): Promise<void> => {
       const { query, format } = parseAnalyticsBody(req.body);
       const org = req.principal.org;
-      const release = inFlight.take(org.id);
-      if (release === null) {
-        res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-        throw new AppError('RATE_LIMITED', `this organization already runs ${inFlight.limit} analytics queries, the most it may run at once; retry after ${RETRY_AFTER_SECONDS} s (Retry-After)`);
-      }
+      const release = inFlight.take(org.id, res);
       try {
         const projectIds = services.accounts.entries<Project>('project.').map(([, p]) => p).filter((p) => p.orgId === org.id).map((p) => p.id);
         const result = await services.sql.run(query, format, { orgId: org.id, projectIds });

@@ -5,8 +5,9 @@
 // the scope is a 404 (never 403). Aggregations also need PROJECT_AGGREGATIONS: without it,
 // a 400 naming the scope (docs/grammar-b.md). Errors are `{ title, status, detail }`.
 // An organization runs at most SEARCHES_IN_FLIGHT_PER_ORG searches at once in this process:
-// beyond, a 429 with Retry-After, so that one organization's searches cannot hold the engine
-// for every other one (each statement also has a cost ceiling: stores/audience-search.ts).
+// beyond, a 429 with Retry-After (gateways/http/rate-limit.ts InFlight), so that one organization's
+// searches cannot hold the engine for every other one (each statement also has a cost ceiling:
+// stores/audience-search.ts).
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../core/errors';
 import {
@@ -17,7 +18,7 @@ import type { SearchResult, SearchScope } from '../../stores/audience-search';
 import type { RateLimiter } from '../../stores/rate-limiter';
 import type { Segment } from '../../stores/segment-store';
 import { authenticate } from './auth';
-import { rateLimit } from './rate-limit';
+import { InFlight, rateLimit } from './rate-limit';
 
 export const SEARCH_SCOPE = 'audience:search';
 export const AGGREGATIONS_SCOPE = 'PROJECT_AGGREGATIONS';
@@ -41,33 +42,6 @@ export interface AudienceServices {
 export interface AudienceOptions {
   readonly ratePerMinute: number;
   readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
-  /** Searches one organization may run at once in this process (default SEARCHES_IN_FLIGHT_PER_ORG). */
-  readonly searchesInFlightPerOrg?: number;
-}
-
-/** Seconds a refused search is told to wait: searches under the cost ceiling mostly take well under one. */
-const SEARCH_RETRY_AFTER_SECONDS = 1;
-
-/** Counted slots per key (an organization), in this process. */
-export class InFlight {
-  private readonly running = new Map<string, number>();
-
-  constructor(readonly limit: number) {}
-
-  /** Takes a slot of `key` and returns its release (idempotent), or null when all are taken. */
-  take(key: string): (() => void) | null {
-    const n = this.running.get(key) ?? 0;
-    if (n >= this.limit) return null;
-    this.running.set(key, n + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.running.get(key) ?? 1) - 1;
-      if (left <= 0) this.running.delete(key);
-      else this.running.set(key, left);
-    };
-  }
 }
 
 type AsyncHandler = (req: Request, res: Response) => Promise<void>;
@@ -81,7 +55,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
   const router = Router({ mergeParams: true });
   const auth = authenticate(services.accounts, ['product'], options.authFailuresPerMinute);
   const now = services.now ?? ((): Date => new Date());
-  const inFlight = new InFlight(options.searchesInFlightPerOrg ?? SEARCHES_IN_FLIGHT_PER_ORG);
+  const inFlight = new InFlight(SEARCHES_IN_FLIGHT_PER_ORG, 'audience searches');
 
   // The token must be a product token of this very project carrying the search scope.
   const projectAccess: RequestHandler = (req, _res, next) => {
@@ -103,11 +77,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
   router.post('/audience/search', ...guarded('search'), handle(async (req, res) => {
     // Taken before the filter is parsed (the costly part of a refusal); held until the search's
     // statements are done, also when the client has gone.
-    const release = inFlight.take(req.principal.org.id);
-    if (release === null) {
-      res.setHeader('Retry-After', String(SEARCH_RETRY_AFTER_SECONDS));
-      throw new AppError('RATE_LIMITED', `this organization already runs ${inFlight.limit} audience searches, the most it may run at once; retry after ${SEARCH_RETRY_AFTER_SECONDS} s (Retry-After)`);
-    }
+    const release = inFlight.take(req.principal.org.id, res);
     try {
       const request = parseSearch(req.body);
       if (request.kind === 'query' && request.query.aggregations.length > 0 && !req.principal.token.scopes.includes(AGGREGATIONS_SCOPE)) {

@@ -158,3 +158,39 @@ export function rateLimit(limiter: RateLimits, endpoint: string, defaultPerMinut
     }
   };
 }
+
+/** Seconds a request refused by an in-flight bound is told to wait: the bounded requests mostly take well under one. */
+const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * At most `limit` requests of one key (an organization) at once, in this process, for requests
+ * that hold the engine (audience searches, analysts' SQL): beyond, a 429 with Retry-After, so
+ * that one organization cannot hold the engine for every other one.
+ */
+export class InFlight {
+  private readonly running = new Map<string, number>();
+
+  /** `what`: the requests counted, plural, as the 429 names them (e.g. `audience searches`). */
+  constructor(readonly limit: number, private readonly what: string) {}
+
+  /**
+   * Takes a slot of `key` and returns its release (idempotent); when all are taken, sets
+   * Retry-After on `res` and throws RATE_LIMITED.
+   */
+  take(key: string, res: Response): () => void {
+    const n = this.running.get(key) ?? 0;
+    if (n >= this.limit) {
+      res.setHeader('Retry-After', String(IN_FLIGHT_RETRY_AFTER_SECONDS));
+      throw new AppError('RATE_LIMITED', `this organization already runs ${this.limit} ${this.what}, the most it may run at once; retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s (Retry-After)`);
+    }
+    this.running.set(key, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.running.get(key) ?? 1) - 1;
+      if (left <= 0) this.running.delete(key);
+      else this.running.set(key, left);
+    };
+  }
+}
