@@ -41,6 +41,8 @@ function number(ending: string): string {
 class Tap<T> {
   readonly seen: T[] = [];
   private messages: ConsumerMessages | undefined;
+  /** The stream sequence of the last message seen. */
+  private lastSeq = 0;
 
   constructor(private readonly nats: Nats, private readonly subject: string) {}
 
@@ -48,12 +50,21 @@ class Tap<T> {
     const consumer = await this.nats.js.consumers.get(STREAMS.carrier.name, { filter_subjects: [this.subject], deliver_policy: DeliverPolicy.New });
     this.messages = await consumer.consume();
     void (async () => {
-      for await (const msg of this.messages ?? []) this.seen.push(msg.json<T>());
+      for await (const msg of this.messages ?? []) {
+        this.seen.push(msg.json<T>());
+        this.lastSeq = msg.seq;
+      }
     })();
   }
 
   async until(predicate: (seen: readonly T[]) => boolean, timeoutMs = 15_000): Promise<void> {
     await eventually(() => predicate(this.seen) || Promise.reject(new Error(`seen ${JSON.stringify(this.seen.slice(-5))}`)), { what: `the events on ${this.subject}`, timeoutMs, intervalMs: 25 });
+  }
+
+  /** Waits until the tap has seen every message the stream holds on its subject now. */
+  async caughtUp(): Promise<void> {
+    const last = (await this.nats.jsm.streams.getMessage(STREAMS.carrier.name, { last_by_subj: this.subject }))?.seq ?? 0;
+    await eventually(() => this.lastSeq >= last, { what: `the tap on ${this.subject} to reach stream sequence ${last}`, intervalMs: 25 });
   }
 
   async stop(): Promise<void> {
@@ -166,8 +177,9 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
     const seen = await settle(messageId, 3);
     const first = seen[0];
     const carrierMessageId = first?.kind === 'submitted' ? first.carrierMessageId : '';
+    // Both deliver_sm were answered, so whatever the connector published for them is on the stream.
     expect(await simulator.redeliver(carrierMessageId)).toBe(2);
-    await sleep(300);
+    await events.caughtUp();
     expect(steps(of(messageId))).toEqual(expectedSteps(undefined));
   });
 
@@ -322,18 +334,14 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
     socket.on('data', (chunk: Buffer) => received.push(chunk));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    const nackOf = async (sequence: number): Promise<number | undefined> => {
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        const all = Buffer.concat(received);
-        for (let at = 0; at + 16 <= all.length; at += all.readUInt32BE(at)) {
-          if (all.readUInt32BE(at + 4) === 0x80000000 && all.readUInt32BE(at + 12) === sequence) return all.readUInt32BE(at + 8);
-          if (all.readUInt32BE(at) < 16) break;
-        }
-        if (Date.now() > deadline) return undefined;
-        await sleep(20);
+    const nackOf = (sequence: number): Promise<number | undefined> => eventually(() => {
+      const all = Buffer.concat(received);
+      for (let at = 0; at + 16 <= all.length; at += all.readUInt32BE(at)) {
+        if (all.readUInt32BE(at + 4) === 0x80000000 && all.readUInt32BE(at + 12) === sequence) return all.readUInt32BE(at + 8);
+        if (all.readUInt32BE(at) < 16) break;
       }
-    };
+      return undefined;
+    }, { what: `the generic_nack of sequence ${sequence}`, until: (status) => status !== undefined, timeoutMs: 5000, intervalMs: 20 });
     socket.write(Buffer.concat([header(20, 0x00000002, 1), Buffer.from('abcd')])); // bind_transmitter without NULs
     expect(await nackOf(1)).toBe(0x02);
     socket.write(header(0x7fffffff, 0x00000004, 2));
