@@ -17,7 +17,7 @@ export const systemResolver: Resolver = (hostname, family) => dns.promises.looku
 const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_NONAME', 'EAI_NODATA', 'ENODATA']);
 
 /** The addresses of `hostname`, every one allowed under `policy`; throws WebhookTargetRefusedError. */
-export async function resolveAllowed(hostname: string, policy: WebhookTargetPolicy, resolver: Resolver = systemResolver, family = 0): Promise<readonly LookupAddress[]> {
+async function resolveAllowed(hostname: string, policy: WebhookTargetPolicy, resolver: Resolver = systemResolver, family = 0): Promise<readonly LookupAddress[]> {
   let addresses: readonly LookupAddress[];
   try {
     addresses = await resolver(hostname, family);

@@ -47,7 +47,7 @@ export const INFERRED_CAPS = {
 } as const;
 
 /** Whether `value` nests objects or arrays more than `max` levels deep (a scalar is 0). Iterative: no input can exhaust the stack. */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
+function nestedDeeperThan(value: unknown, max: number): boolean {
   const stack: Array<{ value: object; depth: number }> = [];
   if (value !== null && typeof value === 'object') stack.push({ value, depth: 1 });
   for (let top = stack.pop(); top; top = stack.pop()) {

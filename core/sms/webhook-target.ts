@@ -7,7 +7,7 @@
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-export const WEBHOOK_URL_MAX_LENGTH = 2000;
+const WEBHOOK_URL_MAX_LENGTH = 2000;
 
 export interface WebhookTargetPolicy {
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: http:// and non-public addresses allowed (local development). */
@@ -43,7 +43,7 @@ export function isWebhookTargetRefused(err: unknown): err is WebhookTargetRefuse
  * a public unicast one. An IPv4 address embedded in IPv6 (mapped, NAT64, 6to4, Teredo) is not
  * public: which host it reaches depends on translators of the network.
  */
-export function nonPublicRange(address: string): string | undefined {
+function nonPublicRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'not an IP address';
   const parsed = ipaddr.parse(address);
   const range = parsed.range();
