@@ -67,12 +67,11 @@ export async function smsBatchLifecycle(input: BatchInput): Promise<BatchOutcome
   // did before (test/fixtures/histories replay). The batch's start is recovered from its deadline,
   // so a continued run keeps the members' deadlines without a new carried field.
   const batchStart = validUntil - input.validityMs;
-  const deadlines = new Map<string, number>();
+  const deadline = (track: Track): number => deadlineOf(track.member, batchStart, validUntil);
   const fired = new Set<number>();
-  for (const t of tracks.values()) deadlines.set(t.member.id, deadlineOf(t.member, batchStart, validUntil));
   let timedOut = false;
   void sleep(Math.max(1, validUntil - Date.now())).then(() => { fired.add(validUntil); timedOut = true; });
-  for (const at of [...new Set(deadlines.values())].filter((d) => d !== validUntil).sort((a, b) => a - b)) {
+  for (const at of [...new Set([...tracks.values()].map(deadline))].filter((d) => d !== validUntil).sort((a, b) => a - b)) {
     void sleep(Math.max(1, at - Date.now())).then(() => { fired.add(at); timedOut = true; });
   }
 
@@ -131,7 +130,7 @@ export async function smsBatchLifecycle(input: BatchInput): Promise<BatchOutcome
     } else {
       timedOut = false;
       for (const track of tracks.values()) {
-        if (!fired.has(deadlines.get(track.member.id) ?? validUntil)) continue;
+        if (!fired.has(deadline(track))) continue;
         const changes = expire(track);
         if (changes.length > 0) batch.push({ track, changes });
       }
