@@ -66,12 +66,9 @@ describe('role processes (infra/role-processes.ts)', () => {
     process.kill(first, 'SIGKILL');
     const handle = children;
     // Between the kill and the restart (1 s later) /health names the exit.
-    let why = '';
-    const downUntil = Date.now() + 900;
-    while (!why.includes('not running') && Date.now() < downUntil) {
-      why = await probe().then(() => '', (err: unknown) => (err instanceof Error ? err.message : String(err)));
-      if (!why.includes('not running')) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const why = await eventually(() => probe().then(() => '', (err: unknown) => (err instanceof Error ? err.message : String(err))), {
+      what: 'the probe to name the exit', until: (message) => message.includes('not running'), timeoutMs: 900, intervalMs: 20,
+    });
     expect(why).toMatch(/^the crashy process is not running: it exited \(SIGKILL\) \d+ s ago and is being started again$/);
     await eventually(() => handle.pids[0] !== undefined && handle.pids[0] !== first && alive(handle.pids[0]), { what: 'the child restarted under a new pid', timeoutMs: 10_000 });
     const answered = await eventually(async () => (await handle.metrics()).length, { what: 'the restarted child to answer for its metrics', until: (n) => n > 0, timeoutMs: 10_000, intervalMs: 100 });
