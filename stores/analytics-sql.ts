@@ -13,13 +13,14 @@
 //    caller's organization (or its projects) for the whole statement, views included.
 // 4. readonly = 1 and the ceilings, in the statement's own SETTINGS (never clickhouse_settings:
 //    chdb applies those as a session-wide SET).
-import { ClickHouseError, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../core/errors';
 import {
-  BASE_TABLE_SCOPES, CEILING_OF_ERROR, ceilingSettings, checkQueryAst, cteNamesOfQueryTree, DEFAULT_ANALYTICS_CEILINGS, MAX_QUERY_CHARS, parseAstDump,
+  BASE_TABLE_SCOPES, checkQueryAst, cteNamesOfQueryTree, DEFAULT_ANALYTICS_CEILINGS, MAX_QUERY_CHARS, parseAstDump,
   QueryRefusal, RELATIONS, withElements, type AnalyticsCeilings, type OutputFormat,
 } from '../core/analytics';
 import type { ClickHouse } from '../infra/clickhouse';
+import { ceilingSettings, clickHouseError, exceededCeiling } from './query-ceilings';
 
 export interface AnalyticsScope {
   readonly orgId: string;
@@ -38,18 +39,6 @@ const ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** ClickHouse error types that are the engine's trouble, not the query's: passed on (500/503). */
 const ENGINE_ERRORS = new Set(['NETWORK_ERROR', 'SOCKET_TIMEOUT', 'ALL_CONNECTION_TRIES_FAILED', 'TOO_MANY_SIMULTANEOUS_QUERIES', 'ABORTED', 'QUERY_WAS_CANCELLED', 'UNKNOWN_DATABASE']);
 
-/**
- * The typed error ClickHouse answered with: the client's ClickHouseError, or the same class from
- * the copy of @clickhouse/client-common the embedded engine's connection carries (instanceof
- * tells them apart), recognised by its numeric `code` and its `type` name.
- */
-function clickHouseError(err: unknown): ClickHouseError | undefined {
-  if (err instanceof ClickHouseError) return err;
-  if (!(err instanceof Error) || err.constructor.name !== 'ClickHouseError') return undefined;
-  const { code, type } = err as Error & { code?: unknown; type?: unknown };
-  return typeof code === 'string' && /^\d+$/.test(code) && (type === undefined || typeof type === 'string') ? err as ClickHouseError : undefined;
-}
-
 /** ClickHouse's reason without the statement it quotes (our wrapper, bound values) or the stack. */
 function reason(err: Error): string {
   let text = err.message.replace(/\s+/g, ' ');
@@ -65,7 +54,9 @@ export class AnalyticsSql {
   private readonly settings: string;
 
   constructor(private readonly ch: ClickHouse, private readonly ceilings: AnalyticsCeilings = DEFAULT_ANALYTICS_CEILINGS) {
-    this.settings = ceilingSettings(ceilings);
+    // The ceilings, the overflow modes (ClickHouse's defaults, stated), and 64-bit integers as JSON
+    // strings, as a ClickHouse server does by default (chdb does not): exact beyond 2^53.
+    this.settings = `${ceilingSettings(ceilings)}, result_overflow_mode = 'throw', read_overflow_mode = 'throw', timeout_overflow_mode = 'throw', output_format_json_quote_64bit_integers = 1`;
   }
 
   /**
@@ -152,7 +143,7 @@ export class AnalyticsSql {
     const ce = clickHouseError(err);
     if (ce === undefined) return err;
     const type = ce.type ?? '';
-    const ceiling = CEILING_OF_ERROR[type]?.(this.ceilings);
+    const ceiling = exceededCeiling(ce, this.ceilings);
     if (ceiling !== undefined) {
       return new AppError('ANALYTICS_LIMIT_EXCEEDED', `the query went beyond ${ceiling}, a ceiling of every analytics query: narrow it (a shorter time range, fewer columns, an aggregate, a LIMIT)`, { cause: err });
     }

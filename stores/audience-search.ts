@@ -2,13 +2,14 @@
 // restrictions, keyset paging with signed cursors, the total, and aggregations. Every
 // statement reads `audience FINAL` with `deleted = 0` scoped to the path's project, and
 // events only through subqueries scoped to the same project.
-import { ClickHouseError, type ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../core/errors';
 import {
   checkCompiledSize, compileFilter, loadSegments, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
   type Aggregation, type AudienceQuery, type SearchRequest, type SegmentSource, type SqlContext,
 } from '../core/filters/grammar-b';
 import type { ClickHouse } from '../infra/clickhouse';
+import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { contactEntity, ESSENTIAL_COLUMNS, FULL_COLUMNS, type ContactRow } from './audience-rows';
 
 export interface SearchScope {
@@ -26,22 +27,8 @@ export interface SearchResult {
 }
 
 /** The cost ceiling of each statement of a search (core/filters/grammar-b/limits.ts; tests lower it). */
-export interface QueryCeiling {
-  readonly maxExecutionSeconds: number;
-  readonly maxRowsToRead: number;
-  readonly maxMemoryBytes: number;
-}
-
-export const DEFAULT_CEILING: QueryCeiling = {
+const DEFAULT_CEILING: QueryCeilings = {
   maxExecutionSeconds: QUERY_MAX_EXECUTION_SECONDS, maxRowsToRead: QUERY_MAX_ROWS_TO_READ, maxMemoryBytes: QUERY_MAX_MEMORY_BYTES,
-};
-
-/** ClickHouse's error types of the three ceilings, and the limit each names in the 400. */
-const CEILING_ERRORS: Readonly<Record<string, (c: QueryCeiling) => string>> = {
-  TIMEOUT_EXCEEDED: (c) => `max_execution_time (${c.maxExecutionSeconds} s)`,
-  TOO_MANY_ROWS: (c) => `max_rows_to_read (${c.maxRowsToRead.toLocaleString('en')} rows)`,
-  TOO_MANY_ROWS_OR_BYTES: (c) => `max_rows_to_read (${c.maxRowsToRead.toLocaleString('en')} rows)`,
-  MEMORY_LIMIT_EXCEEDED: (c) => `max_memory_usage (${c.maxMemoryBytes.toLocaleString('en')} bytes)`,
 };
 
 interface Plan {
@@ -61,14 +48,10 @@ export class AudienceSearch {
 
   constructor(
     private readonly ch: ClickHouse, private readonly segments: SegmentSource, private readonly cursorKey: Buffer,
-    private readonly ceiling: QueryCeiling = DEFAULT_CEILING,
+    private readonly ceiling: QueryCeilings = DEFAULT_CEILING,
   ) {
     this.client = ch.readLane?.() ?? ch.client;
-    const whole = (n: number, name: string): number => {
-      if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${n}`);
-      return n;
-    };
-    this.settings = ` SETTINGS max_execution_time = ${whole(ceiling.maxExecutionSeconds, 'maxExecutionSeconds')}, max_rows_to_read = ${whole(ceiling.maxRowsToRead, 'maxRowsToRead')}, max_memory_usage = ${whole(ceiling.maxMemoryBytes, 'maxMemoryBytes')}`;
+    this.settings = ` SETTINGS ${ceilingSettings(ceiling)}`;
   }
 
   private tables() {
@@ -139,7 +122,7 @@ export class AudienceSearch {
       const result = await this.client.query({ query: `${query}${this.settings}`, query_params: params, format: 'JSONEachRow' });
       return await result.json<R>();
     } catch (err) {
-      const limit = err instanceof ClickHouseError ? CEILING_ERRORS[err.type ?? '']?.(this.ceiling) : undefined;
+      const limit = exceededCeiling(err, this.ceiling);
       if (limit === undefined) throw err;
       throw new AppError('QUERY_TOO_EXPENSIVE', `the search went beyond ${limit}, the ceiling of every audience query: narrow the filter (fewer event groups, a smaller sample, fewer aggregations) and retry`, { cause: err });
     }

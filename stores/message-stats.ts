@@ -3,7 +3,6 @@
 // per group. Each record counts once, with its newest state: the table is read FINAL, and the
 // conditions on stable columns (written when the record is created, the same in every state
 // row) run as PREWHERE before FINAL, exactly as `_group` of GET /sms (stores/scoped-query.ts).
-import { ClickHouseError } from '@clickhouse/client';
 import { AppError } from '../core/errors';
 import type { CompiledStats, StatsKey } from '../core/filters/grammar-a/stats';
 import { LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_STATUS_COUNTERS } from '../core/filters/grammar-a/stats';
@@ -11,29 +10,25 @@ import { fromMicros } from '../core/money';
 import type { Visibility } from '../core/sms/history-ports';
 import type { LookupStatsRow, SmsStatsRow, StatsKeys, StatsReader } from '../core/sms/stats';
 import type { ClickHouse } from '../infra/clickhouse';
+import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { splitWhere } from './scoped-query';
 
 type Raw = Record<string, string | number | null>;
 
 const TABLES = { sms: 'sms_messages', lookup: 'lookups' } as const;
 
-/** The ceiling of one stats statement, in its own text (chdb applies clickhouse_settings session-wide). */
-export const STATS_MAX_EXECUTION_SECONDS = 10;
-export const STATS_MAX_MEMORY_BYTES = 1024 ** 3;
-const SETTINGS = ` SETTINGS max_execution_time = ${STATS_MAX_EXECUTION_SECONDS}, max_memory_usage = ${STATS_MAX_MEMORY_BYTES}`;
-const CEILING_ERRORS: Readonly<Record<string, string>> = {
-  TIMEOUT_EXCEEDED: `max_execution_time (${STATS_MAX_EXECUTION_SECONDS} s)`,
-  MEMORY_LIMIT_EXCEEDED: `max_memory_usage (${STATS_MAX_MEMORY_BYTES.toLocaleString('en')} bytes)`,
-};
+/** The ceiling of one stats statement (stores/query-ceilings.ts; tests lower it). */
+const STATS_CEILINGS: QueryCeilings = { maxExecutionSeconds: 10, maxMemoryBytes: 1024 ** 3 };
+const STATS_SETTINGS = ceilingSettings(STATS_CEILINGS);
 
 /** The SELECT of a stats query within one scope (also used by bench/stats.ts). */
-export function statsStatement(ch: ClickHouse, v: Visibility, compiled: CompiledStats): { query: string; query_params: Record<string, unknown> } {
+export function statsStatement(ch: ClickHouse, v: Visibility, compiled: CompiledStats, settings: string = STATS_SETTINGS): { query: string; query_params: Record<string, unknown> } {
   const table = TABLES[compiled.subject];
   const split = splitWhere(table, compiled.where);
   const grouped = compiled.keys.length > 0;
   const query = `SELECT ${compiled.select} FROM ${ch.table(table)} FINAL PREWHERE ${split.prewhere} WHERE ${split.where}`
     + (grouped ? ` GROUP BY ${compiled.groupBy} ORDER BY ${compiled.orderBy} ASC` : '')
-    + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}${SETTINGS}`;
+    + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS ${settings}`;
   return { query, query_params: { ...compiled.params, __org: v.orgId, __project: v.projectId, __limit: compiled.limit, __offset: compiled.offset } };
 }
 
@@ -56,16 +51,20 @@ function keysOf(keys: readonly StatsKey[], raw: Raw): StatsKeys {
 const n = (value: string | number | null | undefined): number => Number(value ?? 0);
 
 export class MessageStats implements StatsReader {
-  constructor(private readonly ch: ClickHouse) {}
+  private readonly settings: string;
+
+  constructor(private readonly ch: ClickHouse, private readonly ceilings: QueryCeilings = STATS_CEILINGS) {
+    this.settings = ceilingSettings(ceilings);
+  }
 
   private async rows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
     // The read lane (infra/clickhouse.ts): a stats scan never queues GET /sms behind it.
     const client = this.ch.readLane?.() ?? this.ch.client;
     try {
-      const result = await client.query({ ...statsStatement(this.ch, v, compiled), format: 'JSONEachRow' });
+      const result = await client.query({ ...statsStatement(this.ch, v, compiled, this.settings), format: 'JSONEachRow' });
       return await result.json<Raw>();
     } catch (err) {
-      const limit = err instanceof ClickHouseError ? CEILING_ERRORS[err.type ?? ''] : undefined;
+      const limit = exceededCeiling(err, this.ceilings);
       if (limit === undefined) throw err;
       throw new AppError('QUERY_TOO_EXPENSIVE', `the statistics query went beyond ${limit}: narrow the filter (a shorter createdAt range, fewer groups) and retry`, { cause: err });
     }

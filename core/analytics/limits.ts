@@ -1,5 +1,5 @@
-// The ceilings of every analytics query (docs/analytics.md "Ceilings"), and the ClickHouse error
-// types that say a query went beyond one: the store maps the typed error to the ceiling's name.
+// The ceilings of every analytics query (docs/analytics.md "Ceilings"); stores/query-ceilings.ts
+// writes them into the statement and names the one a ClickHouse error reports.
 
 export interface AnalyticsCeilings {
   readonly maxExecutionSeconds: number;
@@ -32,36 +32,3 @@ export const OUTPUT_FORMATS = {
   Parquet: 'application/vnd.apache.parquet',
 } as const;
 export type OutputFormat = keyof typeof OUTPUT_FORMATS;
-
-const n = (v: number): string => v.toLocaleString('en');
-
-/** ClickHouse error type → the ceiling it reports, named as the setting with its value. */
-export const CEILING_OF_ERROR: Readonly<Record<string, (c: AnalyticsCeilings) => string>> = {
-  TIMEOUT_EXCEEDED: (c) => `max_execution_time (${c.maxExecutionSeconds} s)`,
-  TOO_SLOW: (c) => `max_execution_time (${c.maxExecutionSeconds} s, estimated)`,
-  TOO_MANY_ROWS: (c) => `max_rows_to_read (${n(c.maxRowsToRead)} rows)`,
-  TOO_MANY_BYTES: (c) => `max_bytes_to_read (${n(c.maxBytesToRead)} bytes)`,
-  TOO_MANY_ROWS_OR_BYTES: (c) => `max_result_rows (${n(c.maxResultRows)} rows) or max_result_bytes (${n(c.maxResultBytes)} bytes)`,
-  MEMORY_LIMIT_EXCEEDED: (c) => `max_memory_usage (${n(c.maxMemoryBytes)} bytes)`,
-};
-
-/** The SETTINGS clause of every analytics query: the ceilings, then readonly (last: it forbids changing settings after it). */
-export function ceilingSettings(c: AnalyticsCeilings): string {
-  const whole = (v: number, name: string): number => {
-    if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer, got ${v}`);
-    return v;
-  };
-  return [
-    `max_execution_time = ${whole(c.maxExecutionSeconds, 'maxExecutionSeconds')}`,
-    `max_rows_to_read = ${whole(c.maxRowsToRead, 'maxRowsToRead')}`,
-    `max_bytes_to_read = ${whole(c.maxBytesToRead, 'maxBytesToRead')}`,
-    `max_result_rows = ${whole(c.maxResultRows, 'maxResultRows')}`,
-    `max_result_bytes = ${whole(c.maxResultBytes, 'maxResultBytes')}`,
-    `result_overflow_mode = 'throw'`,
-    `read_overflow_mode = 'throw'`,
-    `timeout_overflow_mode = 'throw'`,
-    `max_memory_usage = ${whole(c.maxMemoryBytes, 'maxMemoryBytes')}`,
-    // 64-bit integers as JSON strings, as a ClickHouse server does by default (chdb does not): exact beyond 2^53.
-    'output_format_json_quote_64bit_integers = 1',
-  ].join(', ');
-}
