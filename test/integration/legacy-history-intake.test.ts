@@ -6,8 +6,9 @@
 // message of any other source without a project is still refused, storing nothing.
 import type { SmsMessage } from '../../core/sms/message';
 import type { ClickHouse } from '../../infra/clickhouse';
-import { MessageHistory } from '../../stores/message-history';
+import type { MessageHistory } from '../../stores/message-history';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { acceptedRows, countMessages, intakePaths } from '../support/intake';
 import { iso, makeMessage } from '../support/message-rows';
 
 let engine: EmbeddedClickHouse;
@@ -20,24 +21,10 @@ beforeAll(async () => {
 
 afterAll(() => engine.close());
 
-/** The inside of an sms.accepted body, as the accepted queue writes it (stores/message-state.ts). */
-const rowsOf = (messages: readonly object[]): Buffer => Buffer.from(messages.map((m) => JSON.stringify(m)).join(','));
 
-async function count(orgId: string): Promise<number> {
-  const rs = await ch.client.query({ query: `SELECT count() AS n FROM ${ch.table('sms_messages')} WHERE org_id = {org:String}`, query_params: { org: orgId }, format: 'JSONEachRow' });
-  return Number((await rs.json<{ n: string }>())[0]?.n);
-}
+const count = (orgId: string): Promise<number> => countMessages(ch, orgId);
 
-const paths: Array<[string, () => MessageHistory]> = [
-  ['chdb\'s parser, handed the bytes (insertRaw)', () => {
-    expect(ch.insertRaw).toBeDefined();
-    return new MessageHistory(ch);
-  }],
-  ['the client\'s INSERT with a body', () => {
-    const { insertRaw: _, ...client } = ch;
-    return new MessageHistory(client);
-  }],
-];
+const paths = intakePaths(() => ch);
 
 describe.each(paths)('legacy messages in the message history (spec 1 §1 legacy API; migration 0012), through %s', (path, make) => {
   let history: MessageHistory;
@@ -50,7 +37,7 @@ describe.each(paths)('legacy messages in the message history (spec 1 §1 legacy 
 
   it('stores an accepted legacy message (no project) and reads it back whole with an organization-wide view', async () => {
     const m = legacy(org('one'));
-    await history.insertAccepted([rowsOf([m])]);
+    await history.insertAccepted([acceptedRows([m])]);
     expect(await history.get({ orgId: m.orgId, projectId: null }, m.id)).toEqual(m);
     // A project's token does not see it: it belongs to no project.
     expect(await history.get({ orgId: m.orgId, projectId: 'p1' }, m.id)).toBeNull();
@@ -65,14 +52,14 @@ describe.each(paths)('legacy messages in the message history (spec 1 §1 legacy 
       makeMessage({ orgId, source: 'smpp', createdAt: at(3) }),
       legacy(orgId, { createdAt: at(4), clientId: null }),
     ];
-    await history.insertAccepted([rowsOf(messages.slice(0, 2)), rowsOf(messages.slice(2))]);
+    await history.insertAccepted([acceptedRows(messages.slice(0, 2)), acceptedRows(messages.slice(2))]);
     for (const m of messages) expect(await history.get({ orgId, projectId: null }, m.id)).toEqual(m);
     expect(await count(orgId)).toBe(messages.length);
   });
 
   it.each(['http', 'smpp'] as const)('still refuses a batch holding a %s message without a project, storing none of it', async (source) => {
     const orgId = org(`no-project-${source}`);
-    const rows = rowsOf([legacy(orgId), makeMessage({ orgId, source, projectId: '', createdAt: iso(Date.UTC(2026, 10, 22, 13)) })]);
+    const rows = acceptedRows([legacy(orgId), makeMessage({ orgId, source, projectId: '', createdAt: iso(Date.UTC(2026, 10, 22, 13)) })]);
     await expect(history.insertAccepted([rows])).rejects.toThrow();
     expect(await count(orgId)).toBe(0);
   });

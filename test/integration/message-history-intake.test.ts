@@ -12,8 +12,9 @@ import fc from 'fast-check';
 import { ACCEPTED_FRAME } from '../../core/bus';
 import type { SmsMessage } from '../../core/sms/message';
 import type { ClickHouse } from '../../infra/clickhouse';
-import { MessageHistory } from '../../stores/message-history';
+import type { MessageHistory } from '../../stores/message-history';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { acceptedRows, countMessages, intakePaths } from '../support/intake';
 import { iso, makeMessage } from '../support/message-rows';
 
 let engine: EmbeddedClickHouse;
@@ -26,14 +27,9 @@ beforeAll(async () => {
 
 afterAll(() => engine.close());
 
-/** The inside of an sms.accepted body, as the accepted queue writes it (stores/message-state.ts). */
-const rowsOf = (messages: readonly object[]): Buffer => Buffer.from(messages.map((m) => JSON.stringify(m)).join(','));
-const framed = (messages: readonly object[]): Buffer => Buffer.concat([Buffer.from(ACCEPTED_FRAME.head), rowsOf(messages), Buffer.from(ACCEPTED_FRAME.tail)]);
+const framed = (messages: readonly object[]): Buffer => Buffer.concat([Buffer.from(ACCEPTED_FRAME.head), acceptedRows(messages), Buffer.from(ACCEPTED_FRAME.tail)]);
 
-async function count(orgId: string): Promise<number> {
-  const rs = await ch.client.query({ query: `SELECT count() AS n FROM ${ch.table('sms_messages')} WHERE org_id = {org:String}`, query_params: { org: orgId }, format: 'JSONEachRow' });
-  return Number((await rs.json<{ n: string }>())[0]?.n);
-}
+const count = (orgId: string): Promise<number> => countMessages(ch, orgId);
 
 const time = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2030, 0, 1) }).map(iso);
 const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.constantFrom('"quoted" \\ back\\slash', 'line\nbreak\ttab', '😀 ünïcödé', '{"messages":[]}', ''));
@@ -56,16 +52,7 @@ const messageFields = fc.record({
   deliveredAt: fc.option(time, { nil: null }),
 });
 
-const paths: Array<[string, () => MessageHistory]> = [
-  ['chdb\'s parser, handed the bytes (insertRaw)', () => {
-    expect(ch.insertRaw).toBeDefined();
-    return new MessageHistory(ch);
-  }],
-  ['the client\'s INSERT with a body', () => {
-    const { insertRaw: _, ...client } = ch;
-    return new MessageHistory(client);
-  }],
-];
+const paths = intakePaths(() => ch);
 
 describe.each(paths)('accepted messages stored as they travel (sms_messages_intake), through %s', (path, make) => {
   let history: MessageHistory;
@@ -83,7 +70,7 @@ describe.each(paths)('accepted messages stored as they travel (sms_messages_inta
         const decoded = raw.map((m) => ({ ...m, orgId: org(`dec-${round}`) }));
         // Two bus bodies, as two sms.accepted stream messages of one history batch.
         const half = Math.ceil(raw.length / 2);
-        await history.insertAccepted([rowsOf(raw.slice(0, half)), rowsOf(raw.slice(half))]);
+        await history.insertAccepted([acceptedRows(raw.slice(0, half)), acceptedRows(raw.slice(half))]);
         await history.insert(decoded);
         for (const m of raw) {
           const viaRaw = await history.get({ orgId: m.orgId, projectId: null }, m.id);
@@ -106,14 +93,14 @@ describe.each(paths)('accepted messages stored as they travel (sms_messages_inta
   });
 
   const spoiled = (change: (m: SmsMessage) => object) => (): Buffer =>
-    rowsOf([makeMessage({ orgId: org('spoiled') }), change(makeMessage({ orgId: org('spoiled'), createdAt: iso(Date.UTC(2026, 10, 22, 13)) }))]);
+    acceptedRows([makeMessage({ orgId: org('spoiled') }), change(makeMessage({ orgId: org('spoiled'), createdAt: iso(Date.UTC(2026, 10, 22, 13)) }))]);
   const refused: Array<[string, () => Buffer]> = [
     ['no orgId', spoiled(({ orgId: _, ...rest }) => rest)],
     ['an empty id', spoiled((m) => ({ ...m, id: '' }))],
     ['no createdAt', spoiled(({ createdAt: _, ...rest }) => rest)],
     ['an unreadable sentAt', spoiled((m) => ({ ...m, sentAt: 'yesterday-ish' }))],
     ['a text where a number belongs', spoiled((m) => ({ ...m, charsCount: 'many' }))],
-    ['JSON cut short', () => Buffer.concat([rowsOf([makeMessage({ orgId: org('spoiled') })]), Buffer.from(',{"id":')])],
+    ['JSON cut short', () => Buffer.concat([acceptedRows([makeMessage({ orgId: org('spoiled') })]), Buffer.from(',{"id":')])],
   ];
   it.each(refused)('refuses a batch holding a message with %s, storing none of it', async (_name, rows) => {
     const before = await count(org('spoiled'));
