@@ -13,9 +13,10 @@
 //  - parse + compile: median µs.
 // Figures printed with machine and load, and written to bench/results/audience.json.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
+import { loadAverage as load, percentile } from './support/results';
 import { compileFilter, ParamBinder, parseSearch, sqlContext, type AudienceQuery } from '../core/filters/grammar-b';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
@@ -34,12 +35,7 @@ const { values } = benchArgs({
 });
 
 const say = (line: string): void => { process.stderr.write(`[bench:audience] ${line}\n`); };
-const percentile = (xs: readonly number[], p: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-};
 const round = (x: number): number => Math.round(x * 10) / 10;
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function rows<T>(ch: ClickHouse, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
   return (await ch.client.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();

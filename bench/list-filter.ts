@@ -21,6 +21,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
+import { loadAverage as load, percentile } from './support/results';
 import { compile, parseUrl, SMS_FIELDS, type CompiledQuery } from '../core/filters/grammar-a';
 import type { SmsMessage } from '../core/sms/message';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
@@ -46,11 +47,6 @@ const { values } = benchArgs({
 const DATABASE = 'bench';
 const ORG = 'org-big';
 const say = (line: string): void => { process.stderr.write(`[bench:list] ${line}\n`); };
-const percentile = (xs: readonly number[], p: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-};
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 interface DataMeta { messages: number; from: number; to: number; seed: number; generatedAt: string; insertSeconds: number }
 

@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
-import { writeResult } from './support/results';
+import { loadAverage as load, percentile, writeResult } from './support/results';
 import { AppError } from '../core/errors';
 import { parseUrl } from '../core/filters/grammar-a';
 import { compileStats } from '../core/filters/grammar-a/stats';
@@ -41,11 +41,6 @@ const DATABASE = 'bench';
 const ORG = 'org-big';
 const PROJECT = 'org-big-p2';
 const say = (line: string): void => { process.stderr.write(`[bench:stats] ${line}\n`); };
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
-const percentile = (xs: readonly number[], p: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-};
 
 /** GET /sms/stats query strings and whose scope they run in. */
 const QUERIES: readonly { readonly qs: string; readonly project: string | null }[] = [

@@ -5,7 +5,7 @@
 // one `contains` of 1,000 × "zz" on a custom attribute (6 KB), and an OR group of three
 // `contains` of 1,000 values of 100 characters; a 429 is retried after its Retry-After. Prints p50/p99 of B and A's answers by status,
 // with machine and load, and writes them to bench/results/tenant-isolation.json (--out).
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
 import { benchArgs } from './cli-args';
 import { toMicros } from '../core/money';
 import { createLogger } from '../infra/logger';
@@ -14,7 +14,7 @@ import { AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { DatasourceStore } from '../stores/datasource-store';
 import { startStack } from '../test/support/global-setup';
-import { writeResult } from './support/results';
+import { loadAverage as load, percentile, writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -30,12 +30,7 @@ const LOOPS = Number(values.loops);
 const CONTACTS = Number(values.contacts);
 
 const say = (line: string): void => { process.stderr.write(`[bench:tenants] ${line}\n`); };
-const percentile = (xs: readonly number[], p: number): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
-};
 const round = (x: number): number => Math.round(x * 10) / 10;
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 interface Tenants { readonly searchUrl: string; readonly searchToken: string; readonly stream: string; readonly dsToken: string; readonly smsToken: string }
 
