@@ -9,7 +9,7 @@ import { fromMicros, toMicros } from '../core/money';
 import { isWebhookTargetRefused } from '../core/sms/webhook-target';
 import { createLogger } from '../infra/logger';
 import { connectNats, type Nats } from '../infra/nats';
-import { processAlive, readStackFile, resolveStackTarget, webhookPolicyFor, type StackTarget } from '../infra/stack-file';
+import { readStackFile, resolveStackTarget, stackRunning, webhookPolicyFor, type StackTarget } from '../infra/stack-file';
 import { connectTemporal } from '../infra/temporal';
 import { checkWebhookTarget } from '../infra/webhook-target';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
@@ -41,7 +41,7 @@ let resolved: StackTarget | undefined;
 function target(): StackTarget {
   if (resolved) return resolved;
   resolved = resolveStackTarget({
-    natsUrl: config.nats.url, temporalAddress: config.temporal.address, dataDir: config.dataDir, record: readStackFile(config.dataDir), alive: processAlive,
+    natsUrl: config.nats.url, temporalAddress: config.temporal.address, dataDir: config.dataDir, record: readStackFile(config.dataDir), alive: stackRunning,
     defaults: { natsUrl: `nats://127.0.0.1:${config.nats.port}`, temporalAddress: `127.0.0.1:${config.temporal.port}`, temporalUi: `http://127.0.0.1:${config.temporal.uiPort}` },
   });
   process.stderr.write(`admin: ${resolved.description}\n`);

@@ -6,10 +6,13 @@
 // with -9 names a pid that is no longer running: readers report it as stale.
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { processRunning, processStartTime } from './supervisor';
 
 export interface StackRecord {
   /** The process that wrote the file (the one to stop). */
   readonly pid: number;
+  /** Its start time (/proc/<pid>/stat): a file left by a kill -9 whose pid was reused since is still stale. */
+  readonly startTime?: string;
   readonly startedAt: string;
   readonly dataDir: string;
   readonly roles: readonly string[];
@@ -36,10 +39,11 @@ export function localUrl(scheme: string, host: string, port: number): string {
  * Writes the runtime file of this process (atomically: readers never see half a file) and
  * removes it when the process exits, unless another process has written its own since.
  */
-export function writeStackFile(record: Omit<StackRecord, 'pid' | 'startedAt'>): string {
+export function writeStackFile(record: Omit<StackRecord, 'pid' | 'startTime' | 'startedAt'>): string {
   const file = stackFilePath(record.dataDir);
   mkdirSync(join(record.dataDir, 'run'), { recursive: true });
-  const full: StackRecord = { pid: process.pid, startedAt: new Date().toISOString(), ...record };
+  const startTime = processStartTime(process.pid);
+  const full: StackRecord = { pid: process.pid, ...(startTime ? { startTime } : {}), startedAt: new Date().toISOString(), ...record };
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(full, null, 2)}\n`);
   renameSync(temp, file);
@@ -66,15 +70,8 @@ export function readStackFile(dataDir: string): StackRecord | undefined {
   }
 }
 
-/** Whether a process with this pid exists (EPERM: it does, under another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** Whether the process that wrote the runtime file still runs (the same process, not a reuse of its pid). */
+export const stackRunning = (record: StackRecord): boolean => processRunning(record.pid, record.startTime);
 
 export interface StackTarget {
   readonly natsUrl: string;
@@ -93,7 +90,7 @@ export interface StackTargetInput {
   readonly defaults: { readonly natsUrl: string; readonly temporalAddress: string; readonly temporalUi: string };
   /** The runtime file of dataDir (readStackFile). */
   readonly record: StackRecord | undefined;
-  readonly alive: (pid: number) => boolean;
+  readonly alive: (record: StackRecord) => boolean;
 }
 
 /**
@@ -111,7 +108,7 @@ export function resolveStackTarget(input: StackTargetInput): StackTarget {
   const fromEnv = overrides.length > 0 ? ` (${overrides.join(' and ')} from the environment)` : '';
   let description: string;
   if (record) {
-    const state = input.alive(record.pid) ? `pid ${record.pid}` : `pid ${record.pid} is not running: stale runtime file`;
+    const state = input.alive(record) ? `pid ${record.pid}` : `pid ${record.pid} is not running: stale runtime file`;
     description = `stack of ${record.dataDir} (${state}; ${file}): ${engines}${fromEnv}`;
   } else if (input.natsUrl !== undefined) {
     description = `${engines}${fromEnv}`;

@@ -233,6 +233,18 @@ function readStartTime(pid: number): string | undefined {
   return readStat(pid)?.startTime;
 }
 
+/** This process's start time (/proc/<pid>/stat), to record beside its pid: a reused pid has another. */
+export const processStartTime = (pid: number): string | undefined => readStartTime(pid);
+
+/**
+ * Whether `pid` runs (a zombie holds nothing, so it does not) and, when `startTime` is given, is
+ * still the process that was recorded with it rather than another that got the pid since.
+ */
+export function processRunning(pid: number, startTime?: string): boolean {
+  const stat = readStat(pid);
+  return stat !== undefined && stat.state !== 'Z' && (startTime === undefined || stat.startTime === startTime);
+}
+
 function readCmdline(pid: number): string | undefined {
   const path = `/proc/${pid}/cmdline`;
   if (!Number.isInteger(pid) || pid <= 0 || !existsSync(path)) return undefined;

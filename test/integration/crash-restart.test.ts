@@ -10,8 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
-import { Supervisor, portOpen, reapStale } from '../../infra/supervisor';
-import { processAlive as alive } from '../../infra/stack-file';
+import { Supervisor, portOpen, processRunning, reapStale } from '../../infra/supervisor';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort } from '../support/global-setup';
 
@@ -111,7 +110,7 @@ afterAll(async () => {
   }
   // Whatever a failed run left recorded (an engine, a role process) goes with the directory.
   try {
-    for (const pid of Object.values(recordedPids())) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of Object.values(recordedPids())) if (processRunning(pid)) process.kill(pid, 'SIGKILL');
   } catch { /* no run directory */ }
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
@@ -140,14 +139,14 @@ test('DESIGN §4: after a kill -9 of the main process, the next start comes up o
   const left = recordedPids();
   first.child.kill('SIGKILL');
   await first.exited;
-  expect(Object.values(left).filter(alive)).not.toEqual([]);
+  expect(Object.values(left).filter((pid) => processRunning(pid))).not.toEqual([]);
 
   const second = start();
   await healthy(second);
   expect(second.child.exitCode).toBeNull();
   expect(Object.keys(left).sort()).toEqual(['nats-server.pid', 'role-carrier.pid', 'role-lifecycle.pid', 'temporal.pid']);
   // None of the killed run's processes is still there; the new run recorded its own.
-  expect(Object.entries(left).filter(([, pid]) => alive(pid))).toEqual([]);
+  expect(Object.entries(left).filter(([, pid]) => processRunning(pid))).toEqual([]);
   const now = recordedPids();
   expect(Object.keys(now).sort()).toEqual(Object.keys(left).sort());
   for (const [file, pid] of Object.entries(now)) expect({ file, pid: pid === left[file] }).toEqual({ file, pid: false });

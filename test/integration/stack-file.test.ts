@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { processAlive, readStackFile, stackFilePath } from '../../infra/stack-file';
+import { readStackFile, stackFilePath, stackRunning, type StackRecord } from '../../infra/stack-file';
 import { freePort } from '../support/global-setup';
 import { stack } from '../support/stack';
 
@@ -34,7 +34,7 @@ describe('$DATA_DIR/run/stack.json', () => {
     expect(record).toMatchObject({ dataDir: productDataDir, natsUrl: stack().productEnv['NATS_URL'], temporalAddress: stack().productEnv['TEMPORAL_ADDRESS'] });
     // The host part follows HTTP_HOST (a wildcard address is written as localhost).
     expect(new URL(record?.httpUrl ?? 'http://none').port).toBe(new URL(stack().httpUrl).port);
-    expect(processAlive(record?.pid ?? -1)).toBe(true);
+    expect(stackRunning(record as StackRecord)).toBe(true);
   });
 
   test('admin CLI: finds the stack of its DATA_DIR without NATS_URL, names it in one stderr line, stdout stays JSON', async () => {

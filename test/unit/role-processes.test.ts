@@ -8,7 +8,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { createLogger } from '../../infra/logger';
 import { roleProcessRestarts } from '../../infra/metrics';
 import { RoleProcessError, startRoleProcesses, type RoleProcesses } from '../../infra/role-processes';
-import { processAlive as alive } from '../../infra/stack-file';
+import { processRunning as alive } from '../../infra/supervisor';
 import { planProcesses, ROLES } from '../../roles/process-plan';
 import { eventually } from '../support/eventually';
 

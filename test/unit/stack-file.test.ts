@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localUrl, processAlive, readStackFile, resolveStackTarget, stackFilePath, webhookPolicyFor, type StackRecord, type StackTargetInput } from '../../infra/stack-file';
+import { localUrl, readStackFile, resolveStackTarget, stackFilePath, stackRunning, webhookPolicyFor, type StackRecord, type StackTargetInput } from '../../infra/stack-file';
 
 const ROOT = join(__dirname, '..', '..');
 const defaults = { natsUrl: 'nats://127.0.0.1:4222', temporalAddress: '127.0.0.1:7233', temporalUi: 'http://127.0.0.1:8233' };
@@ -102,7 +102,10 @@ describe('writeStackFile in a real process', () => {
     await written;
     const found = readStackFile(dir);
     expect(found).toMatchObject({ pid: child.pid, dataDir: dir, natsUrl: 'nats://127.0.0.1:5222', temporalAddress: '127.0.0.1:8233', httpUrl: 'http://localhost:9080', roles: ['gateway-http'] });
-    expect(processAlive(child.pid as number)).toBe(true);
+    expect(found?.startTime).toMatch(/^\d+$/);
+    expect(stackRunning(found as StackRecord)).toBe(true);
+    // The same pid with another start time is another process that got the pid since: stale.
+    expect(stackRunning({ ...(found as StackRecord), startTime: '1' })).toBe(false);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(existsSync(stackFilePath(dir))).toBe(false);
@@ -115,7 +118,7 @@ describe('writeStackFile in a real process', () => {
     await exited;
     const left = readStackFile(dir);
     expect(left?.pid).toBe(child.pid);
-    const target = resolveStackTarget(input({ dataDir: dir, record: left, alive: processAlive }));
+    const target = resolveStackTarget(input({ dataDir: dir, record: left, alive: stackRunning }));
     expect(target.natsUrl).toBe('nats://127.0.0.1:5222');
     expect(target.description).toContain(`pid ${child.pid} is not running: stale runtime file`);
   }, 30_000);
