@@ -81,10 +81,6 @@ export class AnalyticsSql {
   }
 
   /** Checks `query` with ClickHouse's parser; returns the single-statement text and the relations it reads. */
-  async check(query: string): Promise<{ text: string; relations: ReadonlySet<string> }> {
-    return this.withSession((client) => this.checkOn(client, query));
-  }
-
   private async checkOn(client: ClickHouseClient, query: string): Promise<{ text: string; relations: ReadonlySet<string> }> {
     if (query.trim() === '') throw new AppError('ANALYTICS_QUERY_REFUSED', 'query: empty');
     if (query.length > MAX_QUERY_CHARS) throw new AppError('ANALYTICS_QUERY_REFUSED', `query: longer than ${MAX_QUERY_CHARS.toLocaleString('en')} characters`);
