@@ -162,7 +162,8 @@ export async function reapStale(runDir: string, log: Logger, timeoutMs = REAP_TI
   const deadline = Date.now() + timeoutMs;
   for (const { name, record } of killed) {
     for (;;) {
-      const gone = !isRecorded(record);
+      // Not isRecorded: an exiting process's command line reads empty before it has exited.
+      const gone = !processRunning(record.pid, record.startTime);
       const held = gone ? await firstOpen(record.ports) : undefined;
       if (gone && held === undefined) break;
       if (Date.now() > deadline) {
