@@ -4,6 +4,7 @@
 import type { Config } from '../config';
 import type { ConsoleServices } from '../gateways/http/console/services';
 import type { AudienceServices } from '../gateways/http/audience-api';
+import { ContactEvents } from '../stores/contact-events';
 import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
 import { DeadLetterStore } from '../stores/dead-letter-store';
 import { KvLifecycleOwners } from '../stores/lifecycle-records';
@@ -18,7 +19,8 @@ export async function buildConsoleServices(config: Config, engines: Engines, aud
     balances: engines.balances,
     datasources: new DatasourceStore(engines.nats.kv.accounts, engines.accounts),
     specs: new DatasourceDirectory(engines.directory),
-    ...(audience ? { audience: audience.search } : {}),
+    ...(audience ? { audience: audience.search, segments: audience.segments } : {}),
+    ...(audience && engines.clickhouse ? { contactEvents: new ContactEvents(engines.clickhouse) } : {}),
     deadLetters: new DeadLetterStore(engines.nats.kv.deadDlrs, { client: engines.temporal.client, taskQueue: config.temporal.taskQueue, schedule: config.lifecycle.webhook }),
     lifecycleOwners: new KvLifecycleOwners(engines.nats.kv.idempotency),
     ...(uiBase ? { workflowUrl: (id: string) => `${uiBase}${encodeURIComponent(id)}` } : {}),

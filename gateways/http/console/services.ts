@@ -11,6 +11,8 @@ import type { Resolver } from '../../../infra/webhook-target';
 import type { AccountStore } from '../../../stores/account-store';
 import type { DatasourceDirectory } from '../../../stores/datasource-store';
 import type { SearchResult, SearchScope } from '../../../stores/audience-search';
+import type { ContactEvent } from '../../../stores/contact-events';
+import type { AudienceServices } from '../audience-api';
 
 export interface ConsoleOperators {
   verify(email: string, password: string): Promise<Operator | null>;
@@ -34,9 +36,16 @@ export interface ConsoleServices {
   readonly operators: ConsoleOperators;
   readonly accounts: AccountStore;
   readonly balances: BalanceReader;
-  readonly datasources: { list(filter: { orgId: string }): Promise<Datasource[]> };
+  readonly datasources: {
+    list(filter: { orgId: string }): Promise<Datasource[]>;
+    create(projectId: string, name: string, options?: { strict?: boolean }): Promise<Datasource>;
+  };
   readonly specs: Pick<DatasourceDirectory, 'attributes' | 'eventTypes'>;
   readonly audience?: { search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> };
+  /** The segments the audience API stores (served with the audience search). */
+  readonly segments?: AudienceServices['segments'];
+  /** A contact's recent events (the contact page; served with the audience search). */
+  readonly contactEvents?: { recent(projectId: string, audienceId: string, limit: number): Promise<ContactEvent[]> };
   readonly deadLetters: ConsoleDeadLetters;
   /** Which batch lifecycle holds a message (none: a per-message lifecycle, `sms-<id>`). */
   readonly lifecycleOwners?: Pick<LifecycleOwners, 'find'>;
