@@ -13,6 +13,13 @@ export const ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-7[0-9a-fA-F]{3}-[89abA
 export const VALIDITY_PERIOD_MIN_SECONDS = 60;
 export const VALIDITY_PERIOD_MAX_SECONDS = 259_200;
 
+/**
+ * Scheduled sends (DESIGN §4 Scheduling): `scheduledAt` from now to 35 days ahead; one within
+ * SCHEDULE_IMMEDIATE_MS of the acceptance is sent at once, as if it had none.
+ */
+export const SCHEDULE_MAX_DAYS = 35;
+export const SCHEDULE_IMMEDIATE_MS = 1_000;
+
 /** Most items in one POST /sms/bulk (spec 1 §4); the acceptance core's 413 uses the same number. */
 export const MAX_BULK_ITEMS = 100;
 
@@ -31,6 +38,10 @@ export const smsCreateItemSchema = {
     validityPeriod: {
       type: 'number', multipleOf: 1, minimum: VALIDITY_PERIOD_MIN_SECONDS, maximum: VALIDITY_PERIOD_MAX_SECONDS,
       description: 'Validity period of this message in whole seconds, 60 (1 minute) to 259200 (72 hours); else 422. With no final carrier report within it the message becomes expired (code 1). Absent or null: the platform default (MESSAGE_VALIDITY_SECONDS, 48 h unless configured). DESIGN §4 Scheduling.',
+    },
+    scheduledAt: {
+      type: 'string',
+      description: 'Send the message at this time instead of now: an ISO 8601 date and time with a UTC offset or Z (2026-12-01T09:30:00+01:00, 2026-12-01T08:30:00Z), from now to 35 days ahead; a time without an offset, in the past or beyond 35 days is a 422. The message is charged at acceptance, answered with status `scheduled`, held on a durable timer and can be canceled (POST /sms/{id}/cancel, refunded) until it leaves. A time within 1 second of now is sent at once (status `queued`, scheduledAt null). Its validity period counts from scheduledAt. DESIGN §4 Scheduling.',
     },
   },
 } as const;
@@ -66,15 +77,15 @@ export const smsSchema = {
   $id: 'Sms',
   type: 'object',
   description: 'spec 1 §2.2',
-  required: ['id', 'clientId', 'status', 'from', 'country', 'to', 'normalizedTo', 'charsCount', 'text', 'deliveredText', 'messagesCount', 'encoding', 'unicode', 'allowUnicode', 'charged', 'createdAt'],
+  required: ['id', 'clientId', 'status', 'from', 'country', 'to', 'normalizedTo', 'charsCount', 'text', 'deliveredText', 'messagesCount', 'encoding', 'unicode', 'allowUnicode', 'charged', 'createdAt', 'direction'],
   properties: {
     id: { type: 'string', pattern: ID_PATTERN },
     clientId: { type: ['string', 'null'] },
-    status: { type: 'string', enum: ['queued', 'sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown'] },
+    status: { type: 'string', enum: ['scheduled', 'queued', 'sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown', 'stop', 'inbound'], description: '`inbound` or `stop` (an opt-out keyword) for a message received on a two-way number (direction `inbound`).' },
     statusCode: { type: ['integer', 'null'] },
-    from: { type: 'string' },
-    country: { type: 'string' },
-    to: { type: 'string' },
+    from: { type: 'string', description: 'Outbound: the sender id. Inbound: the handset that sent it (E.164).' },
+    country: { type: 'string', description: 'Outbound: the country of the recipient. Inbound: the country of the handset.' },
+    to: { type: 'string', description: 'Outbound: the recipient as submitted. Inbound: our number (or sender id) that received it.' },
     normalizedTo: { type: 'string' },
     charsCount: { type: 'integer' },
     text: { type: 'string' },
@@ -91,6 +102,8 @@ export const smsSchema = {
     scheduledAt: timestamp,
     sentAt: timestamp,
     deliveredAt: timestamp,
+    direction: { type: 'string', enum: ['outbound', 'inbound'], description: '`outbound`: sent through this API or SMPP. `inbound`: received from a handset on a two-way number of the token (DESIGN "Two-way"): `from` is the handset, `to` our number; never charged (charged false, pricePerSms and priceUser 0); filter with direction_eq on GET /sms.' },
+    message: { type: 'string', description: 'Inbound messages only: the text received (the same as `text`, and as `message` of their DLR).' },
     validityPeriod: { type: ['integer', 'null'], description: 'The validityPeriod (seconds) the message was sent with; null when the platform default (MESSAGE_VALIDITY_SECONDS) applies. Kept with the message\'s current state (MESSAGE_STATE_TTL_HOURS, 7 days by default); the ClickHouse history does not keep it, so GET /sms lists and older messages show null.' },
   },
 } as const;
@@ -145,7 +158,9 @@ export const dlrSchema = {
     status: { type: 'string', enum: ['sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown', 'stop', 'inbound'] },
     code: { type: 'integer', enum: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 99, 100] },
     eventAt: { type: 'string', format: 'date-time' },
-    message: { type: 'string' },
+    message: { type: 'string', description: 'Inbound and stop DLRs only (two-way): the text received.' },
+    from: { type: 'string', description: 'Inbound and stop DLRs only: the handset that sent the message (E.164). Reply with POST /sms to this number.' },
+    to: { type: 'string', description: 'Inbound and stop DLRs only: our number (or sender id) that received it; use it as `from` of the reply.' },
   },
 } as const;
 

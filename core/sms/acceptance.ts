@@ -10,7 +10,7 @@ import { encodeText, type EncodedText } from './encoding';
 import type { MessageSource, ReceiptRequest, SmsMessage } from './message';
 import { checkPhoneNumber } from './phone';
 import type { AcceptedQueue, ClientIds, Funds, MessageStates, OptOuts, PriceBook } from './ports';
-import { checkSmsItem } from './validate';
+import { checkScheduledAt, checkSmsItem } from './validate';
 
 export const MAX_SEGMENTS = 10;
 export { MAX_BULK_ITEMS };
@@ -57,6 +57,8 @@ export interface PricedItem {
   readonly price: Price;
   /** What sending it charges: the price per segment times the segments. */
   readonly priceUserMicros: number;
+  /** When to send it (ISO 8601 UTC), from its scheduledAt; null: at once (DESIGN §4 Scheduling). */
+  readonly scheduledAt: string | null;
 }
 
 /** An item's outcome of the step a send and a quote share (SmsAcceptance.checkItems). */
@@ -162,7 +164,7 @@ function toMessage(submitter: Submitter, priced: PricedItem, id: string, now: st
     tokenId: submitter.tokenId,
     source: submitter.source,
     clientId: input.clientId ?? null,
-    status: 'queued',
+    status: priced.scheduledAt ? 'scheduled' : 'queued',
     statusCode: null,
     from: input.from,
     country: priced.country,
@@ -181,7 +183,7 @@ function toMessage(submitter: Submitter, priced: PricedItem, id: string, now: st
     currency: price.currency,
     createdAt: now,
     chargedAt: now,
-    scheduledAt: null,
+    scheduledAt: priced.scheduledAt,
     sentAt: null,
     deliveredAt: null,
     updatedAt: now,
@@ -219,7 +221,7 @@ export class SmsAcceptance {
    */
   async quote(submitter: Submitter, body: unknown): Promise<Quote & { readonly single: boolean }> {
     const single = !Array.isArray(body);
-    const checks = await this.checkItems(submitter, single ? [singleItem(body)] : bulkItems(body));
+    const checks = await this.checkItems(submitter, single ? [singleItem(body)] : bulkItems(body), (this.deps.now ? this.deps.now() : new Date()).getTime());
     const items: Array<{ index: number; priced: PricedItem }> = [];
     const errors: BulkError[] = [];
     let totalMicros = 0;
@@ -237,8 +239,9 @@ export class SmsAcceptance {
 
   private async submit(submitter: Submitter, items: readonly unknown[], receipts?: ReadonlyArray<ReceiptRequest | undefined>): Promise<{ entities: SmsMessage[]; errors: ItemError[] }> {
     const started = Date.now();
-    const now = (this.deps.now ? this.deps.now() : new Date()).toISOString();
-    const checks = await this.checkItems(submitter, items);
+    const nowDate = this.deps.now ? this.deps.now() : new Date();
+    const now = nowDate.toISOString();
+    const checks = await this.checkItems(submitter, items, nowDate.getTime());
     const ids = newIds(items.length);
     let withClientId = false;
     const results: ItemResult[] = new Array<ItemResult>(items.length);
@@ -318,12 +321,12 @@ export class SmsAcceptance {
    * Every item checked and priced, in input order, later repeats of a clientId refused: the step
    * a send and a quote share (the acceptance core's checks, with nothing written).
    */
-  private async checkItems(submitter: Submitter, items: readonly unknown[]): Promise<ItemCheck[]> {
+  private async checkItems(submitter: Submitter, items: readonly unknown[], nowMs: number): Promise<ItemCheck[]> {
     const results: ItemCheck[] = new Array<ItemCheck>(items.length);
     // Items whose opt-out answer is not at hand wait for it; the others are checked in one pass.
     const waiting: Array<Promise<void>> = [];
     for (let index = 0; index < items.length; index++) {
-      const result = this.check(submitter, items[index], index);
+      const result = this.check(submitter, items[index], index, nowMs);
       if (result instanceof Promise) waiting.push(result.then((r) => { results[index] = r; }));
       else results[index] = result;
     }
@@ -335,7 +338,7 @@ export class SmsAcceptance {
   }
 
   /** An item's outcome; a promise only when its opt-out answer is not at hand. */
-  private check(submitter: Submitter, item: unknown, index: number): ItemCheck | Promise<ItemCheck> {
+  private check(submitter: Submitter, item: unknown, index: number, nowMs: number): ItemCheck | Promise<ItemCheck> {
     const checked = checkSmsItem(item);
     if (!checked.ok) {
       if ('shape' in checked) {
@@ -349,13 +352,16 @@ export class SmsAcceptance {
     if (!phone.ok) fields['to'] = [phone.message];
     const encoded = encodeText(input.text, input.allowUnicode ?? false);
     if (encoded.messagesCount > MAX_SEGMENTS) fields['text'] = [`is too long: ${encoded.messagesCount} segments (${encoded.encoding}), at most ${MAX_SEGMENTS}`];
+    const schedule = input.scheduledAt === undefined ? undefined : checkScheduledAt(input.scheduledAt, nowMs);
+    if (schedule && !schedule.ok) fields['scheduledAt'] = [schedule.message];
     if (!phone.ok || Object.keys(fields).length > 0) return rejectItem(item, index, fields);
+    const scheduledAt = schedule?.ok && schedule.atMs !== null ? new Date(schedule.atMs).toISOString() : null;
 
     const price = this.deps.prices.price(submitter.orgId, 'sms', phone.country);
     if (!price) return rejectItem(item, index, { to: [`no price for destination country ${phone.country}; this country cannot be reached from this account`] });
     const optedOut = submitter.projectId ? this.deps.optOuts.isOptedOut(submitter.projectId, phone.normalized) : false;
     if (optedOut === true) return rejectItem(item, index, { to: [OPTED_OUT] });
-    const ok: ItemCheck = { ok: true, priced: { input, country: phone.country, normalizedTo: phone.normalized, encoded, price, priceUserMicros: price.priceMicros * encoded.messagesCount } };
+    const ok: ItemCheck = { ok: true, priced: { input, country: phone.country, normalizedTo: phone.normalized, encoded, price, priceUserMicros: price.priceMicros * encoded.messagesCount, scheduledAt } };
     return optedOut === false ? ok : optedOut.then((out) => (out ? rejectItem(item, index, { to: [OPTED_OUT] }) : ok));
   }
 
@@ -389,7 +395,7 @@ export class SmsAcceptance {
       if (message && refundedUnsent(message)) return null;
       // A queued message whose charge is still held has not reached the stream (yet, or ever:
       // the charge settler cancels it and frees its clientId if its request died).
-      if (message && !(message.status === 'queued' && (await this.deps.funds.isHeld(message.orgId, id)))) return message;
+      if (message && !((message.status === 'queued' || message.status === 'scheduled') && (await this.deps.funds.isHeld(message.orgId, id)))) return message;
       const age = Date.now() - idTime(id);
       if (age >= CLAIM_TAKEOVER_MS) return null;
       if (Date.now() > deadline) {

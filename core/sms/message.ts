@@ -1,15 +1,20 @@
 // The SMS message as the domain knows it (kept in NATS KV while recent and in ClickHouse for
-// history), the status vocabulary (spec 1 §2.6 plus `queued`, DESIGN §4), and its wire
+// history), the status vocabulary (spec 1 §2.6 plus `queued` and `scheduled`, DESIGN §4), and its wire
 // shape (spec 1 §2.2).
 import { fromMicros } from '../money';
 
 export const DLR_STATUSES = ['sent', 'accepted', 'buffered', 'delivered', 'error', 'failed', 'expired', 'canceled', 'rejected', 'unknown', 'stop', 'inbound'] as const;
 export type DlrStatus = (typeof DLR_STATUSES)[number];
-export type MessageStatus = 'queued' | DlrStatus;
+/** `scheduled`: accepted with a scheduledAt, waiting on its timer (never a DLR); `queued`: on its way to a carrier. */
+export type MessageStatus = 'scheduled' | 'queued' | DlrStatus;
 
 export const FINAL_STATUSES: readonly MessageStatus[] = ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'];
 
-export type MessageSource = 'http' | 'legacy' | 'smpp';
+/** The API a message was sent through; `carrier` for an inbound message (received from a carrier, core/sms/inbound.ts). */
+export type MessageSource = 'http' | 'legacy' | 'smpp' | 'carrier';
+
+/** Sent by us (every accepted message), or received from a handset on a two-way number (DESIGN "Two-way"). */
+export type MessageDirection = 'outbound' | 'inbound';
 
 /**
  * The receipts an SMPP submit_sm asked for. It travels with the message (KV state, every
@@ -59,6 +64,11 @@ export interface SmsMessage {
    * default (MESSAGE_VALIDITY_SECONDS). Optional, so messages accepted before it existed still read.
    */
   readonly validityPeriod?: number;
+  /**
+   * `inbound` for a message received on a two-way number (core/sms/inbound.ts): `from` is the
+   * handset, `to` our number. Absent: outbound, as every message accepted for sending.
+   */
+  readonly direction?: MessageDirection;
 }
 
 /** The SMS response object of spec 1 §2.2. */
@@ -88,6 +98,9 @@ export interface SmsEntity {
   deliveredAt: string | null;
   /** The message's own validity period (seconds); null when the platform default applies. */
   validityPeriod: number | null;
+  direction: MessageDirection;
+  /** Inbound messages only: the text received, as in their DLR's `message`. */
+  message?: string;
 }
 
 export function toSmsEntity(m: SmsMessage): SmsEntity {
@@ -116,5 +129,7 @@ export function toSmsEntity(m: SmsMessage): SmsEntity {
     sentAt: m.sentAt,
     deliveredAt: m.deliveredAt,
     validityPeriod: m.validityPeriod ?? null,
+    direction: m.direction ?? 'outbound',
+    ...(m.direction === 'inbound' ? { message: m.text } : {}),
   };
 }

@@ -3,7 +3,7 @@
 // one clear message per field and rule (spec 1 §7). Beyond the schema: a text that cannot be
 // sent faithfully as GSM-7 while Unicode is not allowed is a 422 naming the characters.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { lookupCreateSchema, smsCreateItemSchema, VALIDITY_PERIOD_MAX_SECONDS, VALIDITY_PERIOD_MIN_SECONDS, type LookupCreate, type SmsCreateItem } from '../schemas/sms';
+import { lookupCreateSchema, SCHEDULE_IMMEDIATE_MS, SCHEDULE_MAX_DAYS, smsCreateItemSchema, VALIDITY_PERIOD_MAX_SECONDS, VALIDITY_PERIOD_MIN_SECONDS, type LookupCreate, type SmsCreateItem } from '../schemas/sms';
 import type { FieldErrors } from '../errors';
 import { describeChar, untransliterable } from './encoding';
 
@@ -142,3 +142,49 @@ export const checkSmsItem = checker<SmsCreateItem>(smsCreateItemSchema, (item) =
   return clientId && text ? { ...clientId, ...text } : (clientId ?? text);
 });
 export const checkLookupRequest = checker<LookupCreate>(lookupCreateSchema);
+
+/** An ISO 8601 date and time, seconds and fraction optional, then the offset (absent: refused by name). */
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const SCHEDULE_MAX_MS = SCHEDULE_MAX_DAYS * 86_400_000;
+const SCHEDULE_BOUNDS = `from now to ${SCHEDULE_MAX_DAYS} days ahead`;
+
+/** `scheduledAt` read against `nowMs`: the time to send (epoch ms), null for "at once", or the 422 message. */
+export type ScheduleCheck = { readonly ok: true; readonly atMs: number | null } | { readonly ok: false; readonly message: string };
+
+/** Epoch ms of an ISO 8601 date-time with an offset; a string naming why not. */
+export function parseIsoWithOffset(value: string): number | string {
+  const m = ISO_DATE_TIME.exec(value);
+  if (!m) return 'must be an ISO 8601 date and time with a UTC offset, such as 2026-12-01T09:30:00+01:00 or 2026-12-01T08:30:00Z';
+  const [y, mo, d, h, mi] = m.slice(1, 6).map(Number) as [number, number, number, number, number];
+  const s = m[6] === undefined ? 0 : Number(m[6]);
+  const ms = m[7] === undefined ? 0 : Math.floor(Number(`0.${m[7]}`) * 1000);
+  const offset = m[8];
+  if (offset === undefined) return 'has no UTC offset: a time without one is ambiguous (whose local time?); add Z or an offset such as +01:00';
+  const daysInMonth = mo >= 1 && mo <= 12 ? new Date(Date.UTC(y, mo, 0)).getUTCDate() : 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth || h > 23 || mi > 59 || s > 59) return 'is not a valid date and time';
+  let offsetMinutes = 0;
+  if (offset.toUpperCase() !== 'Z') {
+    const digits = offset.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = digits.length > 2 ? Number(digits.slice(2)) : 0;
+    if (oh > 18 || om > 59) return 'has an offset beyond ±18:00';
+    offsetMinutes = (offset.startsWith('-') ? -1 : 1) * (oh * 60 + om);
+  }
+  // Date.UTC maps years 0-99 to 1900-1999: set the year on its own.
+  const local = new Date(Date.UTC(2000, mo - 1, d, h, mi, s, ms));
+  local.setUTCFullYear(y);
+  return local.getTime() - offsetMinutes * 60_000;
+}
+
+/**
+ * DESIGN §4 Scheduling: `scheduledAt` must carry an offset and lie from now to 35 days ahead.
+ * Within SCHEDULE_IMMEDIATE_MS of now (either side: clocks differ) it is "at once" (atMs null).
+ */
+export function checkScheduledAt(value: string, nowMs: number): ScheduleCheck {
+  const at = parseIsoWithOffset(value);
+  if (typeof at === 'string') return { ok: false, message: at };
+  if (Math.abs(at - nowMs) <= SCHEDULE_IMMEDIATE_MS) return { ok: true, atMs: null };
+  if (at < nowMs) return { ok: false, message: `is in the past (${new Date(at).toISOString()}); it must be ${SCHEDULE_BOUNDS}` };
+  if (at - nowMs > SCHEDULE_MAX_MS) return { ok: false, message: `is more than ${SCHEDULE_MAX_DAYS} days ahead; it must be ${SCHEDULE_BOUNDS} (at most ${new Date(nowMs + SCHEDULE_MAX_MS).toISOString()})` };
+  return { ok: true, atMs: at };
+}

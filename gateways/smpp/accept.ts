@@ -32,7 +32,7 @@ export class Submissions {
     const receipt = wantsReceipts(fields.registeredDelivery)
       ? { registeredDelivery: fields.registeredDelivery, ...(fields.userMessageReference === undefined ? {} : { userMessageReference: fields.userMessageReference }) }
       : undefined;
-    const outcome = await this.batcher.submit(submitter, { from: fields.from, to: fields.to, text, allowUnicode: fields.dataCoding === 8, ...(fields.validityPeriod === undefined ? {} : { validityPeriod: fields.validityPeriod }), ...(receipt ? { receipt } : {}) });
+    const outcome = await this.batcher.submit(submitter, { from: fields.from, to: fields.to, text, allowUnicode: fields.dataCoding === 8, ...(fields.validityPeriod === undefined ? {} : { validityPeriod: fields.validityPeriod }), ...(fields.scheduledAt === undefined ? {} : { scheduledAt: fields.scheduledAt }), ...(receipt ? { receipt } : {}) });
     if (!outcome.ok) {
       this.log.debug({ systemId: binding.systemId, status: statusName(outcome.status), reason: outcome.reason }, 'smpp: submit_sm refused');
       return outcome;

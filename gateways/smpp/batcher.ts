@@ -16,6 +16,8 @@ export interface SmsItem {
   readonly allowUnicode: boolean;
   /** validity_period as seconds (an item field of the acceptance core, DESIGN §4 Scheduling). */
   readonly validityPeriod?: number;
+  /** schedule_delivery_time as ISO 8601 UTC (the item's scheduledAt, DESIGN §4 Scheduling). */
+  readonly scheduledAt?: string;
   /** The receipts the submit_sm asked for; accepted messages carry it (receipts need no side record). */
   readonly receipt?: ReceiptRequest;
 }

@@ -20,6 +20,8 @@ const FIRST_VERSION_WITH_TLVS = 0x34;
 
 /** Our status → the SMPP state of its receipt (and of query_sm). */
 export const STATE_OF_STATUS: Readonly<Record<Exclude<MessageStatus, 'stop' | 'inbound'>, ReceiptState>> = {
+  // SMPP 3.4 has no SCHEDULED state (5.0's is 0, outside the receipt vocabulary): query_sm says ENROUTE.
+  scheduled: 'ENROUTE',
   queued: 'ENROUTE',
   sent: 'ENROUTE',
   buffered: 'ENROUTE',

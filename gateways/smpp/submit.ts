@@ -5,7 +5,7 @@
 // mapping from the acceptance core's refusals (AppError codes, per-field 422s) to command
 // statuses. Pure: no I/O.
 import { ERRORS, isAppError, type FieldErrors } from '../../core/errors';
-import { parseValidityPeriod } from './validity-period';
+import { parseScheduleDeliveryTime, parseValidityPeriod } from './validity-period';
 import { concatenationOf, DATA_CODINGS, decodeBody, ESM_UDHI, firstNonAscii, isDataCoding, STATUS, TLV, tlvInt, type ConcatInfo, type DataCoding, type SubmitSm } from './protocol';
 
 const SOURCE_MIN = 3;
@@ -24,6 +24,8 @@ export interface SubmitFields {
   readonly userMessageReference: number | undefined;
   /** validity_period as seconds from the submit (DESIGN §4 Scheduling); absent: the platform default. */
   readonly validityPeriod?: number;
+  /** schedule_delivery_time as the item's scheduledAt (ISO 8601 UTC); absent: send at once. */
+  readonly scheduledAt?: string;
 }
 
 export type Interpreted =
@@ -43,7 +45,9 @@ export function interpretSubmit(pdu: SubmitSm, nowMs: number = Date.now()): Inte
   if (pdu.sourceAddr.length < SOURCE_MIN || pdu.sourceAddr.length > SOURCE_MAX) return refuse(STATUS.ESME_RINVSRCADR, `source_addr must be ${SOURCE_MIN} to ${SOURCE_MAX} characters`);
   if (!E164.test(pdu.destinationAddr)) return refuse(STATUS.ESME_RINVDSTADR, 'destination_addr must be an E.164 number (digits with the country code, optionally with +)');
   if (!isDataCoding(pdu.dataCoding)) return refuse(STATUS.ESME_RINVDCS, `data_coding ${pdu.dataCoding}: only 0 (GSM-7), 1 (IA5/ASCII), 3 (LATIN9) and 8 (UCS-2) are accepted`);
-  if (pdu.scheduleDeliveryTime !== '') return refuse(STATUS.ESME_RINVSCHED, 'scheduled delivery is not offered; leave schedule_delivery_time empty');
+  // Its bounds (now to 35 days ahead) are checked by the acceptance core: a 422 on scheduledAt → ESME_RINVSCHED.
+  const schedule = parseScheduleDeliveryTime(pdu.scheduleDeliveryTime, nowMs);
+  if (schedule.kind === 'invalid') return refuse(STATUS.ESME_RINVSCHED, schedule.reason);
   const validity = parseValidityPeriod(pdu.validityPeriod, nowMs);
   if (validity.kind === 'invalid') return refuse(STATUS.ESME_RINVEXPIRY, validity.reason);
 
@@ -58,6 +62,7 @@ export function interpretSubmit(pdu: SubmitSm, nowMs: number = Date.now()): Inte
     registeredDelivery: pdu.registeredDelivery,
     userMessageReference: tlvInt(pdu.tlvs, TLV.user_message_reference),
     ...(validity.kind === 'seconds' ? { validityPeriod: validity.seconds } : {}),
+    ...(schedule.kind === 'at' ? { scheduledAt: schedule.iso } : {}),
   };
 
   // A concatenation with impossible values is refused, not taken for a whole message (and charged).
@@ -78,12 +83,13 @@ export function interpretSubmit(pdu: SubmitSm, nowMs: number = Date.now()): Inte
   return { kind: 'whole', fields, text };
 }
 
-/** The command status for a 422's per-field messages: `to`, then `from`, then `text`, then `validityPeriod`, else a generic failure. */
+/** The command status for a 422's per-field messages: `to`, then `from`, then `text`, then `validityPeriod`, then `scheduledAt`, else a generic failure. */
 export function statusForFields(fields: FieldErrors): number {
   if (fields['to']) return STATUS.ESME_RINVDSTADR;
   if (fields['from']) return STATUS.ESME_RINVSRCADR;
   if (fields['text']) return STATUS.ESME_RINVMSGLEN;
   if (fields['validityPeriod']) return STATUS.ESME_RINVEXPIRY;
+  if (fields['scheduledAt']) return STATUS.ESME_RINVSCHED;
   return STATUS.ESME_RSUBMITFAIL;
 }
 

@@ -21,7 +21,7 @@ describe('smpp receipts (spec 1 §6 rule 4)', () => {
 
   it('maps our statuses to the SMPP states of DESIGN §4 read backwards', () => {
     expect(STATE_OF_STATUS).toEqual({
-      queued: 'ENROUTE', sent: 'ENROUTE', buffered: 'ENROUTE', accepted: 'ACCEPTD', delivered: 'DELIVRD', expired: 'EXPIRED',
+      scheduled: 'ENROUTE', queued: 'ENROUTE', sent: 'ENROUTE', buffered: 'ENROUTE', accepted: 'ACCEPTD', delivered: 'DELIVRD', expired: 'EXPIRED',
       canceled: 'DELETED', failed: 'UNDELIV', error: 'UNDELIV', rejected: 'REJECTD', unknown: 'UNKNOWN',
     });
   });

@@ -254,7 +254,9 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       ['a UCS-2 body of odd length', { data_coding: 8, short_message: Buffer.from([0x00, 0x41, 0x00]) }, STATUS.ESME_RINVMSGLEN],
       ['a text over 10 segments', { message_payload: toGsm7Bytes('x'.repeat(1531)), short_message: Buffer.alloc(0) }, STATUS.ESME_RINVMSGLEN],
       ['short_message and message_payload both set', { message_payload: toGsm7Bytes('more') }, STATUS.ESME_RINVMSGLEN],
-      ['a scheduled delivery', { schedule_delivery_time: '261231235959000+' }, STATUS.ESME_RINVSCHED],
+      ['a scheduled delivery in the past', { schedule_delivery_time: '200101000000000+' }, STATUS.ESME_RINVSCHED],
+      ['a scheduled delivery beyond 35 days', { schedule_delivery_time: '000200000000000R' }, STATUS.ESME_RINVSCHED],
+      ['a schedule_delivery_time not in the SMPP time format', { schedule_delivery_time: 'tomorrow' }, STATUS.ESME_RINVSCHED],
     ] as Array<[string, PduOptions, number]>)('refuses %s', async (_name, options, status) => {
       const c = await bound('transmitter');
       const resp = await c.submit({ source_addr: 'Acme', destination_addr: DEST, data_coding: 0, short_message: toGsm7Bytes('hello'), ...options });
