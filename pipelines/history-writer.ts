@@ -2,7 +2,8 @@
 // changes and lookups into ClickHouse in large batches (never a query per message; DESIGN
 // §3a). Stream messages are acknowledged only after their rows are inserted, so a crash
 // loses nothing: unacknowledged messages are delivered again and ReplacingMergeTree absorbs
-// the repeats.
+// the repeats. Inbound messages (sms.inbound.<token>) are stored as messages of direction
+// `inbound` with their one transition (core/sms/inbound.ts).
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Lookup } from '../core/lookup/lookup';
 import type { SmsMessage } from '../core/sms/message';
@@ -11,8 +12,9 @@ import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten } from '../infra/metrics';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
-import { ACCEPTED_FRAME, CONSUMERS, decode, HEADERS, parseSourceCounts, STREAMS, SUBJECTS, type TransitionRecord } from '../core/bus';
+import { ACCEPTED_FRAME, CONSUMERS, decode, HEADERS, parseSourceCounts, STREAMS, SUBJECTS, type InboundRecord, type TransitionRecord } from '../core/bus';
 import type { DlrAttempt } from '../core/sms/dlr';
+import { inboundMessage } from '../core/sms/inbound';
 import { DlrHistory } from '../stores/dlr-history';
 import { countStored } from './history-metrics';
 import { LookupHistory } from '../stores/lookup-history';
@@ -23,6 +25,7 @@ const BATCH_MESSAGES = 2000;
 const BATCH_WAIT_MS = 250;
 const POISON_ATTEMPTS = 5;
 const STATUS_PREFIX = SUBJECTS.smsStatus('');
+const INBOUND_PREFIX = SUBJECTS.smsInbound('');
 
 export interface HistoryWriter {
   stop(): Promise<void>;
@@ -56,6 +59,20 @@ function acceptedRows(msg: JsMsg): { rows: Uint8Array; sources: Map<string, numb
   return { rows: data.subarray(FRAME_HEAD.length, data.length - FRAME_TAIL.length), sources };
 }
 
+/**
+ * An inbound message's history: its message row and its one transition (seq 1, the status of
+ * its DLR, so GET /sms/{id}/dlrs lists its webhook attempts). Null for a record published
+ * without its owner (before inbound messages were stored).
+ */
+export function inboundRows(r: InboundRecord): { message: SmsMessage; transition: TransitionRecord } | null {
+  if (r.orgId === undefined || r.projectId === undefined) return null;
+  const fields = { id: r.id, orgId: r.orgId, projectId: r.projectId, tokenId: r.tokenId, from: r.from, to: r.to, text: r.text, status: r.status, at: r.at, currency: r.currency ?? '' };
+  return {
+    message: inboundMessage(fields),
+    transition: { messageId: r.id, seq: 1, status: r.status, code: 0, eventAt: r.at, orgId: r.orgId, projectId: r.projectId, tokenId: r.tokenId, clientId: null },
+  };
+}
+
 const tallyInto = (counts: Map<string, number>, key: string, n: number): void => { counts.set(key, (counts.get(key) ?? 0) + n); };
 
 export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
@@ -79,6 +96,13 @@ export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
         const status = decode('status', msg.data);
         batch.messages.push(...status.messages);
         batch.transitions.push(...(status.transitions ?? []));
+      } else if (msg.subject.startsWith(INBOUND_PREFIX)) {
+        for (const record of decode('inbound', msg.data).inbound) {
+          const rows = inboundRows(record);
+          if (!rows) continue;
+          batch.messages.push(rows.message);
+          batch.transitions.push(rows.transition);
+        }
       } else if (msg.subject === SUBJECTS.dlrAttempt) batch.attempts.push(...decode('dlrAttempt', msg.data).attempts);
       else if (msg.subject === SUBJECTS.lookupCreated) batch.lookups.push(...decode('lookups', msg.data).lookups);
     } catch (err) {
@@ -92,7 +116,7 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
   await ensureDurable(nats.jsm, {
     stream: STREAMS.sms.name,
     name: HISTORY_CONSUMER,
-    filterSubjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatusAll, SUBJECTS.dlrAttempt, SUBJECTS.lookupCreated],
+    filterSubjects: [SUBJECTS.smsAccepted, SUBJECTS.smsStatusAll, SUBJECTS.smsInboundAll, SUBJECTS.dlrAttempt, SUBJECTS.lookupCreated],
     maxAckPending: 50_000,
     ackWaitMs: 60_000,
   });

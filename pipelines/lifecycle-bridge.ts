@@ -18,13 +18,13 @@ import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@t
 import { batchMemo, CONSUMERS, decode, SIGNALS, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
 import type { CarrierEvent, CarrierInbound } from '../core/carrier/types';
 import type { DlrDelivery } from '../core/sms/dlr';
+import { inboundMessageId } from '../core/sms/inbound';
 import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
 import type { SmsMessage } from '../core/sms/message';
 import { firstWord, keywordAction, type HelpReplies, type HelpReply, type KeywordAction } from '../core/sms/opt-out';
 import type { Token } from '../core/accounts/types';
 import { isAppError } from '../core/errors';
 import type { NumberDirectory, OptOutRecorder } from '../core/sms/ports';
-import { newId } from '../core/ids';
 import type { Logger } from '../infra/logger';
 import { consumeBatches, ensureDurable, type RunningConsumer } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
@@ -165,7 +165,7 @@ export interface InboundRoute {
  * status `stop`), a START-family one opts it back in (a plain `inbound` DLR). A HELP-family
  * keyword is a plain inbound that also gets the token's help text as a reply, when it has one.
  */
-export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, messageId: () => string = newId): InboundRoute | null {
+export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, messageId: () => string = () => inboundMessageId(mo.inboundId, mo.at)): InboundRoute | null {
   const token = directory.tokenByNumber(mo.to);
   if (!token || token.revokedAt) return null;
   const keyword = keywordAction(mo.text);
@@ -173,8 +173,13 @@ export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, mes
   const id = messageId();
   const project = token.projectId ?? undefined;
   return {
-    record: { id, tokenId: token.id, from: mo.from, to: mo.to, text: mo.text, status, at: mo.at },
-    delivery: { tokenId: token.id, messageId: id, seq: 1, payload: { id, status, code: 0, eventAt: mo.at, message: mo.text } },
+    // Its owner, so the history writer stores it (direction inbound, core/sms/inbound.ts).
+    record: {
+      id, tokenId: token.id, from: mo.from, to: mo.to, text: mo.text, status, at: mo.at,
+      orgId: token.orgId, projectId: token.projectId ?? '', currency: directory.org(token.orgId)?.currency ?? '',
+    },
+    // Who sent it and to which of our numbers: a reply is a POST /sms from `to` to `from`.
+    delivery: { tokenId: token.id, messageId: id, seq: 1, payload: { id, status, code: 0, eventAt: mo.at, message: mo.text, from: mo.from, to: mo.to } },
     keyword,
     optOutProject: keyword === 'stop' ? project : undefined,
     optInProject: keyword === 'start' ? project : undefined,

@@ -9,12 +9,13 @@ import type { HistoryReader } from '../core/sms/history-ports';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 
-interface MessageRow {
+export interface MessageRow {
   id: string;
   org_id: string;
   project_id: string;
   token_id: string;
   source: string;
+  direction: string;
   client_id: string | null;
   status: string;
   status_code: number | null;
@@ -41,13 +42,13 @@ interface MessageRow {
   updated_at: string;
 }
 
-export const MESSAGE_COLUMNS = 'id, org_id, project_id, token_id, source, client_id, status, status_code, sender, country, recipient, normalized_to, chars_count, text, delivered_text, messages_count, encoding, unicode, allow_unicode, charged, price_per_sms_micros, price_user_micros, currency, created_at, charged_at, scheduled_at, sent_at, delivered_at, updated_at';
+export const MESSAGE_COLUMNS = 'id, org_id, project_id, token_id, source, direction, client_id, status, status_code, sender, country, recipient, normalized_to, chars_count, text, delivered_text, messages_count, encoding, unicode, allow_unicode, charged, price_per_sms_micros, price_user_micros, currency, created_at, charged_at, scheduled_at, sent_at, delivered_at, updated_at';
 
 const NEWLINE = Buffer.from('\n');
 
-function toRow(m: SmsMessage): MessageRow {
+export function toRow(m: SmsMessage): MessageRow {
   return {
-    id: m.id, org_id: m.orgId, project_id: m.projectId, token_id: m.tokenId, source: m.source, client_id: m.clientId,
+    id: m.id, org_id: m.orgId, project_id: m.projectId, token_id: m.tokenId, source: m.source, direction: m.direction ?? 'outbound', client_id: m.clientId,
     status: m.status, status_code: m.statusCode, sender: m.from, country: m.country, recipient: m.to, normalized_to: m.normalizedTo,
     chars_count: m.charsCount, text: m.text, delivered_text: m.deliveredText, messages_count: m.messagesCount, encoding: m.encoding,
     unicode: m.unicode, allow_unicode: m.allowUnicode, charged: m.charged, price_per_sms_micros: m.pricePerSmsMicros,
@@ -67,6 +68,8 @@ export function fromRow(r: MessageRow): SmsMessage {
     priceUserMicros: Number(r.price_user_micros), currency: r.currency, createdAt: fromClickHouseTime(r.created_at),
     chargedAt: fromClickHouseTimeOrNull(r.charged_at), scheduledAt: fromClickHouseTimeOrNull(r.scheduled_at),
     sentAt: fromClickHouseTimeOrNull(r.sent_at), deliveredAt: fromClickHouseTimeOrNull(r.delivered_at), updatedAt: fromClickHouseTime(r.updated_at),
+    // Outbound rows read as the messages they were written from (no direction: outbound).
+    ...(r.direction === 'inbound' ? { direction: 'inbound' as const } : {}),
   };
 }
 

@@ -32,7 +32,7 @@ const scopeParams = (v: Visibility): Record<string, unknown> => ({ __org: v.orgI
  */
 const STABLE_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
   sms_messages: new Set([
-    'id', 'org_id', 'project_id', 'token_id', 'source', 'client_id', 'sender', 'country', 'recipient', 'normalized_to',
+    'id', 'org_id', 'project_id', 'token_id', 'source', 'direction', 'client_id', 'sender', 'country', 'recipient', 'normalized_to',
     'chars_count', 'text', 'delivered_text', 'messages_count', 'encoding', 'unicode', 'allow_unicode',
     'price_per_sms_micros', 'price_user_micros', 'currency', 'created_at', 'scheduled_at',
   ]),

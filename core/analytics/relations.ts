@@ -1,7 +1,7 @@
 // The relations an analyst's SQL may read (POST /analytics/v1/sql, docs/analytics.md): their
 // names, and per column its ClickHouse type and meaning. One source for the AST checker (the
 // only table names a query may name), the execution (each name bound to its parameterized view
-// of infra/migrations/0013_analytics_views.sql), docs/analytics.md and the tests that compare
+// of infra/migrations/0013_analytics_views.sql; `messages` as 0014_message_direction.sql replaced it), docs/analytics.md and the tests that compare
 // this table with the views' columns and with the page.
 
 export interface RelationColumn {
@@ -32,7 +32,8 @@ export const RELATIONS: readonly Relation[] = [
       c('id', 'String', 'Message id (UUIDv7, time-ordered).'),
       c('project_id', 'String', 'Project of the token that sent it; empty for the legacy API (organization-wide tokens).'),
       c('token_id', 'String', 'Id of the token that sent it.'),
-      c('source', 'LowCardinality(String)', 'How it was sent: `http` (API v1), `legacy`, `smpp`.'),
+      c('source', 'LowCardinality(String)', 'How it was sent: `http` (API v1), `legacy`, `smpp`; `carrier` for an inbound message.'),
+      c('direction', 'LowCardinality(String)', '`outbound` (sent by the organization) or `inbound` (received from a handset on a two-way number: `sender` is the handset, `recipient` our number; never charged).'),
       c('client_id', 'Nullable(String)', 'The clientId the sender gave, if any.'),
       c('status', 'LowCardinality(String)', 'Current status: `queued`, `scheduled`, `sent`, `buffered`, `delivered`, `failed`, `expired`, `canceled`, `rejected`, `error`, `unknown`, ...'),
       c('status_code', 'Nullable(Int32)', 'Code of the current status (docs: the DLR code table), if any.'),

@@ -21,6 +21,7 @@ export const SUBJECTS = {
   smsStatusAll: 'sms.status.>',
   /** `sms.inbound.<tokenId>`: InboundPayload, inbound messages routed to a token (published by the lifecycle bridge). */
   smsInbound: (tokenId: string) => `sms.inbound.${tokenId}`,
+  smsInboundAll: 'sms.inbound.>',
   /** DlrAttemptPayload: every webhook attempt, for GET /sms/{id}/dlrs. */
   dlrAttempt: 'sms.dlr.attempt',
   /** LookupsPayload. */

@@ -49,6 +49,14 @@ export interface InboundRecord {
   readonly text: string;
   readonly status: 'inbound' | 'stop';
   readonly at: string;
+  /**
+   * Whose message it is, for its row in the history (core/sms/inbound.ts): the token's
+   * organization, project ('' for none) and the organization's currency. Absent from records
+   * published before inbound messages were stored; those are not stored.
+   */
+  readonly orgId?: string;
+  readonly projectId?: string;
+  readonly currency?: string;
 }
 
 /** `sms.inbound.<tokenId>`. */
@@ -113,7 +121,7 @@ function object(properties: Record<string, object>, optional: readonly string[] 
 const status = { enum: ['queued', ...DLR_STATUSES] } as const;
 
 const smsMessage = object({
-  id: str, orgId: str, projectId: str, tokenId: str, source: { enum: ['http', 'legacy', 'smpp'] }, clientId: strOrNull,
+  id: str, orgId: str, projectId: str, tokenId: str, source: { enum: ['http', 'legacy', 'smpp', 'carrier'] }, clientId: strOrNull,
   status, statusCode: intOrNull, from: str, country: str, to: str, normalizedTo: str, charsCount: int, text: str,
   deliveredText: str, messagesCount: int, encoding: { enum: ['GSM-7', 'UCS-2'] }, unicode: bool, allowUnicode: bool,
   charged: bool, pricePerSmsMicros: int, priceUserMicros: int, currency: str, createdAt: str, chargedAt: strOrNull,
@@ -134,11 +142,11 @@ const lookup = object({
   charged: bool, priceMicros: int, currency: str, createdAt: str, deliveredAt: strOrNull, updatedAt: str,
 });
 
-const inboundRecord = object({ id: str, tokenId: str, from: str, to: str, text: str, status: { enum: ['inbound', 'stop'] }, at: str });
+const inboundRecord = object({ id: str, tokenId: str, from: str, to: str, text: str, status: { enum: ['inbound', 'stop'] }, at: str, orgId: str, projectId: str, currency: str }, ['orgId', 'projectId', 'currency']);
 
 const segmentOf = { messageId: str, segment: int, segments: int, carrier: str, at: str } as const;
 
-const dlrPayload = object({ id: str, clientId: str, status: str, code: int, eventAt: str, message: str }, ['clientId', 'message']);
+const dlrPayload = object({ id: str, clientId: str, status: str, code: int, eventAt: str, message: str, from: str, to: str }, ['clientId', 'message', 'from', 'to']);
 
 /** JSON Schema of each payload. */
 export const BUS_SCHEMAS: Readonly<Record<keyof BusPayloads, object>> = {

@@ -18,7 +18,12 @@ export interface DlrPayload {
   readonly status: string;
   readonly code: number;
   readonly eventAt: string;
+  /** Inbound and stop DLRs (two-way): the text received. */
   readonly message?: string;
+  /** Inbound and stop DLRs: the handset that sent it (E.164), the number to reply to. */
+  readonly from?: string;
+  /** Inbound and stop DLRs: our number (or sender id) that received it. */
+  readonly to?: string;
 }
 
 export interface DlrDelivery {

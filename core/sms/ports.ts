@@ -63,4 +63,6 @@ export type OptOutRecorder = Pick<OptOutList, 'optOut' | 'optIn'>;
 /** Which token owns one of our two-way numbers. */
 export interface NumberDirectory {
   tokenByNumber(number: string): Token | undefined;
+  /** The organization of a token (its currency names the zero prices of an inbound message's row). */
+  org(id: string): { readonly currency: string } | undefined;
 }

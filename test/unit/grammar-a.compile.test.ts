@@ -114,7 +114,7 @@ describe('spec 3 §1: the catalogues of GET /sms and GET /lookup', () => {
     expect(names(SMS_FIELDS)).toEqual([
       'id', 'clientId', 'status', 'statusCode', 'from', 'country', 'to', 'normalizedTo', 'charsCount', 'text', 'deliveredText',
       'messagesCount', 'encoding', 'unicode', 'allowUnicode', 'charged', 'pricePerSms', 'priceUser', 'currency', 'createdAt',
-      'chargedAt', 'scheduledAt', 'sentAt', 'deliveredAt',
+      'chargedAt', 'scheduledAt', 'sentAt', 'deliveredAt', 'direction',
     ]);
   });
   test('lookup API names', () => {

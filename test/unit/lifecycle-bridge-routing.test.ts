@@ -72,15 +72,24 @@ describe('lifecycle bridge: carrier events to workflows (routeEvents)', () => {
 });
 
 describe('lifecycle bridge: inbound messages (routeInbound, spec 1 §6)', () => {
-  const token = { id: 'tok-1', projectId: 'proj-1', revokedAt: null } as unknown as Token;
-  const directory = (t: Token | undefined): NumberDirectory => ({ tokenByNumber: (n) => (n === '+4915100000001' ? t : undefined) });
+  const token = { id: 'tok-1', orgId: 'org-1', projectId: 'proj-1', revokedAt: null } as unknown as Token;
+  const directory = (t: Token | undefined): NumberDirectory => ({
+    tokenByNumber: (n) => (n === '+4915100000001' ? t : undefined),
+    org: (id) => (id === 'org-1' ? { currency: 'EUR' } : undefined),
+  });
   const mo = (text: string, to = '+4915100000001'): CarrierInbound => ({ carrier: 'sim', from: '+4917600000002', to, text, at: '2026-11-26T10:00:00.000Z', inboundId: 'in-1' });
 
-  test('a reply to a token\'s number: an inbound record and DLR for the token, with one id, no opt-out', () => {
+  test('a reply to a token\'s number: an inbound record (with its owner, for the history) and a DLR with from/to for the token, with one id, no opt-out', () => {
     const route = routeInbound(mo('hello'), directory(token), () => 'new-id');
     expect(route).toEqual({
-      record: { id: 'new-id', tokenId: 'tok-1', from: '+4917600000002', to: '+4915100000001', text: 'hello', status: 'inbound', at: '2026-11-26T10:00:00.000Z' },
-      delivery: { tokenId: 'tok-1', messageId: 'new-id', seq: 1, payload: { id: 'new-id', status: 'inbound', code: 0, eventAt: '2026-11-26T10:00:00.000Z', message: 'hello' } },
+      record: {
+        id: 'new-id', tokenId: 'tok-1', from: '+4917600000002', to: '+4915100000001', text: 'hello', status: 'inbound', at: '2026-11-26T10:00:00.000Z',
+        orgId: 'org-1', projectId: 'proj-1', currency: 'EUR',
+      },
+      delivery: {
+        tokenId: 'tok-1', messageId: 'new-id', seq: 1,
+        payload: { id: 'new-id', status: 'inbound', code: 0, eventAt: '2026-11-26T10:00:00.000Z', message: 'hello', from: '+4917600000002', to: '+4915100000001' },
+      },
       keyword: null,
       optOutProject: undefined,
       optInProject: undefined,

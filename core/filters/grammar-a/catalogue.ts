@@ -69,6 +69,8 @@ export const SMS_FIELDS: Catalogue = [
   { name: 'scheduledAt', type: 'date', column: 'scheduled_at', nullable: true },
   { name: 'sentAt', type: 'date', column: 'sent_at', nullable: true },
   { name: 'deliveredAt', type: 'date', column: 'delivered_at', nullable: true },
+  // `outbound` or `inbound` (DESIGN "Two-way"; migration 0014).
+  { name: 'direction', type: 'string', column: 'direction' },
 ];
 
 /** GET /lookup: table lookups. */
