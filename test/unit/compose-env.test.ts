@@ -17,6 +17,9 @@ import { DYNAMIC_CONFIG } from '../../scripts/topology/temporal-config';
 const ROOT = join(__dirname, '..', '..');
 const COMPOSE_FILE = join(ROOT, 'compose', 'docker-compose.yml');
 const DOCKERFILE = join(ROOT, 'compose', 'Dockerfile');
+const PRODUCT_IMAGE = 'localhost/sms-platform:latest';
+/** The pinned nats-server of scripts/bootstrap.mjs (the image localhost/sms-nats is built from it). */
+const NATS_VERSION = /'nats-server': \{ module: '[^']+', version: 'v([^']+)' \}/.exec(readFileSync(join(ROOT, 'scripts', 'bootstrap.mjs'), 'utf8'))?.[1];
 const KNOWN = new Set(ENV_VARS.map((v) => v.name));
 
 /** Folders of product code (what runs in production), plus main.ts at the root. */
@@ -127,8 +130,10 @@ function parseCompose(text: string): { doc: Record<string, unknown>; services: S
   return { doc, services };
 }
 
-/** Product services are the ones built from compose/Dockerfile. */
-const productServices = (services: Service[]): Service[] => services.filter((s) => s.raw['build'] !== undefined);
+/** Product services are the ones that run the product image (compose/Dockerfile, built by `npm run images`). */
+const productServices = (services: Service[]): Service[] => services.filter((s) => s.raw['image'] === PRODUCT_IMAGE);
+/** The writer that owns embedded chdb and serves it to the other roles (`--serve-clickhouse`). */
+const servesClickHouse = (s: Service): boolean => s.command.some((a) => a.startsWith('--serve-clickhouse='));
 
 const roleOf = (s: Service): string | undefined => s.command.find((a) => a.startsWith('--role='))?.slice('--role='.length);
 
@@ -159,7 +164,16 @@ function composeEnvProblems(products: Service[], clickhouseRoles: string[]): str
     for (const name of ['NATS_URL', 'TEMPORAL_ADDRESS']) if (!s.env[name]) problems.push(`${s.name}: ${name} is not set (the product would spawn an embedded engine)`);
     const role = roleOf(s);
     if (role && clickhouseRoles.includes(role)) {
-      for (const name of ['CLICKHOUSE_URL', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_DATABASE']) {
+      if (servesClickHouse(s)) {
+        // The owner of embedded chdb: no CLICKHOUSE_URL (it would not open chdb), the link's secret.
+        if (s.env['CLICKHOUSE_URL']) problems.push(`${s.name}: CLICKHOUSE_URL is set although it serves its embedded ClickHouse (--serve-clickhouse)`);
+        if ((s.env['CLICKHOUSE_PASSWORD'] ?? '').length < 16) problems.push(`${s.name}: CLICKHOUSE_PASSWORD (the chdb link's secret, at least 16 characters) is not set`);
+        continue;
+      }
+      // A ClickHouse server needs its user and database too; the chdb link only the secret.
+      const server = /^https?:/.test(s.env['CLICKHOUSE_URL'] ?? '');
+      const needed = server ? ['CLICKHOUSE_URL', 'CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_DATABASE'] : ['CLICKHOUSE_URL', 'CLICKHOUSE_PASSWORD'];
+      for (const name of needed) {
         if (!s.env[name]) problems.push(`${s.name}: ${name} is not set (role ${role} uses ClickHouse; unset means embedded chdb)`);
       }
     }
@@ -211,12 +225,12 @@ describe('README', () => {
 });
 
 describe('compose/docker-compose.yml', () => {
-  test('compose: parses (merge keys resolved) and has product services built from compose/Dockerfile, each with a --role', () => {
+  test('compose: parses (merge keys resolved) and has product services on the product image (no build: npm run images makes it), each with a --role', () => {
     const { services, products } = loadCompose();
     expect(services.length).toBeGreaterThan(products.length);
     expect(products.length).toBeGreaterThan(0);
     for (const s of products) {
-      expect({ service: s.name, build: s.raw['build'] }).toEqual({ service: s.name, build: { context: '..', dockerfile: 'compose/Dockerfile' } });
+      expect({ service: s.name, build: s.raw['build'] }).toEqual({ service: s.name, build: undefined });
       expect({ service: s.name, role: roleOf(s) }).toEqual({ service: s.name, role: expect.any(String) });
       expect(Object.keys(s.env)).not.toContain('<<');
     }
@@ -234,13 +248,22 @@ describe('compose/docker-compose.yml', () => {
     expect(missing).toEqual([]);
   });
 
-  test('compose: services of the ClickHouse roles (main.ts CLICKHOUSE_ROLES, gateway-http) set CLICKHOUSE_URL/USER/PASSWORD/DATABASE', () => {
+  test('compose: services of the ClickHouse roles (main.ts CLICKHOUSE_ROLES) reach it: the writer serves its chdb with a secret, gateway-http sets CLICKHOUSE_URL and the secret', () => {
     const { products } = loadCompose();
     const { clickhouseRoles } = rolesFromMain();
     expect(clickhouseRoles).toContain('gateway-http');
     const withClickHouse = products.filter((s) => clickhouseRoles.includes(roleOf(s) ?? ''));
     expect(withClickHouse.map((s) => s.name)).toContain('gateway-http');
     expect(composeEnvProblems(withClickHouse, clickhouseRoles)).toEqual([]);
+    const owners = withClickHouse.filter(servesClickHouse);
+    expect(owners.map((s) => s.name)).toEqual(['ingest-writer']);
+    const port = (owners[0] as Service).command.find((a) => a.startsWith('--serve-clickhouse='));
+    for (const client of withClickHouse.filter((s) => !servesClickHouse(s))) {
+      expect({ service: client.name, url: client.env['CLICKHOUSE_URL'], secret: client.env['CLICKHOUSE_PASSWORD'] })
+        .toEqual({ service: client.name, url: 'chdb+http://ingest-writer:8124', secret: (owners[0] as Service).env['CLICKHOUSE_PASSWORD'] });
+    }
+    // main.ts serves on loopback only: the writer's entrypoint forwards 8124 to that port.
+    expect(JSON.stringify((owners[0] as Service).raw['entrypoint'])).toContain(`TCP-LISTEN:8124,fork,reuseaddr TCP:127.0.0.1:${port?.split('=')[1] as string}`);
   });
 
   test('compose: every product service runs a role of ROLES (roles/process-plan.ts), and every role has a service', () => {
@@ -253,9 +276,10 @@ describe('compose/docker-compose.yml', () => {
 
   test('compose: NATS_URL lists the three JetStream nodes of the file and NATS_REPLICAS is 3', () => {
     const { services, products } = loadCompose();
-    const natsNodes = services.filter((s) => String(s.raw['image'] ?? '').startsWith('nats:'));
+    const natsNodes = services.filter((s) => String(s.raw['image'] ?? '').startsWith('localhost/sms-nats:'));
     expect(natsNodes.map((s) => s.name).sort()).toEqual(['nats-1', 'nats-2', 'nats-3']);
     for (const node of natsNodes) {
+      expect({ node: node.name, image: node.raw['image'] }).toEqual({ node: node.name, image: `localhost/sms-nats:${NATS_VERSION as string}` });
       expect({ node: node.name, js: node.command.includes('-js') }).toEqual({ node: node.name, js: true });
       expect({ node: node.name, volumes: (node.raw['volumes'] as unknown[] | undefined)?.map(String) }).toEqual({ node: node.name, volumes: [`${node.name}-data:/data`] });
     }
@@ -308,6 +332,17 @@ describe('compose/docker-compose.yml', () => {
       'gateway-http: NATS_URL is not set (the product would spawn an embedded engine)',
       'gateway-http: CLICKHOUSE_URL is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
     ]);
+    const writer = products.find(servesClickHouse) as Service;
+    const { CLICKHOUSE_PASSWORD: _secret, ...writerRest } = writer.env;
+    expect(composeEnvProblems([writer], ['ingest-writer'])).toEqual([]);
+    expect(composeEnvProblems([{ ...writer, env: { ...writerRest, CLICKHOUSE_URL: 'http://clickhouse:8123' } }], ['ingest-writer'])).toEqual([
+      'ingest-writer: CLICKHOUSE_URL is set although it serves its embedded ClickHouse (--serve-clickhouse)',
+      'ingest-writer: CLICKHOUSE_PASSWORD (the chdb link\'s secret, at least 16 characters) is not set',
+    ]);
+    expect(composeEnvProblems([{ ...(gateway as Service), env: { ...(gateway as Service).env, CLICKHOUSE_URL: 'http://clickhouse:8123' } }], ['gateway-http'])).toEqual([
+      'gateway-http: CLICKHOUSE_USER is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
+      'gateway-http: CLICKHOUSE_DATABASE is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
+    ]);
   });
 });
 
@@ -329,7 +364,7 @@ describe('compose/docker-compose.yml describes the topology of scripts/topology 
   test('the same Temporal server version, history shards, dynamic config and namespace retention', () => {
     const { services } = loadCompose();
     const temporal = services.find((s) => s.name === 'temporal') as Service;
-    expect(temporal.raw['image']).toBe(`temporalio/server:${TOPOLOGY.temporalVersion.replace(/^v/, '')}`);
+    expect(temporal.raw['image']).toBe(`localhost/sms-temporal:${TOPOLOGY.temporalVersion.replace(/^v/, '')}`);
     expect(temporal.env['NUM_HISTORY_SHARDS']).toBe(String(TOPOLOGY.historyShards));
     expect(TOPOLOGY.historyShards).toBeGreaterThanOrEqual(8);
     const mount = ((temporal.raw['volumes'] as unknown[]) ?? []).map(String).find((v) => v.includes('dynamicconfig')) ?? '';
@@ -346,38 +381,29 @@ describe('compose/docker-compose.yml describes the topology of scripts/topology 
   });
 });
 
-describe('compose/Dockerfile', () => {
-  /** Sources of every COPY (flags such as --chown dropped, destination dropped). */
-  function copiedSources(): string[] {
-    return read(DOCKERFILE).split('\n')
-      .filter((l) => /^COPY\s/i.test(l))
-      .flatMap((l) => l.trim().split(/\s+/).slice(1).filter((a) => !a.startsWith('--')).slice(0, -1))
-      .map((src) => src.replace(/^\.\//, '').replace(/\/$/, ''));
-  }
+describe('compose/Dockerfile (the product image, built by scripts/images.mjs)', () => {
+  const IMAGES_SCRIPT = join(ROOT, 'scripts', 'images.mjs');
 
-  test('Dockerfile: node:24-bookworm-slim, installs from package.json + package-lock.json, compiles dist/ and runs it', () => {
+  test('Dockerfile: on the local Debian base, Node and the staged app copied in, a non-root user, /health as health check, tini then dist/main.js', () => {
     const text = read(DOCKERFILE);
-    expect(text).toMatch(/^FROM node:24-bookworm-slim\s*$/m);
-    expect(copiedSources()).toEqual(expect.arrayContaining(['package.json', 'package-lock.json']));
-    expect(text).toMatch(/^RUN npm (install|ci)\b/m);
-    expect(text).toMatch(/tsc -p tsconfig\.build\.json/);
-    expect(text).toMatch(/npm prune --omit=dev/);
-    expect(text).toMatch(/^ENTRYPOINT \["node", "dist\/main\.js"\]\s*$/m);
+    expect(text).toMatch(/^FROM localhost\/sms-base:bookworm\s*$/m);
+    expect(text).toMatch(/^COPY node \/usr\/local\/bin\/node\s*$/m);
+    expect(text).toMatch(/^COPY app \/app\s*$/m);
+    expect(text).toMatch(/^USER sms\s*$/m);
+    expect(text).toMatch(/^HEALTHCHECK [\s\S]*\/health/m);
+    expect(text).toMatch(/^ENTRYPOINT \["tini", "--", "node", "dist\/main\.js"\]\s*$/m);
   });
 
-  test('Dockerfile: copies every root *.ts file and every source folder of tsconfig.json (test/ and bench/ excepted)', () => {
+  test('images.mjs stages the folders of tsconfig.build.json, and they cover main.ts and every source folder of tsconfig.json (test/ and bench/ excepted)', () => {
+    const script = read(IMAGES_SCRIPT);
+    expect(script).toMatch(/productFolders = \(\) => JSON\.parse\(readFileSync\(join\(root, 'tsconfig\.build\.json'\)/);
+    expect(script).toMatch(/npm', \['install', '--omit=dev'/);
+    const build = JSON.parse(read(join(ROOT, 'tsconfig.build.json'))) as { include: string[] };
     const tsconfig = JSON.parse(read(join(ROOT, 'tsconfig.json'))) as { include: string[] };
     const folders = tsconfig.include.filter((p) => !p.includes('*') && !['test', 'bench'].includes(p) && existsSync(join(ROOT, p)));
     const rootTs = readdirSync(ROOT).filter((f) => f.endsWith('.ts'));
-    const copied = copiedSources();
     expect(folders).toEqual(expect.arrayContaining(PRODUCT_DIRS.filter((d) => existsSync(join(ROOT, d)))));
-    expect([...rootTs, ...folders].filter((p) => !copied.includes(p))).toEqual([]);
-  });
-
-  test('Dockerfile: every COPY source exists in the repository (a moved or deleted folder fails the image build)', () => {
-    const missing = copiedSources().filter((src) => !existsSync(join(ROOT, src)));
-    expect(copiedSources().length).toBeGreaterThan(3);
-    expect(missing).toEqual([]);
+    expect([...rootTs, ...folders].filter((p) => !build.include.includes(p))).toEqual([]);
   });
 
   test('package.json: every package the product imports at run time (tsx included) is a dependency, as the image omits devDependencies', () => {

@@ -11,9 +11,12 @@ const ROOT = join(__dirname, '..', '..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
 const yamlOf = (path: string): Record<string, unknown> => parse(read(path), { merge: true }) as Record<string, unknown>;
 
-type Services = Record<string, { command?: string[]; build?: unknown; ports?: string[]; volumes?: string[]; environment?: Record<string, string> }>;
+type Services = Record<string, { command?: string[]; image?: string; ports?: string[]; volumes?: string[]; environment?: Record<string, string> }>;
 const base = yamlOf('compose/docker-compose.yml')['services'] as Services;
 const override = yamlOf('compose/docker-compose.observability.yml')['services'] as Services;
+const grafana = yamlOf('compose/docker-compose.grafana.yml')['services'] as Services;
+/** Product services run the product image (compose/Dockerfile, `npm run images`). */
+const isProduct = (s: Services[string] | undefined): boolean => s?.image === 'localhost/sms-platform:latest';
 const prometheus = yamlOf('compose/observability/prometheus.yml') as { scrape_configs: Array<{ metrics_path?: string; dns_sd_configs: Array<{ names: string[]; type: string; port: number }> }> };
 const dashboard: unknown = JSON.parse(read('compose/observability/grafana/dashboards/sms-pipeline.json'));
 const HTTP_PORT = '8080';
@@ -22,16 +25,17 @@ const roleOf = (command: readonly string[] | undefined): string | undefined => c
 const metricsPortOf = (command: readonly string[] | undefined): string | undefined => command?.find((a) => a.startsWith('--metrics-port='))?.slice('--metrics-port='.length);
 
 describe('compose/docker-compose.observability.yml', () => {
-  test('overrides only product services of the base file, keeping each one\'s role', () => {
+  test('overrides only product services of the base file, keeping each one\'s role and flags (only --metrics-port is added)', () => {
     for (const [name, service] of Object.entries(override)) {
       if (!service.command?.some((a) => a.startsWith('--role='))) continue;
-      expect(base[name]?.build).toBeDefined();
+      expect({ name, product: isProduct(base[name]) }).toEqual({ name, product: true });
       expect(roleOf(service.command)).toBe(roleOf(base[name]?.command));
+      expect(service.command.filter((a) => !a.startsWith('--metrics-port='))).toEqual(base[name]?.command);
     }
   });
 
   test('every product role without the HTTP gateway gets --metrics-port (else its metrics are never scraped)', () => {
-    const products = Object.entries(base).filter(([, s]) => s.build !== undefined && roleOf(s.command) !== 'gateway-http' && roleOf(s.command) !== 'simulator');
+    const products = Object.entries(base).filter(([, s]) => isProduct(s) && roleOf(s.command) !== 'gateway-http' && roleOf(s.command) !== 'simulator');
     expect(products.length).toBeGreaterThanOrEqual(4);
     for (const [name] of products) expect({ name, port: metricsPortOf(override[name]?.command) }).toEqual({ name, port: expect.stringMatching(/^\d+$/) });
   });
@@ -49,7 +53,7 @@ describe('compose/docker-compose.observability.yml', () => {
   });
 
   test('the mounted configuration files exist in the repository', () => {
-    const mounts = Object.values(override).flatMap((s) => s.volumes ?? []).filter((v) => v.startsWith('./')).map((v) => v.split(':')[0] as string);
+    const mounts = [...Object.values(override), ...Object.values(grafana)].flatMap((s) => s.volumes ?? []).filter((v) => v.startsWith('./')).map((v) => v.split(':')[0] as string);
     expect(mounts.length).toBeGreaterThanOrEqual(3);
     expect(mounts.filter((mount) => !existsSync(join(ROOT, 'compose', mount)))).toEqual([]);
   });
@@ -75,11 +79,26 @@ describe('Grafana dashboard', () => {
     expect(undocumented).toEqual([]);
   });
 
-  test('every panel reads the provisioned Prometheus datasource', () => {
-    const datasource = yamlOf('compose/observability/grafana/provisioning/datasources/prometheus.yml') as { datasources: Array<{ uid: string }> };
-    const uids = new Set(datasource.datasources.map((d) => d.uid));
-    const panels = (dashboard as { panels: Array<{ type: string; datasource?: { uid: string } }> }).panels.filter((p) => p.type !== 'row');
-    expect(panels.every((p) => p.datasource !== undefined && uids.has(p.datasource.uid))).toBe(true);
+  /** Every `datasource` value anywhere in the dashboard (panels, their queries, annotations, variables). */
+  const datasourceRefs = (node: unknown): unknown[] => {
+    if (Array.isArray(node)) return node.flatMap(datasourceRefs);
+    if (typeof node !== 'object' || node === null) return [];
+    return Object.entries(node).flatMap(([key, value]) => (key === 'datasource' ? [value] : datasourceRefs(value)));
+  };
+
+  test('every panel and query reads the datasource variable ${DS_PROMETHEUS}, a templating variable of type datasource (prometheus): no hard-coded uid', () => {
+    const board = dashboard as { panels: Array<{ type: string; datasource?: unknown; targets?: Array<{ datasource?: unknown }> }>; templating: { list: Array<Record<string, unknown>> } };
+    const variable = board.templating.list.find((v) => v['name'] === 'DS_PROMETHEUS');
+    expect(variable).toMatchObject({ name: 'DS_PROMETHEUS', type: 'datasource', query: 'prometheus' });
+    const refs = datasourceRefs(dashboard);
+    const panels = board.panels.filter((p) => p.type !== 'row');
+    expect(panels.length).toBeGreaterThan(10);
+    expect(panels.filter((p) => p.datasource === undefined).map((p) => p.type)).toEqual([]);
+    expect(refs.length).toBeGreaterThanOrEqual(panels.length);
+    expect(refs.filter((r) => JSON.stringify(r) !== JSON.stringify({ type: 'prometheus', uid: '${DS_PROMETHEUS}' }))).toEqual([]);
+    // The variable resolves to the provisioned Prometheus, the default datasource of its type.
+    const provisioned = yamlOf('compose/observability/grafana/provisioning/datasources/prometheus.yml') as { datasources: Array<{ type: string; isDefault?: boolean }> };
+    expect(provisioned.datasources.filter((d) => d.type === 'prometheus' && d.isDefault === true)).toHaveLength(1);
   });
 });
 
