@@ -244,6 +244,12 @@ export const ingestItems = new Counter({
   registers: [registry],
 });
 
+export const ingestLag = new Gauge({
+  name: 'ingest_lag_seconds',
+  help: 'Age of the oldest ingestion request this gateway published that the ingest writer has not applied yet (0: all applied); past INGEST_MAX_LAG_SECONDS the ingestion API answers 429',
+  registers: [registry],
+});
+
 export const ingestWriterPhase = new Histogram({
   name: 'ingest_writer_phase_seconds',
   help: 'Time the ingest writer spends per run of stream messages, by phase (decode, load, plan, triggers, write)',

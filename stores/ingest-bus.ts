@@ -4,14 +4,22 @@
 // A request whose message is larger than the bus carries in one piece (MESSAGE_CAP, and half
 // the connected server's max_payload: an operator's NATS may take less than ours) goes as
 // several messages in order, each with whole items; an item too large on its own is a 413
-// before anything is published.
+// before anything is published. The bus also keeps the writer's lag as this gateway sees it
+// (the age of its oldest published message the writer has not applied, from the applied
+// sequence in KV `ingest_state`), which the API turns into back-pressure (a 429 past a limit).
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { AppError } from '../core/errors';
 import type { IngestContactsMessage, IngestEventsMessage, IngestMessage } from '../core/ingest';
-import type { IngestBus } from '../core/ingest/ports';
+import type { IngestBus, IngestLag } from '../core/ingest/ports';
 import { INGEST_STATE_KEYS, SUBJECTS } from '../core/bus/names';
+import { ingestLag } from '../infra/metrics';
 import { bodyLimitOf } from '../infra/pipelined-jetstream';
+
+/** How often the applied sequence is read while some publish is not applied yet. */
+export const APPLIED_POLL_MS = 200;
+/** Unapplied publishes remembered at most (the oldest dropped beyond: the lag then reads lower than it is). */
+const MAX_TRACKED = 200_000;
 
 /**
  * The largest INGEST message, at most half the server's max_payload: the writer publishes a
@@ -56,8 +64,56 @@ export function splitIngestMessage(message: Batched, limit: number): Buffer[] {
 }
 
 export class JetStreamIngestBus implements IngestBus {
+  /** This gateway's publishes the writer has not applied yet, in stream order: sequence and reception time (ms). */
+  private readonly unapplied: Array<{ seq: number; at: number }> = [];
+  private head = 0;
+  private applied = 0;
+  private poller: NodeJS.Timeout | undefined;
+
   /** `maxPayload`: the connected server's max_payload (the connection's server info), read at each publish. */
-  constructor(private readonly js: JetStreamClient, private readonly state: KV, private readonly maxPayload: () => number | undefined = () => undefined) {}
+  constructor(private readonly js: JetStreamClient, private readonly state: KV, private readonly maxPayload: () => number | undefined = () => undefined,
+    private readonly clock: () => number = Date.now) {}
+
+  /** The writer's lag behind this gateway: the age of the oldest message it published that is not applied yet. */
+  lag(): IngestLag {
+    this.dropApplied();
+    const oldest = this.unapplied[this.head];
+    const lag = { seconds: oldest ? Math.max(0, this.clock() - oldest.at) / 1000 : 0, unapplied: this.unapplied.length - this.head };
+    ingestLag.set(lag.seconds);
+    return lag;
+  }
+
+  /** Stops reading the applied sequence (the process is stopping). */
+  close(): void {
+    clearInterval(this.poller);
+    this.poller = undefined;
+  }
+
+  private remember(seq: number, receivedAt: string): void {
+    if (this.unapplied.length - this.head >= MAX_TRACKED) this.head += 1;
+    this.unapplied.push({ seq, at: Date.parse(receivedAt) });
+    this.poller ??= setInterval(() => { void this.poll(); }, APPLIED_POLL_MS).unref();
+  }
+
+  /** Reads the applied sequence; stops polling once everything published is applied. */
+  async poll(): Promise<void> {
+    try {
+      const entry = await this.state.get(INGEST_STATE_KEYS.applied);
+      if (entry && entry.operation === 'PUT') this.applied = Math.max(this.applied, Number(entry.string()));
+    } catch {
+      // the connection is down: the lag keeps growing until the next read
+    }
+    this.lag();
+    if (this.head >= this.unapplied.length) this.close();
+  }
+
+  private dropApplied(): void {
+    while (this.head < this.unapplied.length && (this.unapplied[this.head] as { seq: number }).seq <= this.applied) this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.unapplied.length) {
+      this.unapplied.splice(0, this.head);
+      this.head = 0;
+    }
+  }
 
   /** Publishes the message (in parts when it is too large for one) and returns the stream sequence of the last once stored. */
   async publish(message: IngestMessage): Promise<number> {
@@ -67,11 +123,14 @@ export class JetStreamIngestBus implements IngestBus {
           : SUBJECTS.ingestRejected(message.projectId, message.datasourceId);
     const data = Buffer.from(JSON.stringify(message));
     const limit = bodyLimitOf(this.maxPayload(), MESSAGE_CAP);
-    if (data.length <= limit || (message.kind !== 'contacts' && message.kind !== 'events')) return (await this.js.publish(subject, data)).seq;
-    // Every part is built (and an item too large refused) before the first is published.
-    const parts = splitIngestMessage(message, limit);
     let seq = 0;
-    for (const part of parts) seq = (await this.js.publish(subject, part)).seq;
+    if (data.length <= limit || (message.kind !== 'contacts' && message.kind !== 'events')) seq = (await this.js.publish(subject, data)).seq;
+    else {
+      // Every part is built (and an item too large refused) before the first is published.
+      const parts = splitIngestMessage(message, limit);
+      for (const part of parts) seq = (await this.js.publish(subject, part)).seq;
+    }
+    this.remember(seq, message.receivedAt);
     return seq;
   }
 
@@ -80,7 +139,11 @@ export class JetStreamIngestBus implements IngestBus {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const entry = await this.state.get(INGEST_STATE_KEYS.applied);
-      if (entry && entry.operation === 'PUT' && Number(entry.string()) >= seq) return true;
+      if (entry && entry.operation === 'PUT') {
+        const applied = Number(entry.string());
+        this.applied = Math.max(this.applied, applied);
+        if (applied >= seq) return true;
+      }
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }

@@ -8,4 +8,4 @@ export { BatchSpecs, capMessages, validateContact, validateEvent, type ContactRe
 export { unfaithfulByItem, unfaithfulNumbers, type UnfaithfulNumber } from './numbers';
 export { CUSTOM_NAME, EVENT_TYPE, NATIVE_ATTRIBUTES } from './values';
 export { ATTRIBUTE_TYPES, type AttributeSpec, type AttributeType, type ContactPatch, type Datasource, type EventParameterSpec, type EventRecord, type EventTypeSpec, type ItemOutcome, type TypedValue } from './types';
-export type { ContactReader, ContactView, DatasourceCatalog, IngestAccounts, IngestBus, SpecRecorder, UsageCounts, UsageReader, UsageWindow } from './ports';
+export type { ContactReader, ContactView, DatasourceCatalog, IngestAccounts, IngestBus, IngestLag, SpecRecorder, UsageCounts, UsageReader, UsageWindow } from './ports';

@@ -25,11 +25,21 @@ export interface SpecRecorder {
   recordInferred(datasourceId: string, specs: NewSpecs): Promise<RefusedSpecs | null>;
 }
 
+/** How far the ingest writer is behind what this gateway published (a 0 lag: it has applied everything). */
+export interface IngestLag {
+  /** Age of the oldest message this gateway published that the writer has not applied yet. */
+  readonly seconds: number;
+  /** Messages this gateway published that the writer has not applied yet. */
+  readonly unapplied: number;
+}
+
 /** The INGEST stream: a publish that resolves once stored, and the writer's progress. */
 export interface IngestBus {
   publish(message: IngestMessage): Promise<number>;
   /** True once the writer has applied stream sequence `seq`, false after `timeoutMs`. */
   waitApplied(seq: number, timeoutMs: number): Promise<boolean>;
+  /** The writer's lag behind this gateway's publishes (read without a round trip). */
+  lag(): IngestLag;
 }
 
 export interface UsageCounts {

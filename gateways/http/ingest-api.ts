@@ -2,18 +2,22 @@
 // batched contact upserts, contact deletion, events, the GET /stream probe and the specs.
 // Authentication per spec 2 §5: datasource tokens for their datasource, product tokens with
 // ingest scopes for every datasource of their project; anything else the token may not touch
-// is a 404. Errors are `{ message }` (spec 2 §7); a 429 has an empty body.
+// is a 404. Errors are `{ message }` (spec 2 §7); a 429 has an empty body. Back-pressure: when
+// the ingest writer is more than `maxLagSeconds` behind this gateway's publishes, batches are
+// refused with 429 and Retry-After (spec 2 §7 allows 429) instead of being accepted for minutes
+// of invisibility; the lag is the `ingest_lag_seconds` gauge and the `ingest` detail of /health.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, ERRORS } from '../../core/errors';
 import { BatchSpecs, unfaithfulByItem, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type ItemOutcome, type RefusedSpecs, type UnfaithfulNumber } from '../../core/ingest';
 import { idProblem } from '../../core/ingest/values';
 import type { RateLimits } from '../../core/accounts/ports';
 import type { Organization, Project } from '../../core/accounts/types';
-import type { ContactReader, DatasourceCatalog, IngestAccounts, IngestBus, SpecRecorder, UsageReader } from '../../core/ingest/ports';
+import type { ContactReader, DatasourceCatalog, IngestAccounts, IngestBus, IngestLag, SpecRecorder, UsageReader } from '../../core/ingest/ports';
 import { MAX_BATCH_ITEMS } from '../../core/schemas/ingest';
 import { authenticate } from './auth';
 import { rateLimit } from './rate-limit';
 import type { ErrorFormatter } from './errors';
+import { reportInHealth } from './ops';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -39,6 +43,37 @@ export interface IngestOptions {
   readonly authFailuresPerMinute: Parameters<typeof authenticate>[2];
   /** How long a DELETE waits for the writer before answering anyway (the deletion is durable either way). */
   readonly deleteWaitMs: number;
+  /** Past this lag of the ingest writer, POST batches are answered 429 with Retry-After (default DEFAULT_MAX_LAG_SECONDS; 0: never). */
+  readonly maxLagSeconds?: number;
+}
+
+/**
+ * The writer's lag (reception → queryable) past which batches are refused: at the writer's
+ * pace the oldest accepted request is then this old and not yet queryable. 10 s keeps the
+ * visibility bounded at saturation with room for a short stall (a merge, a restart of the
+ * writer) before clients are asked to slow down.
+ */
+export const DEFAULT_MAX_LAG_SECONDS = 10;
+
+/** Seconds a refused client waits: until the writer should be back under the limit, 1 to 60. */
+export const retryAfterSeconds = (lag: IngestLag, maxLagSeconds: number): number => Math.min(60, Math.max(1, Math.ceil(lag.seconds - maxLagSeconds)));
+
+/**
+ * Back-pressure on POST batches: while the writer is more than `maxLagSeconds` behind, a 429
+ * (empty body, spec 2 §7) with Retry-After and X-RateLimit-Reset at the same moment.
+ */
+export function writerBehind(bus: IngestBus, maxLagSeconds: number): RequestHandler {
+  return (_req, res, next) => {
+    const lag = bus.lag();
+    if (maxLagSeconds <= 0 || lag.seconds <= maxLagSeconds) {
+      next();
+      return;
+    }
+    const wait = retryAfterSeconds(lag, maxLagSeconds);
+    res.setHeader('Retry-After', String(wait));
+    res.setHeader('X-RateLimit-Reset', String(Math.ceil(Date.now() / 1000) + wait));
+    next(new AppError('RATE_LIMITED', `the ingest writer is ${lag.seconds.toFixed(1)} s behind (more than ${maxLagSeconds} s): nothing was stored; retry after ${wait} s (Retry-After)`));
+  };
 }
 
 /**
@@ -57,6 +92,12 @@ const handle = (fn: AsyncHandler): RequestHandler => (req, res, next) => { fn(re
 export function ingestRouter(services: IngestServices, options: IngestOptions): Router {
   const router = Router({ mergeParams: true });
   const auth = authenticate(services.accounts, ['datasource', 'product'], options.authFailuresPerMinute);
+  const maxLagSeconds = options.maxLagSeconds ?? DEFAULT_MAX_LAG_SECONDS;
+  const behind = writerBehind(services.bus, maxLagSeconds);
+  reportInHealth('ingest', () => {
+    const lag = services.bus.lag();
+    return { writerLagSeconds: Number(lag.seconds.toFixed(3)), unappliedRequests: lag.unapplied, maxLagSeconds, refusing: maxLagSeconds > 0 && lag.seconds > maxLagSeconds };
+  });
 
   /** The datasource of the path, if this token may use it with `scopes` (any of them); else 404. */
   const datasourceFor = (scopes: readonly Scope[]): RequestHandler => (req, _res, next) => {
@@ -106,7 +147,7 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
     return refused ? pass(new BatchSpecs(services.datasources.specView(req.datasource), refused), numbers) : first;
   };
 
-  router.post('/stream/contacts', stamp, auth, datasourceFor(['ingest:write']), gate('contacts'), handle(async (req, res) => {
+  router.post('/stream/contacts', stamp, auth, datasourceFor(['ingest:write']), gate('contacts'), behind, handle(async (req, res) => {
     const items = batchOf(req);
     const { outcomes, contacts } = await validated(req, (specs, numbers) => {
       const pass = { specs, outcomes: [] as ItemOutcome[], contacts: [] as ContactPatch[] };
@@ -124,7 +165,7 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
     answer(res, outcomes);
   }));
 
-  router.post('/stream/events', stamp, auth, datasourceFor(['ingest:write']), gate('events'), handle(async (req, res) => {
+  router.post('/stream/events', stamp, auth, datasourceFor(['ingest:write']), gate('events'), behind, handle(async (req, res) => {
     const items = batchOf(req);
     const receivedIso = new Date(req.receivedAt).toISOString();
     const { outcomes, accepted } = await validated(req, (specs, numbers) => {
