@@ -28,6 +28,12 @@ export interface LifecycleActivities {
   deliverDlr(delivery: DlrDelivery): Promise<void>;
   deadLetter(delivery: DlrDelivery, reason: string): Promise<void>;
   refund(messageId: string, orgId: string, micros: number): Promise<void>;
+  /**
+   * A scheduled message at its time (DESIGN §4 Scheduling): `send` once its state is `queued`
+   * (compare-and-set from `scheduled`; a repeat finds it queued), `opted-out` when its recipient
+   * opted out of its project meanwhile (the state stays `scheduled`; the workflow rejects it).
+   */
+  releaseScheduled(messageId: string): Promise<'send' | 'opted-out'>;
 }
 
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
@@ -78,6 +84,19 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
     async deadLetter(delivery, reason) {
       deps.log.warn({ messageId: delivery.messageId, seq: delivery.seq, reason }, 'DLR dead-lettered');
       await deps.deadLetters.put({ ...delivery, reason, failedAt: new Date().toISOString() });
+    },
+
+    async releaseScheduled(messageId) {
+      for (;;) {
+        const { message: m, revision } = await readState(messageId);
+        if (m.status !== 'scheduled') return 'send';
+        if (m.projectId && (await deps.optOuts.isOptedOut(m.projectId, m.normalizedTo))) {
+          deps.log.info({ messageId, projectId: m.projectId }, 'scheduled message: the recipient opted out before its time; rejected');
+          return 'opted-out';
+        }
+        const now = new Date().toISOString();
+        if ((await deps.states.replace({ ...m, status: 'queued', updatedAt: now }, revision)) !== null) return 'send';
+      }
     },
 
     async refund(messageId, orgId, micros) {

@@ -29,7 +29,7 @@ import type { Logger } from '../infra/logger';
 import { consumeBatches, ensureDurable, type RunningConsumer } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
 import type { WebhookSchedule } from '../workflows/presets';
-import type { smsLifecycle } from '../workflows/sms-lifecycle';
+import type { smsLifecycle, smsScheduled } from '../workflows/sms-lifecycle';
 import type { dlrDelivery } from '../workflows/dlr-delivery';
 import type { BatchMember } from '../workflows/batch-track';
 import type { BatchInput, smsBatchLifecycle } from '../workflows/sms-batch-lifecycle';
@@ -85,6 +85,7 @@ async function bridge(nats: Nats, log: Logger, stream: string, name: string, sub
 /** One lifecycle workflow the starter starts: a message's own, or a batch's. */
 export type LifecycleStart =
   | { readonly kind: 'message'; readonly workflowId: string; readonly input: LifecycleInput & { webhook: WebhookSchedule } }
+  | { readonly kind: 'scheduled'; readonly workflowId: string; readonly input: LifecycleInput & { webhook: WebhookSchedule; scheduledAt: string } }
   | { readonly kind: 'batch'; readonly workflowId: string; readonly input: BatchInput; readonly memo: Record<string, string | number> };
 
 /**
@@ -92,18 +93,40 @@ export type LifecycleStart =
  * per message (`sms-<id>`), else batches of at most `batchMax` messages named by their first
  * message and a fingerprint of all their ids. Legacy messages get no webhooks.
  */
-export function lifecycleStarts(messages: readonly SmsMessage[], options: Pick<BridgeDeps, 'batchMax' | 'validityMs' | 'webhook'>): LifecycleStart[] {
+export function lifecycleStarts(accepted: readonly SmsMessage[], options: Pick<BridgeDeps, 'batchMax' | 'validityMs' | 'webhook'>): LifecycleStart[] {
   const { batchMax, validityMs, webhook } = options;
+  // A scheduled message (DESIGN §4 Scheduling) waits on a timer of its own, in its own
+  // smsScheduled workflow `sms-<id>` (its carrier events find it there, as a message without a
+  // batch claim); the others are batched exactly as before.
+  const scheduled: LifecycleStart[] = [];
+  let messages = accepted;
+  if (accepted.some((m) => m.status === 'scheduled' && m.scheduledAt)) {
+    const now: SmsMessage[] = [];
+    messages = now;
+    for (const m of accepted) {
+      if (m.status !== 'scheduled' || !m.scheduledAt) {
+        now.push(m);
+        continue;
+      }
+      scheduled.push({
+        kind: 'scheduled', workflowId: WORKFLOW_IDS.lifecycle(m.id),
+        input: {
+          messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros,
+          validityMs: m.validityPeriod === undefined ? validityMs : m.validityPeriod * 1000, webhooks: m.source !== 'legacy', webhook, scheduledAt: m.scheduledAt,
+        },
+      });
+    }
+  }
   if (batchMax <= 1) {
-    return messages.map((m) => ({
+    return [...scheduled, ...messages.map((m): LifecycleStart => ({
       kind: 'message', workflowId: WORKFLOW_IDS.lifecycle(m.id),
       input: {
         messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
         chargedMicros: m.priceUserMicros, validityMs: m.validityPeriod === undefined ? validityMs : m.validityPeriod * 1000, webhooks: m.source !== 'legacy', webhook,
       },
-    }));
+    }))];
   }
-  const starts: LifecycleStart[] = [];
+  const starts: LifecycleStart[] = scheduled;
   for (let i = 0; i < messages.length; i += batchMax) {
     const members: BatchMember[] = messages.slice(i, i + batchMax).map((m) => ({
       id: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros, webhooks: m.source !== 'legacy',
@@ -193,6 +216,10 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
 
   const start = (s: LifecycleStart): Promise<unknown> => s.kind === 'message'
     ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, {
+      taskQueue: deps.taskQueue, workflowId: s.workflowId, args: [s.input],
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
+    })
+    : s.kind === 'scheduled' ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, {
       taskQueue: deps.taskQueue, workflowId: s.workflowId, args: [s.input],
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
     })

@@ -12,6 +12,7 @@ import { HttpWebhookSender } from '../infra/webhook-sender';
 import type { AccountDirectory } from '../stores/account-directory';
 import type { BalanceLedger } from '../stores/balance-ledger';
 import { KvDeadLetters, KvLifecycleOwners, KvLifecycleStates, KvOnceKeys } from '../stores/lifecycle-records';
+import { KvOptOutReader } from '../stores/opt-out-reader';
 import { createActivities, type ActivityDeps } from '../activities';
 
 export interface WorkerRole {
@@ -45,6 +46,7 @@ export function lifecyclePorts(nats: Nats, tokens: AccountDirectory, funds: Bala
     tokens,
     owners: new KvLifecycleOwners(nats.kv.idempotency, idempotency),
     funds,
+    optOuts: new KvOptOutReader(nats.kv.optouts),
     webhookTimeoutMs,
     log,
   };

@@ -1,5 +1,5 @@
 // The workflow bundle entry: every workflow the worker registers.
 export { systemProbe } from './system-probe';
-export { smsLifecycle } from './sms-lifecycle';
+export { smsLifecycle, smsScheduled } from './sms-lifecycle';
 export { dlrDelivery } from './dlr-delivery';
 export { smsBatchLifecycle } from './sms-batch-lifecycle';

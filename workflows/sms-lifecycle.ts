@@ -2,11 +2,14 @@
 // carrier connector, applies the carrier's reports (signals) to the state machine, records each
 // transition and delivers it as a DLR in per-message order, and ends at a final status or, with
 // no final report within the validity period, as expired (code 1). docs/lifecycle.md.
-import { condition, defineQuery, defineSignal, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
+// smsScheduled is the same lifecycle behind a durable timer until the message's scheduledAt
+// (DESIGN §4 Scheduling): the cancelScheduled update ends it as `canceled` (refunded) while it
+// waits; at its time an opted-out recipient ends it as `rejected` (refunded).
+import { allHandlersFinished, condition, defineQuery, defineSignal, defineUpdate, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { LifecycleActivities } from '../activities/lifecycle';
-import { QUERIES, SIGNALS, WORKFLOW_IDS } from '../core/bus/temporal';
+import { QUERIES, SIGNALS, UPDATES, WORKFLOW_IDS, type CancelScheduledOutcome } from '../core/bus/temporal';
 import type { CarrierEvent } from '../core/carrier/types';
-import { aggregate, applyEvent, CODE_UNKNOWN, initialState, isFinal, refundable, transitionsBetween } from '../core/sms/lifecycle-rules';
+import { aggregate, applyEvent, CODE_BLOCKED_SUBSCRIBER, CODE_OK, CODE_UNKNOWN, initialState, isFinal, refundable, transitionsBetween } from '../core/sms/lifecycle-rules';
 import type { MessageStatus } from '../core/sms/message';
 import { deliverWithRetries } from './deliver';
 import { LOCAL_WRITE, settleOptions, type WebhookSchedule } from './presets';
@@ -17,6 +20,8 @@ export const carrierEventSignal = defineSignal<[CarrierEvent | CarrierEvent[]]>(
 export const statusQuery = defineQuery<{ status: MessageStatus; code: number | null; pendingDlrs: number }>(QUERIES.status);
 
 export const lifecycleWorkflowId = WORKFLOW_IDS.lifecycle;
+/** Cancels a scheduled message still waiting (core/bus/temporal.ts UPDATES.cancelScheduled). */
+export const cancelScheduledUpdate = defineUpdate<CancelScheduledOutcome>(UPDATES.cancelScheduled);
 
 interface PendingDlr {
   readonly delivery: DlrDelivery;
@@ -24,7 +29,19 @@ interface PendingDlr {
   readonly attempted: boolean;
 }
 
-export async function smsLifecycle(input: LifecycleInput & { webhook: WebhookSchedule }): Promise<{ status: MessageStatus; code: number | null }> {
+type Lifecycle = LifecycleInput & { webhook: WebhookSchedule };
+type Outcome = { status: MessageStatus; code: number | null };
+
+export function smsLifecycle(input: Lifecycle): Promise<Outcome> {
+  return lifecycle(input);
+}
+
+/** A scheduled message: the per-message lifecycle after its timer (input.scheduledAt). */
+export function smsScheduled(input: Lifecycle & { scheduledAt: string }): Promise<Outcome> {
+  return lifecycle(input);
+}
+
+async function lifecycle(input: Lifecycle): Promise<Outcome> {
   const writes = proxyLocalActivities<LifecycleActivities>(LOCAL_WRITE);
   let state = initialState(input.segments);
   let current = aggregate(state);
@@ -63,6 +80,35 @@ export async function smsLifecycle(input: LifecycleInput & { webhook: WebhookSch
   // rejection that fails (and retries) every workflow task.
   let deliveryError: unknown;
   const retries = retryPending().catch((err: unknown) => { deliveryError = err; });
+
+  if (input.scheduledAt !== undefined) {
+    // Waits until scheduledAt on a durable timer; the update decides, in history order, whether a
+    // cancel came first (canceled) or the timer did (left: the caller answers 409).
+    let waiting = true;
+    let cancelRequested = false;
+    let cancelRecorded = false;
+    setHandler(cancelScheduledUpdate, async (): Promise<CancelScheduledOutcome> => {
+      if (!waiting) return { canceled: false, status: current.status };
+      cancelRequested = true;
+      await condition(() => cancelRecorded);
+      return { canceled: true };
+    });
+    const wait = Date.parse(input.scheduledAt) - Date.now();
+    if (wait > 0) await condition(() => cancelRequested, wait);
+    waiting = false;
+    // At its time: moved to `queued` unless its recipient opted out meanwhile.
+    const release = cancelRequested ? 'canceled' : await writes.releaseScheduled(input.messageId);
+    if (release !== 'send') {
+      await settle([release === 'canceled' ? { status: 'canceled', code: CODE_OK } : { status: 'rejected', code: CODE_BLOCKED_SUBSCRIBER }]);
+      await writes.refund(input.messageId, input.orgId, input.chargedMicros);
+      cancelRecorded = true;
+      finished = true;
+      await retries;
+      await condition(allHandlersFinished);
+      if (deliveryError !== undefined) throw deliveryError;
+      return current;
+    }
+  }
 
   await writes.dispatch(input.messageId);
   // One timer for the whole validity period, never cancelled. `condition(pred, validityMs)`

@@ -11,6 +11,11 @@ export interface LifecycleInput {
   readonly validityMs: number;
   /** DLR webhooks are sent for api_sms messages; legacy messages are polled (spec 1 §1). */
   readonly webhooks: boolean;
+  /**
+   * Set for a scheduled message (DESIGN §4 Scheduling, workflow smsScheduled): ISO 8601 UTC; the
+   * lifecycle waits on a durable timer until then, cancelable, and its validity counts from then.
+   */
+  readonly scheduledAt?: string;
 }
 
 export type { DlrDelivery, DlrPayload, Transition } from '../core/sms/dlr';

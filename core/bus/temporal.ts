@@ -6,6 +6,11 @@ export const WORKFLOW_TYPES = {
   smsLifecycle: 'smsLifecycle',
   /** One workflow per batch of accepted messages, a state machine per message (docs/lifecycle.md). */
   smsBatchLifecycle: 'smsBatchLifecycle',
+  /**
+   * A scheduled message (DESIGN §4 Scheduling): waits on a durable timer until its scheduledAt
+   * (cancelable by the `cancelScheduled` update), then lives the per-message lifecycle; id `sms-<id>`.
+   */
+  smsScheduled: 'smsScheduled',
   dlrDelivery: 'dlrDelivery',
   systemProbe: 'systemProbe',
 } as const;
@@ -16,6 +21,23 @@ export const SIGNALS = {
   /** CarrierEvent[] of any of a batch's messages (events of other messages are ignored). */
   batchEvents: 'batchEvents',
 } as const;
+
+export const UPDATES = {
+  /**
+   * Cancels a scheduled message still waiting on its timer: answers `{ canceled: true }` once its
+   * `canceled` transition is recorded and its charge refunded, `{ canceled: false, status }` once
+   * the timer has fired (the message left). Sent with update id UPDATE_IDS.cancel(messageId).
+   */
+  cancelScheduled: 'cancelScheduled',
+} as const;
+
+/** Update ids: a repeated cancel of one message gets the first one's answer. */
+export const UPDATE_IDS = {
+  cancel: (messageId: string) => `cancel-${messageId}`,
+} as const;
+
+/** The answer of the cancelScheduled update. */
+export type CancelScheduledOutcome = { readonly canceled: true } | { readonly canceled: false; readonly status: string };
 
 export const QUERIES = {
   /** A lifecycle's current status and pending DLRs. */

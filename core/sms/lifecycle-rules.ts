@@ -28,7 +28,10 @@ export function errToCode(err: number): number {
   return KNOWN_CODES.has(err) ? err : 99;
 }
 
+export const CODE_OK = 0;
 export const CODE_UNKNOWN = 1;
+/** A scheduled message whose recipient opted out (STOP) before its time: rejected (DESIGN §4 Scheduling). */
+export const CODE_BLOCKED_SUBSCRIBER = 4;
 export const CODE_UNROUTABLE = 11;
 export const CODE_REJECT = 100;
 

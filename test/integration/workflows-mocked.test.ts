@@ -31,6 +31,9 @@ class Recorder {
   failures = 0;
   /** Messages whose webhook always fails. */
   readonly failing = new Set<string>();
+  /** Scheduled messages released at their time (releaseScheduled), and those whose recipient opted out. */
+  readonly released: string[] = [];
+  readonly optedOut = new Set<string>();
   /** Messages another batch already holds (dispatchBatch leaves them out). */
   readonly heldElsewhere = new Set<string>();
 
@@ -77,6 +80,7 @@ class Recorder {
       deliverDlr: async (delivery) => { this.attempt(delivery); },
       deadLetter: async (delivery) => { this.dead.push(`${delivery.messageId}#${delivery.seq}`); },
       refund: async (messageId, _orgId, micros) => { this.refunds.push({ messageId, micros }); },
+      releaseScheduled: async (messageId) => { this.released.push(messageId); return this.optedOut.has(messageId) ? 'opted-out' : 'send'; },
       describeWorker: async () => 'mocked',
       noop: async () => undefined,
     };

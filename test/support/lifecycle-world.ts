@@ -21,6 +21,8 @@ export class LifecycleWorld {
   readonly claimed = new Set<string>();
   readonly credits: Array<[string, number]> = [];
   readonly owners = new Map<string, LifecycleOwner>();
+  /** `<project> <number>` pairs opted out (a scheduled message's release checks them). */
+  readonly optedOut = new Set<string>();
 
   constructor(private readonly tokens: Readonly<Record<string, Token>>) {}
 
@@ -50,6 +52,7 @@ export class LifecycleWorld {
         find: async (id) => this.owners.get(id) ?? null,
       },
       funds: { credit: async (org, micros) => { this.credits.push([org, micros]); } },
+      optOuts: { isOptedOut: (projectId, number) => this.optedOut.has(`${projectId} ${number}`) },
       webhookTimeoutMs: 1000,
       log: { info: () => undefined, warn: () => undefined },
     };

@@ -11,6 +11,10 @@ import { checkScheduledAt, checkSmsItem } from '../../core/sms/validate';
 import { readSubmitSm, STATUS } from '../../gateways/smpp/protocol';
 import { interpretSubmit, statusForFields } from '../../gateways/smpp/submit';
 import { parseScheduleDeliveryTime } from '../../gateways/smpp/validity-period';
+import { WORKFLOW_IDS } from '../../core/bus/temporal';
+import { lifecycleStarts } from '../../pipelines/lifecycle-bridge';
+import type { WebhookSchedule } from '../../workflows/presets';
+import { makeMessage } from '../support/message-rows';
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 const DAY = 86_400_000;
@@ -162,5 +166,28 @@ describe('SMPP 3.4 §7.1.1 schedule_delivery_time → scheduledAt', () => {
   test('malformed → ESME_RINVSCHED (0x61); the core\'s 422 on scheduledAt (bounds) → ESME_RINVSCHED', () => {
     expect(interpretSubmit(submit({ schedule_delivery_time: 'garbage' } as PduOptions), NOW)).toMatchObject({ kind: 'refused', status: STATUS.ESME_RINVSCHED });
     expect(statusForFields({ scheduledAt: ['is in the past'] })).toBe(STATUS.ESME_RINVSCHED);
+  });
+});
+
+describe('lifecycle bridge: a scheduled message gets a smsScheduled workflow of its own (lifecycleStarts)', () => {
+  const webhook = { attempts: 3 } as unknown as WebhookSchedule;
+  const id = (n: number): string => `00000000-0000-7000-8000-${String(n).padStart(12, '0')}`;
+  const at = '2026-11-27T12:00:00.000Z';
+  const accepted = [1, 2, 3, 4].map((n) => makeMessage({ id: id(n), ...(n % 2 === 0 ? { status: 'scheduled', scheduledAt: at } : {}) }));
+
+  test('scheduled messages leave the batches, which hold the others exactly as without them', () => {
+    const starts = lifecycleStarts(accepted, { batchMax: 50, validityMs: 5_000, webhook });
+    expect(starts.filter((s) => s.kind === 'scheduled').map((s) => s.workflowId)).toEqual([WORKFLOW_IDS.lifecycle(id(2)), WORKFLOW_IDS.lifecycle(id(4))]);
+    const batches = starts.filter((s) => s.kind === 'batch');
+    const alone = lifecycleStarts(accepted.filter((m) => m.status !== 'scheduled'), { batchMax: 50, validityMs: 5_000, webhook });
+    expect(batches).toEqual(alone);
+    const first = starts[0];
+    expect(first?.kind === 'scheduled' && first.input).toMatchObject({ messageId: id(2), scheduledAt: at, validityMs: 5_000, webhooks: true, chargedMicros: accepted[1]?.priceUserMicros });
+  });
+
+  test('with batchMax 1 too; a run without scheduled messages starts what it did before', () => {
+    const starts = lifecycleStarts(accepted, { batchMax: 1, validityMs: 5_000, webhook });
+    expect(starts.map((s) => s.kind)).toEqual(['scheduled', 'scheduled', 'message', 'message']);
+    expect(lifecycleStarts(accepted.slice(0, 1), { batchMax: 1, validityMs: 1, webhook }).map((s) => s.kind)).toEqual(['message']);
   });
 });
