@@ -56,12 +56,19 @@ async function main(): Promise<void> {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   say(`product up (gateway-http + ingest-writer); data in ${dir}`);
 
+  let refused = 0;
   const post = async (path: string, body: unknown): Promise<number> => {
     let retries = 0;
     for (;;) {
       try {
         const res = await fetch(`${stream}/${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(15000) });
         if (res.status === 202) return retries;
+        if (res.status === 429) {
+          // Back-pressure (spec 2 §7): the writer is behind; nothing was stored, send it again after Retry-After.
+          refused += 1;
+          await sleep(1000 * Number(res.headers.get('retry-after') ?? 1));
+          continue;
+        }
         if (res.status !== 500 && res.status !== 503) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
       } catch (err) {
         if (err instanceof Error && err.message.startsWith('unexpected')) throw err;
@@ -117,7 +124,7 @@ async function main(): Promise<void> {
   await Promise.all(Array.from({ length: 4 }, sender));
   await chaos;
   await healthy();
-  say(`${expected.size} distinct events accepted in ${((Date.now() - started) / 1000).toFixed(0)} s (${duplicatesSent} duplicates sent on purpose, ${retries} request retries)`);
+  say(`${expected.size} distinct events accepted in ${((Date.now() - started) / 1000).toFixed(0)} s (${duplicatesSent} duplicates sent on purpose, ${retries} request retries, ${refused} answered 429 and sent again after Retry-After)`);
 
   // Wait until the writer has applied everything: the stream's consumer has nothing pending.
   const nc = await connect({ servers: natsUrl });
@@ -158,7 +165,7 @@ async function main(): Promise<void> {
   const duplicatedTriggers = [...triggerCounts.values()].reduce((s, c) => s + (c - 1), 0);
   const unexpectedTriggers = [...triggerCounts.keys()].filter((id) => !expected.get(id)).length;
   const result = {
-    at: new Date().toISOString(), eventsAccepted: expected.size, duplicatesSent, requestRetries: retries,
+    at: new Date().toISOString(), eventsAccepted: expected.size, duplicatesSent, requestRetries: retries, refused429: refused,
     storedRows: Number(totals?.rows ?? 0), storedIds: Number(totals?.ids ?? 0), lost: lost.length, duplicatedRows: Number(totals?.rows ?? 0) - Number(totals?.ids ?? 0),
     triggerWorthy: worthy.length, triggers: [...triggerCounts.values()].reduce((s, c) => s + c, 0), missingTriggers: missingTriggers.length, duplicatedTriggers, unexpectedTriggers,
     chaos: ['kill -9 product (t≈8 s)', 'restart nats-server (t≈17 s)', 'kill -9 product (t≈26 s)'],
