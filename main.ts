@@ -176,7 +176,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     if (roles.includes('gateway-smpp')) {
       const core = await acceptanceCore();
       const gateway = await startSmppGateway({
-        port: config.smpp.port, engines, services: { acceptance: core.acceptance, states: core.states }, log,
+        port: config.smpp.port, engines, services: { acceptance: core.acceptance, states: core.states, ...(core.scheduledCancel ? { scheduled: core.scheduledCancel } : {}) }, log,
         options: {
           maxSessionsPerSystemId: config.smpp.maxSessionsPerSystemId, window: config.smpp.window, maxSubmitsPerSecond: config.smpp.submitsPerSecond,
           idleTimeoutMs: config.smpp.idleTimeoutSeconds * 1000, concatTimeoutMs: config.smpp.concatTimeoutSeconds * 1000,

@@ -2,8 +2,10 @@
 // shared with the lifecycle bridge: one SmsAcceptance, one message-state store, one watched
 // opt-out mirror per process. Needs NATS and the account directory, never ClickHouse.
 import { SmsAcceptance } from '../core/sms/acceptance';
+import { ScheduledCancel } from '../core/sms/schedule';
 import type { Funds, PriceBook } from '../core/sms/ports';
 import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
+import { TemporalScheduledSends } from '../stores/scheduled-sends';
 import type { Engines } from './engines';
 
 export interface AcceptanceCore {
@@ -12,15 +14,18 @@ export interface AcceptanceCore {
   readonly optOuts: MirroredOptOuts;
   readonly prices: PriceBook;
   readonly funds: Funds;
+  /** Cancels scheduled messages (HTTP, SMPP cancel_sm, the console); absent without a Temporal client. */
+  readonly scheduledCancel?: ScheduledCancel;
   /** Stops the opt-out mirror. */
   close(): void;
 }
 
-export async function buildAcceptanceCore(engines: Pick<Engines, 'nats' | 'directory' | 'balances'>): Promise<AcceptanceCore> {
+export async function buildAcceptanceCore(engines: Pick<Engines, 'nats' | 'directory' | 'balances'> & Partial<Pick<Engines, 'temporal'>>): Promise<AcceptanceCore> {
   const states = new KvMessageStates(engines.nats.pipeline);
   const optOuts = await MirroredOptOuts.open(engines.nats.kv.optouts);
   const prices: PriceBook = { price: engines.directory.price.bind(engines.directory) };
   const funds: Funds = engines.balances;
   const acceptance = new SmsAcceptance({ prices, funds, states, optOuts, clientIds: new KvClientIds(engines.nats.kv.idempotency), queue: new JetStreamAcceptedQueue(engines.nats.pipeline) });
-  return { acceptance, states, optOuts, prices, funds, close: () => optOuts.stop() };
+  const scheduledCancel = engines.temporal ? new ScheduledCancel({ states, scheduled: new TemporalScheduledSends(engines.temporal.client) }) : undefined;
+  return { acceptance, states, optOuts, prices, funds, ...(scheduledCancel ? { scheduledCancel } : {}), close: () => optOuts.stop() };
 }

@@ -74,6 +74,7 @@ export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsSer
     dlrHistory: new DlrHistory(engines.clickhouse, new KvLifecycleOwners(engines.nats.kv.idempotency)),
     stats: new MessageStats(engines.clickhouse),
     optOuts: core.optOuts,
+    ...(core.scheduledCancel ? { scheduledCancel: core.scheduledCancel } : {}),
   };
 }
 

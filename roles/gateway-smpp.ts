@@ -3,7 +3,7 @@
 // and JetStream) and the account directory, never ClickHouse (DESIGN §3a), so it can run in
 // any process. Behaviour: docs/smpp.md.
 import type { Logger } from '../infra/logger';
-import { JetStreamReceipts, startSmppServer, type BulkAcceptance, type MessageReader, type SmppOptions, type SmppServer } from '../gateways/smpp';
+import { JetStreamReceipts, startSmppServer, type BulkAcceptance, type MessageReader, type ScheduledCanceler, type SmppOptions, type SmppServer } from '../gateways/smpp';
 import { buildAcceptanceCore } from './acceptance';
 import type { Engines } from './engines';
 
@@ -12,6 +12,8 @@ export interface SmppServices {
   readonly acceptance: BulkAcceptance;
   /** Current message states, for query_sm. */
   readonly states: MessageReader;
+  /** cancel_sm of scheduled messages (the acceptance core's ScheduledCancel). */
+  readonly scheduled?: ScheduledCanceler;
 }
 
 export interface SmppGatewayRole {
@@ -43,6 +45,7 @@ export async function startSmppGateway(args: SmppGatewayArgs): Promise<SmppGatew
       directory: engines.directory,
       acceptance: services.acceptance,
       states: services.states,
+      ...(services.scheduled ? { scheduled: services.scheduled } : {}),
       receipts: new JetStreamReceipts(engines.nats, log),
       log,
     },

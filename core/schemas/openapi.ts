@@ -269,6 +269,14 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<str
         },
       },
       '/sms/{id}': { get: { operationId: 'getSms', summary: 'Read one message', parameters: idParam, responses: { ...ok(200, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 404, 429, 500) } } },
+      '/sms/{id}/cancel': {
+        post: {
+          operationId: 'cancelSms',
+          summary: 'Cancel a scheduled message (DESIGN §4 Scheduling): while its status is `scheduled` it becomes `canceled` (200 with the message), its charge is refunded and a `canceled` DLR goes to the webhook. Once it left (any other status, including canceled already) 409; an id the token does not see 404. 503 while the lifecycle worker has not registered its timer yet (retry).',
+          parameters: idParam,
+          responses: { ...ok(200, { type: 'object', properties: { entity: ref('Sms') } }), ...errors(400, 401, 404, 409, 429, 500, 503) },
+        },
+      },
       '/sms/{id}/dlrs': {
         get: {
           operationId: 'getSmsDlrs', summary: 'Status transitions of one message and its webhook attempts (beyond spec 1; docs/lifecycle.md)', parameters: idParam,

@@ -352,6 +352,8 @@ export class SmsAcceptance {
     if (!phone.ok) fields['to'] = [phone.message];
     const encoded = encodeText(input.text, input.allowUnicode ?? false);
     if (encoded.messagesCount > MAX_SEGMENTS) fields['text'] = [`is too long: ${encoded.messagesCount} segments (${encoded.encoding}), at most ${MAX_SEGMENTS}`];
+    // The legacy API keeps its fields (spec 1 §1): no scheduled sends there.
+    if (input.scheduledAt !== undefined && submitter.source === 'legacy') return rejectItem(item, index, { scheduledAt: ['is not a known field'] });
     const schedule = input.scheduledAt === undefined ? undefined : checkScheduledAt(input.scheduledAt, nowMs);
     if (schedule && !schedule.ok) fields['scheduledAt'] = [schedule.message];
     if (!phone.ok || Object.keys(fields).length > 0) return rejectItem(item, index, fields);

@@ -8,6 +8,7 @@ import type { SmsAcceptance } from '../../core/sms/acceptance';
 import type { CurrentReader, DlrHistoryReader, HistoryReader } from '../../core/sms/history-ports';
 import type { SmsMessage } from '../../core/sms/message';
 import type { OptOutList } from '../../core/sms/opt-out';
+import type { ScheduledCancel } from '../../core/sms/schedule';
 import type { StatsReader } from '../../core/sms/stats';
 import type { Logger } from '../../infra/logger';
 import type { AudienceServices } from './audience-api';
@@ -27,6 +28,8 @@ export interface SmsServices {
   readonly stats: StatsReader;
   /** The opt-out lists behind /transactional/v1/opt-outs (gateways/http/opt-outs-api.ts), mounted when given. */
   readonly optOuts?: OptOutList;
+  /** POST /transactional/v1/sms/{id}/cancel (DESIGN §4 Scheduling), mounted when given. */
+  readonly scheduledCancel?: Pick<ScheduledCancel, 'cancel'>;
 }
 
 /** What the HTTP adapters read from the engines of the process. */

@@ -11,7 +11,7 @@ import type { RateLimits } from '../../core/accounts/ports';
 /** The endpoints of the SMS APIs that have a counter; a counter is `<api>-<endpoint>`. */
 export const SMS_RATE_LIMIT_ENDPOINTS = [
   'sms-create', 'sms-bulk', 'sms-read', 'sms-list', 'lookup-create', 'lookup-read', 'lookup-list', 'balance', 'sms-prices', 'lookup-prices',
-  'sms-stats', 'lookup-stats', 'sms-quote',
+  'sms-stats', 'lookup-stats', 'sms-quote', 'sms-cancel',
 ] as const;
 export type SmsRateLimitEndpoint = (typeof SMS_RATE_LIMIT_ENDPOINTS)[number];
 export const SMS_RATE_LIMIT_APIS = ['v1', 'legacy'] as const;

@@ -124,6 +124,17 @@ export function smsApiRouter(deps: HttpDeps, options: SmsApiOptions): Router {
     return message;
   };
 
+  // DESIGN §4 Scheduling: a scheduled message canceled while it waits (refunded, a `canceled`
+  // DLR); 409 once it left, 404 for an id the token does not see. v1 only: the legacy API has no
+  // scheduled sends (spec 1 §1: its request details are not shown; it keeps its fields).
+  const scheduledCancel = services.scheduledCancel;
+  if (options.flavor === 'v1' && scheduledCancel) {
+    router.post('/sms/:id/cancel', ...limited('sms-cancel'), handle(async (req, res) => {
+      const id = pathId(req, 'message');
+      res.json({ entity: toSmsEntity(await scheduledCancel.cancel(visibility(req), id)) });
+    }));
+  }
+
   router.get('/sms/:id', ...limited('sms-read'), handle(async (req, res) => {
     sendJsonRead(req, res, { entity: toSmsEntity(await visibleMessage(req)) });
   }));

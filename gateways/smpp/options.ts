@@ -4,7 +4,7 @@ import type { Organization, Token } from '../../core/accounts/types';
 import type { Logger } from '../../infra/logger';
 import type { BulkAcceptance } from './batcher';
 import type { BindClock, BindThrottleOptions } from './bind-throttle';
-import type { MessageReader, ReceiptFeed, SmppDirectory } from './ports';
+import type { MessageReader, ReceiptFeed, ScheduledCanceler, SmppDirectory } from './ports';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 
@@ -65,6 +65,8 @@ export interface SmppServerDeps {
   readonly directory: SmppDirectory;
   readonly acceptance: BulkAcceptance;
   readonly states: MessageReader;
+  /** cancel_sm of scheduled messages; without it cancel_sm is ESME_RINVCMDID. */
+  readonly scheduled?: ScheduledCanceler;
   readonly receipts: ReceiptFeed;
   readonly log: Logger;
   /** Time for the failed-bind throttle (tests drive it); the system clock by default. */

@@ -16,6 +16,11 @@ export interface MessageReader {
   get(id: string): Promise<SmsMessage | null>;
 }
 
+/** cancel_sm of a scheduled message (core/sms/schedule.ts ScheduledCancel). */
+export interface ScheduledCanceler {
+  cancel(scope: { readonly orgId: string; readonly projectId: string | null }, id: string): Promise<SmsMessage>;
+}
+
 /** One deliver_sm to send to a receiver/transceiver session of the token. */
 export type Deliverable =
   | ({ readonly kind: 'receipt' } & ReceiptInput)

@@ -1,10 +1,12 @@
 // The requests a bound session makes of the server: submit_sm (a whole message through the
-// acceptance core, or a part held until its message is complete; spec 1 §4, §8) and query_sm.
+// acceptance core, or a part held until its message is complete; spec 1 §4, §8), query_sm and
+// cancel_sm (a scheduled message, DESIGN §4 Scheduling).
 // The session's bookkeeping (window, held parts, throughput) lives on the CustomerSession.
+import { isAppError } from '../../core/errors';
 import { smppPdus } from '../../infra/metrics';
 import type { SubmitOutcome } from './batcher';
 import { bindingProblem } from './bind';
-import { assembleText, COMMAND, concatKey, readQuerySm, readSubmitSm, STATUS, statusName, type Frame } from './protocol';
+import { assembleText, COMMAND, concatKey, readCancelSm, readQuerySm, readSubmitSm, responseTo, STATUS, statusName, type Frame } from './protocol';
 import { queryAnswer } from './receipts';
 import type { CustomerSession } from './session';
 import { interpretSubmit } from './submit';
@@ -71,4 +73,33 @@ export async function querySm(session: CustomerSession, frame: Frame): Promise<v
   } finally {
     session.inFlight--;
   }
+}
+
+/**
+ * cancel_sm of one scheduled message by its message_id (the id of its submit_sm_resp), through
+ * the same core function as HTTP. ESME_RCANCELFAIL when the message is unknown, another
+ * token's project's, already left or canceled, or when no message_id is given (canceling
+ * every message of a source/destination pair is not offered).
+ */
+export async function cancelSm(session: CustomerSession, frame: Frame): Promise<void> {
+  const { ctx } = session;
+  const { sequence } = frame.header;
+  const binding = session.binding;
+  if (!binding || !session.canSubmit) return session.respondError(COMMAND.cancel_sm, sequence, STATUS.ESME_RINVBNDSTS);
+  const request = readCancelSm(frame.pdu);
+  if (!ctx.scheduled || request.messageId === '') return session.respondError(COMMAND.cancel_sm, sequence, STATUS.ESME_RCANCELFAIL);
+  if (session.inFlight >= ctx.options.window) return session.respondError(COMMAND.cancel_sm, sequence, STATUS.ESME_RTHROTTLED);
+  session.inFlight++;
+  try {
+    await ctx.scheduled.cancel({ orgId: binding.token.orgId, projectId: binding.token.projectId }, request.messageId);
+  } catch (err) {
+    if (!isAppError(err) || err.code === 'INTERNAL') throw err;
+    ctx.log.debug({ systemId: binding.systemId, messageId: request.messageId, reason: err.message }, 'smpp: cancel_sm refused');
+    return session.respondError(COMMAND.cancel_sm, sequence, err.code === 'ENGINE_UNAVAILABLE' ? STATUS.ESME_RSYSERR : STATUS.ESME_RCANCELFAIL);
+  } finally {
+    session.inFlight--;
+  }
+  smppPdus.inc({ command: 'cancel_sm', status: 'ESME_ROK' });
+  session.conn.sendHeader(responseTo(COMMAND.cancel_sm), STATUS.ESME_ROK, sequence);
+  return undefined;
 }

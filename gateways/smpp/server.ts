@@ -11,10 +11,10 @@ import { smppSessionsBound } from '../../infra/metrics';
 import { Submissions } from './accept';
 import { BindThrottle, SYSTEM_CLOCK } from './bind-throttle';
 import { DEFAULT_SMPP_OPTIONS, UNBIND_WAIT_MS, type SmppOptions, type SmppServer, type SmppServerDeps } from './options';
-import type { MessageReader, ReceiptFeed, SmppDirectory } from './ports';
+import type { MessageReader, ReceiptFeed, ScheduledCanceler, SmppDirectory } from './ports';
 import { Reassembler, STATUS } from './protocol';
 import { ReceiverPool } from './receivers';
-import { querySm, submitSm } from './requests';
+import { cancelSm, querySm, submitSm } from './requests';
 import { CustomerSession, type HeldPart, type PartMeta, type SessionContext, type SessionRequests } from './session';
 
 class CustomerServer implements SessionContext {
@@ -22,10 +22,11 @@ class CustomerServer implements SessionContext {
   readonly directory: SmppDirectory;
   readonly receipts: ReceiptFeed;
   readonly states: MessageReader;
+  readonly scheduled: ScheduledCanceler | undefined;
   readonly receivers: ReceiverPool;
   readonly submissions: Submissions;
   readonly reassembler: Reassembler<PartMeta, HeldPart>;
-  readonly requests: SessionRequests = { submitSm, querySm };
+  readonly requests: SessionRequests = { submitSm, querySm, cancelSm };
   readonly throttle: BindThrottle;
   stopping = false;
   readonly sessions = new Set<CustomerSession>();
@@ -36,6 +37,7 @@ class CustomerServer implements SessionContext {
     this.directory = deps.directory;
     this.receipts = deps.receipts;
     this.states = deps.states;
+    this.scheduled = deps.scheduled;
     this.receivers = new ReceiverPool(deps.receipts, options, deps.log, () => this.stopping);
     this.submissions = new Submissions(deps.acceptance, deps.log);
     this.throttle = new BindThrottle(options, deps.clock ?? SYSTEM_CLOCK);

@@ -9,7 +9,7 @@ import type { SubmitOutcome } from './batcher';
 import { bindingProblem, decideBind, sessionLimit, type BindChecks } from './bind';
 import { TokenBucket } from './limits';
 import { UNBIND_WAIT_MS, type Binding, type BindMode, type SmppOptions } from './options';
-import type { MessageReader } from './ports';
+import type { MessageReader, ScheduledCanceler } from './ports';
 import {
   COMMAND, commandName, CorruptPduError, isResponse, readBind, responseTo, SmppConnection, STATUS, statusName, UNSUPPORTED_REQUESTS, withMessageId,
   type DataCoding, type Frame, type Reassembler,
@@ -31,12 +31,15 @@ export interface PartMeta {
 export interface SessionRequests {
   submitSm(session: CustomerSession, frame: Frame): void;
   querySm(session: CustomerSession, frame: Frame): Promise<void>;
+  cancelSm(session: CustomerSession, frame: Frame): Promise<void>;
 }
 
 export interface SessionContext extends BindChecks {
   readonly options: SmppOptions;
   readonly log: Logger;
   readonly states: MessageReader;
+  /** cancel_sm of scheduled messages (DESIGN §4 Scheduling); absent: cancel_sm is ESME_RINVCMDID. */
+  readonly scheduled: ScheduledCanceler | undefined;
   readonly receivers: ReceiverPool;
   readonly submissions: Submissions;
   readonly reassembler: Reassembler<PartMeta, HeldPart>;
@@ -166,6 +169,16 @@ export class CustomerSession implements Receiver {
         case COMMAND.query_sm:
           void this.ctx.requests.querySm(this, frame).catch((err: unknown) => {
             this.log.error({ err }, 'smpp: query_sm failed');
+            this.respondError(commandId, sequence, STATUS.ESME_RSYSERR);
+          });
+          return;
+        case COMMAND.cancel_sm:
+          if (!this.ctx.scheduled) {
+            this.respondError(commandId, sequence, STATUS.ESME_RINVCMDID);
+            return;
+          }
+          void this.ctx.requests.cancelSm(this, frame).catch((err: unknown) => {
+            this.log.error({ err }, 'smpp: cancel_sm failed');
             this.respondError(commandId, sequence, STATUS.ESME_RSYSERR);
           });
           return;

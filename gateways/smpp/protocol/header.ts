@@ -38,7 +38,7 @@ export const responseTo = (commandId: number): number => (commandId | RESPONSE_B
 
 /** Request commands of SMPP 3.4/5.0 that none of our endpoints offers (answered `<command>_resp` ESME_RINVCMDID). */
 export const UNSUPPORTED_REQUESTS: ReadonlySet<number> = new Set([
-  COMMAND.deliver_sm, COMMAND.replace_sm, COMMAND.cancel_sm, COMMAND.outbind, COMMAND.submit_multi,
+  COMMAND.deliver_sm, COMMAND.replace_sm, COMMAND.outbind, COMMAND.submit_multi,
   COMMAND.alert_notification, COMMAND.data_sm, COMMAND.broadcast_sm, COMMAND.query_broadcast_sm, COMMAND.cancel_broadcast_sm,
 ]);
 

@@ -150,6 +150,27 @@ export function readQuerySm(pdu: Buffer): QuerySm {
   return { messageId, sourceAddr: r.cstring('source_addr') };
 }
 
+export interface CancelSm {
+  readonly messageId: string;
+  readonly sourceAddr: string;
+  readonly destinationAddr: string;
+}
+
+/** cancel_sm (SMPP 3.4 §4.9): service_type, message_id, source and destination addresses. */
+export function readCancelSm(pdu: Buffer): CancelSm {
+  const r = new BodyReader(pdu);
+  r.cstring('service_type');
+  const messageId = r.cstring('message_id');
+  if (r.atEnd) return { messageId, sourceAddr: '', destinationAddr: '' };
+  r.int8('source_addr_ton');
+  r.int8('source_addr_npi');
+  const sourceAddr = r.cstring('source_addr');
+  if (r.atEnd) return { messageId, sourceAddr, destinationAddr: '' };
+  r.int8('dest_addr_ton');
+  r.int8('dest_addr_npi');
+  return { messageId, sourceAddr, destinationAddr: r.cstring('destination_addr') };
+}
+
 /** An unsigned TLV value of 1, 2 or 4 octets; undefined when absent or of another size. */
 export function tlvInt(tlvs: ReadonlyMap<number, Buffer>, tag: number): number | undefined {
   const value = tlvs.get(tag);
