@@ -28,7 +28,7 @@ async function seed(): Promise<void> {
     for (let i = 0; i < n; i += 1) {
       const id = `${org}-m${i}`;
       const country = i % 2 === 0 ? 'DE' : 'FR';
-      await ch.client.command({ query: `INSERT INTO ${ch.table('sms_messages')} VALUES (${t(id)}, ${t(org)}, ${t(project)}, 'tok', 'http', NULL, 'delivered', 0, 'Demo', ${t(country)}, '+4915112345678', '4915112345678', 5, ${t(text)}, ${t(text)}, 1, 'GSM-7', false, false, true, 65000, 65000, 'EUR', ${t(now)}, ${t(now)}, NULL, ${t(now)}, ${t(`${DAY} 10:00:01.500`)}, ${t(now)})` });
+      await ch.client.command({ query: `INSERT INTO ${ch.table('sms_messages')} VALUES (${t(id)}, ${t(org)}, ${t(project)}, 'tok', 'http', 'outbound', NULL, 'delivered', 0, 'Demo', ${t(country)}, '+4915112345678', '4915112345678', 5, ${t(text)}, ${t(text)}, 1, 'GSM-7', false, false, true, 65000, 65000, 'EUR', ${t(now)}, ${t(now)}, NULL, ${t(now)}, ${t(`${DAY} 10:00:01.500`)}, ${t(now)})` });
       await ch.client.command({ query: `INSERT INTO ${ch.table('sms_transitions')} VALUES (${t(id)}, ${t(org)}, ${t(project)}, 'tok', NULL, 1, 'sent', 0, ${t(now)}), (${t(id)}, ${t(org)}, ${t(project)}, 'tok', NULL, 2, 'delivered', 0, ${t(`${DAY} 10:00:01.500`)})` });
       await ch.client.command({ query: `INSERT INTO ${ch.table('dlr_attempts')} VALUES (${t(id)}, ${t(org)}, 'tok', 2, 'delivered', 1, 'delivered', 200, 12, NULL, ${t(`https://${org}.example/hook`)}, ${t(now)})` });
       await ch.client.command({ query: `INSERT INTO ${ch.table('lookups')} VALUES (${t(`${org}-l${i}`)}, ${t(org)}, ${t(project)}, 'tok', 'http', 'delivered', NULL, 'DE', '+49151', '49151', 'active', NULL, NULL, false, false, ${t(text)}, true, 5000, 'EUR', ${t(now)}, ${t(now)}, ${t(now)})` });
