@@ -4,19 +4,20 @@
 // `npm start` of this DATA_DIR (infra/stack-file.ts), or NATS_URL. Says which on stderr.
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
-import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type Token, type TokenKind } from '../core/accounts/types';
-import { fromMicros, toMicros } from '../core/money';
-import { isWebhookTargetRefused } from '../core/sms/webhook-target';
+import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type TokenKind } from '../core/accounts/types';
+import { tokenView as showToken, type Provisioning } from '../core/accounts/provisioning';
+import { isAppError } from '../core/errors';
+import { fromMicros } from '../core/money';
 import { createLogger } from '../infra/logger';
 import { connectNats, type Nats } from '../infra/nats';
 import { readStackFile, resolveStackTarget, stackRunning, webhookPolicyFor, type StackTarget } from '../infra/stack-file';
 import { connectTemporal } from '../infra/temporal';
-import { checkWebhookTarget } from '../infra/webhook-target';
 import { AccountConflictError, AccountNotFoundError, AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { DeadLetterStore } from '../stores/dead-letter-store';
+import { provisioningOver } from '../stores/provisioning';
 import { isRateLimitCounter, RATE_LIMIT_COUNTERS } from '../gateways/http/rate-limit';
-import { checkIngestToken, registerIngestCommands } from './ingest-commands';
+import { registerIngestCommands } from './ingest-commands';
 import { registerAudienceCommands } from './audience-commands';
 import { registerMessageCommands } from './message-commands';
 import { registerConsoleCommands } from './console-commands';
@@ -32,6 +33,8 @@ interface Context {
   readonly nats: Nats;
   readonly accounts: AccountStore;
   readonly balances: BalanceLedger;
+  /** The provisioning functions the admin API calls too (core/accounts/provisioning.ts). */
+  readonly provisioning: Provisioning;
 }
 
 let json = false;
@@ -54,14 +57,6 @@ function print(human: string, data: unknown): void {
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human}\n`);
 }
 
-/** A token as shown to operators: never its hash or SMPP password hash. */
-function showToken(t: Token): Record<string, unknown> {
-  return {
-    id: t.id, kind: t.kind, name: t.name, organization: t.orgId, project: t.projectId, datasource: t.datasourceId,
-    scopes: t.scopes, createdAt: t.createdAt, revokedAt: t.revokedAt,
-    webhook: t.webhook ? { url: t.webhook.url } : null, smpp: t.smpp ? { systemId: t.smpp.systemId } : null, numbers: t.numbers,
-  };
-}
 
 async function withContext<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
   const servers = target().natsUrl;
@@ -72,7 +67,13 @@ async function withContext<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
     throw new Error(`cannot reach NATS at ${servers} (${err instanceof Error ? err.message : String(err)}): start the stack with \`npm start\` (with this DATA_DIR) or set NATS_URL`);
   }
   try {
-    return await fn({ nats, accounts: new AccountStore(nats.kv.accounts), balances: new BalanceLedger(nats.kv.balances) });
+    const accounts = new AccountStore(nats.kv.accounts);
+    const balances = new BalanceLedger(nats.kv.balances);
+    // Public HTTPS only unless WEBHOOK_ALLOW_PRIVATE_TARGETS (spec 1 §6 rule 1), of this environment or else of the
+    // running stack (its runtime file), so the CLI never stores a URL the stack will refuse at every delivery.
+    const allowPrivateTargets = webhookPolicyFor(process.env['WEBHOOK_ALLOW_PRIVATE_TARGETS'], config.lifecycle.webhook.allowPrivateTargets, readStackFile(config.dataDir));
+    const provisioning = provisioningOver({ accounts, balances, accountsKv: nats.kv.accounts }, { allowPrivateTargets });
+    return await fn({ nats, accounts, balances, provisioning });
   } finally {
     await nats.close();
   }
@@ -102,8 +103,7 @@ const program = new Command()
 const org = program.command('org').description('organizations');
 org.command('create').requiredOption('--name <name>').option('--currency <code>', 'ISO 4217 currency', 'EUR').option('--smpp', 'enable SMPP')
   .action(action(async (ctx, o: { name: string; currency: string; smpp?: boolean }) => {
-    const created = await ctx.accounts.createOrg({ name: o.name, currency: o.currency.toUpperCase(), smppEnabled: Boolean(o.smpp) });
-    await ctx.balances.set(created.id, { currency: created.currency, availableMicros: 0 });
+    const created = await ctx.provisioning.createOrganization({ name: o.name, currency: o.currency, smppEnabled: Boolean(o.smpp) });
     print(`organization ${created.id} created`, created);
   }));
 org.command('list').action(action(async (ctx) => {
@@ -135,7 +135,7 @@ org.command('rate-limit').description('grant an organization its own requests-pe
 
 const project = program.command('project').description('projects');
 project.command('create').requiredOption('--org <id>').requiredOption('--name <name>').action(action(async (ctx, o: { org: string; name: string }) => {
-  const created = await ctx.accounts.createProject(o.org, o.name);
+  const created = await ctx.provisioning.createProject(o.org, o.name);
   print(`project ${created.id} created`, created);
 }));
 project.command('list').option('--org <id>').action(action(async (ctx, o: { org?: string }) => {
@@ -149,8 +149,7 @@ token.command('create').requiredOption('--org <id>').addOption(new Option('--kin
   .option('--scopes <list>', `comma-separated scopes of a product token: ${PRODUCT_SCOPES.join(', ')}`).option('--scope <scope...>', 'the same, space-separated').option('--name <name>')
   .action(action(async (ctx, o: { org: string; kind: TokenKind; project?: string; datasource?: string; scopes?: string; scope?: string[]; name?: string }) => {
     const scopes = [...(o.scope ?? []), ...(o.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean)];
-    const { projectId } = await checkIngestToken(ctx, { kind: o.kind, orgId: o.org, projectId: o.project ?? null, datasourceId: o.datasource ?? null, scopes }, PRODUCT_SCOPES);
-    const created = await ctx.accounts.createToken({ kind: o.kind, orgId: o.org, projectId, datasourceId: o.datasource ?? null, scopes, ...(o.name ? { name: o.name } : {}) });
+    const created = await ctx.provisioning.createToken({ kind: o.kind, orgId: o.org, projectId: o.project ?? null, datasourceId: o.datasource ?? null, scopes, ...(o.name ? { name: o.name } : {}) });
     print(`token ${created.token.id} (${created.token.kind}) created; its value is shown once:\n${created.value}`, { ...showToken(created.token), value: created.value });
   }));
 token.command('list').option('--org <id>').option('--project <id>').action(action(async (ctx, o: { org?: string; project?: string }) => {
@@ -187,27 +186,20 @@ balance.command('show').requiredOption('--org <id>').action(action(async (ctx, o
 }));
 balance.command('set').requiredOption('--org <id>').requiredOption('--amount <amount>').option('--currency <code>')
   .action(action(async (ctx, o: { org: string; amount: string; currency?: string }) => {
-    const orgRecord = await ctx.accounts.getOrg(o.org);
-    const set = await ctx.balances.set(o.org, { currency: (o.currency ?? orgRecord.currency).toUpperCase(), availableMicros: toMicros(amount(o.amount)) });
-    print(`balance of ${o.org}: ${fromMicros(set.availableMicros)} ${set.currency}`, { organization: o.org, currency: set.currency, available: fromMicros(set.availableMicros) });
+    const set = await ctx.provisioning.setBalance(o.org, amount(o.amount), o.currency);
+    print(`balance of ${o.org}: ${set.available} ${set.currency}`, set);
   }));
 balance.command('add').description('add funds (atomic, safe alongside live traffic)').requiredOption('--org <id>').requiredOption('--amount <amount>')
   .action(action(async (ctx, o: { org: string; amount: string }) => {
-    const orgRecord = await ctx.accounts.getOrg(o.org);
-    if (!(await ctx.balances.get(o.org))) await ctx.balances.set(o.org, { currency: orgRecord.currency, availableMicros: 0 });
-    await ctx.balances.credit(o.org, toMicros(amount(o.amount)));
-    const now = await ctx.balances.get(o.org);
-    print(`balance of ${o.org}: ${fromMicros(now?.availableMicros ?? 0)} ${now?.currency ?? ''}`, { organization: o.org, currency: now?.currency, available: fromMicros(now?.availableMicros ?? 0) });
+    const now = await ctx.provisioning.topUp(o.org, amount(o.amount));
+    print(`balance of ${o.org}: ${now.available} ${now.currency}`, now);
   }));
 
 const price = program.command('price').description('price profiles per country (sms per segment, lookup per request)');
 price.command('set').requiredOption('--org <id>').requiredOption('--kind <sms|lookup>').requiredOption('--country <ISO alpha-2>').requiredOption('--price <amount>').option('--currency <code>')
   .action(action(async (ctx, o: { org: string; kind: string; country: string; price: string; currency?: string }) => {
-    const orgRecord = await ctx.accounts.getOrg(o.org);
-    const country = o.country.toUpperCase();
-    if (!/^[A-Z]{2}$/.test(country)) throw new Error(`--country must be an ISO 3166 alpha-2 code, got "${o.country}"`);
-    const set = await ctx.accounts.setPrice(o.org, priceKind(o.kind), country, { country, currency: (o.currency ?? orgRecord.currency).toUpperCase(), priceMicros: toMicros(amount(o.price)) });
-    print(`${o.kind} price for ${country}: ${fromMicros(set.priceMicros)} ${set.currency}`, { country, currency: set.currency, price: fromMicros(set.priceMicros) });
+    const set = await ctx.provisioning.setPrice(o.org, { kind: priceKind(o.kind), country: o.country, price: amount(o.price), ...(o.currency ? { currency: o.currency } : {}) });
+    print(`${o.kind} price for ${set.country}: ${fromMicros(set.priceMicros)} ${set.currency}`, { country: set.country, currency: set.currency, price: fromMicros(set.priceMicros) });
   }));
 price.command('list').requiredOption('--org <id>').requiredOption('--kind <sms|lookup>').action(action(async (ctx, o: { org: string; kind: string }) => {
   const prices = (await ctx.accounts.listPrices(o.org, priceKind(o.kind))).map((p) => ({ country: p.country, currency: p.currency, price: fromMicros(p.priceMicros) }));
@@ -221,13 +213,8 @@ price.command('remove').requiredOption('--org <id>').requiredOption('--kind <sms
 const webhook = program.command('webhook').description('DLR webhook of an api_sms token');
 webhook.command('set').requiredOption('--token <value-or-id>').requiredOption('--url <url>').option('--secret <secret>', 'signing secret (generated when omitted)')
   .action(action(async (ctx, o: { token: string; url: string; secret?: string }) => {
-    // Public HTTPS only unless WEBHOOK_ALLOW_PRIVATE_TARGETS (spec 1 §6 rule 1), of this environment or else of the
-    // running stack (its runtime file), so the CLI never stores a URL the stack will refuse at every delivery.
-    const allowPrivateTargets = webhookPolicyFor(process.env['WEBHOOK_ALLOW_PRIVATE_TARGETS'], config.lifecycle.webhook.allowPrivateTargets, readStackFile(config.dataDir));
-    const { url } = await checkWebhookTarget(o.url, { ...config.lifecycle.webhook, allowPrivateTargets }).catch((err: unknown) => {
-      throw isWebhookTargetRefused(err) ? new Error(`--url is refused: ${err.reason}`) : err;
-    });
-    const updated = await ctx.accounts.setWebhook((await ctx.accounts.resolveToken(o.token)).id, url.toString(), o.secret);
+    const token = await ctx.accounts.resolveToken(o.token);
+    const updated = await ctx.provisioning.setWebhook(token.orgId, token.id, o.url, o.secret);
     print(`webhook of ${updated.id}: ${updated.webhook?.url}\nsigning secret: ${updated.webhook?.secret}`, { token: updated.id, url: updated.webhook?.url, secret: updated.webhook?.secret });
   }));
 webhook.command('show').requiredOption('--token <value-or-id>').action(action(async (ctx, o: { token: string }) => {
@@ -316,8 +303,10 @@ system.command('probe').description('run the system probe workflow on the worker
 });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  const known = err instanceof AccountNotFoundError || err instanceof AccountConflictError;
-  process.stderr.write(`admin: ${err instanceof Error ? err.message : String(err)}\n`);
+  const known = err instanceof AccountNotFoundError || err instanceof AccountConflictError || (isAppError(err) && err.code === 'NOT_FOUND');
+  // A refusal of the provisioning rules names each field with its reason (the option of the same name).
+  const fields = isAppError(err) && err.fields ? Object.entries(err.fields).map(([field, reasons]) => `--${field} ${reasons.join('; ')}`).join('\n       ') : undefined;
+  process.stderr.write(`admin: ${fields ?? (err instanceof Error ? err.message : String(err))}\n`);
   if (!known && !(err instanceof Error)) process.stderr.write(`${String(err)}\n`);
   process.exitCode = known ? 3 : 1;
 });

@@ -2,6 +2,7 @@
 // Registered on the admin program by cli/admin.ts.
 import type { Command } from 'commander';
 import { ATTRIBUTE_TYPES, CUSTOM_NAME, EVENT_TYPE, type AttributeType } from '../core/ingest';
+import type { Provisioning } from '../core/accounts/provisioning';
 import type { AccountStore } from '../stores/account-store';
 import { DatasourceStore } from '../stores/datasource-store';
 import type { Nats } from '../infra/nats';
@@ -9,6 +10,8 @@ import type { Nats } from '../infra/nats';
 export interface IngestCommandContext {
   readonly nats: Nats;
   readonly accounts: AccountStore;
+  /** The provisioning functions the admin API calls too (core/accounts/provisioning.ts). */
+  readonly provisioning: Provisioning;
 }
 
 type Action = <A extends unknown[]>(fn: (ctx: IngestCommandContext, ...args: A) => Promise<void>) => (...args: A) => Promise<void>;
@@ -29,7 +32,8 @@ export function registerIngestCommands(program: Command, action: Action, print: 
   const datasource = program.command('datasource').description('datasources of a project (ingestion, spec 2)');
   datasource.command('create').requiredOption('--project <id>').requiredOption('--name <name>').option('--strict', 'refuse names not in the specs')
     .action(action(async (ctx, o: { project: string; name: string; strict?: boolean }) => {
-      const created = await store(ctx).create(o.project, o.name, { strict: Boolean(o.strict) });
+      const project = await ctx.accounts.getProject(o.project);
+      const created = await ctx.provisioning.createDatasource(project.orgId, project.id, { name: o.name, strict: Boolean(o.strict) });
       print(`datasource ${created.id} created in project ${created.projectId}${created.strict ? ' (strict)' : ''}`, created);
     }));
   datasource.command('list').option('--project <id>').option('--org <id>').action(action(async (ctx, o: { project?: string; org?: string }) => {
@@ -79,23 +83,6 @@ export function registerIngestCommands(program: Command, action: Action, print: 
       const declared = await store(ctx).declareEventType(o.datasource, o.type, parameters);
       print(`event type ${declared.eventType} declared on ${o.datasource} with ${Object.keys(parameters).length} parameter(s)`, { ...declared, parameters });
     }));
-}
-
-/** Checks a datasource token's datasource (and fills its project); product scopes must be known. */
-export async function checkIngestToken(ctx: IngestCommandContext, input: { kind: string; orgId: string; projectId: string | null; datasourceId: string | null; scopes: readonly string[] }, productScopes: readonly string[]): Promise<{ projectId: string | null }> {
-  if (input.kind === 'datasource') {
-    if (!input.datasourceId) throw new Error('a datasource token needs --datasource <id>');
-    const ds = await store(ctx).get(input.datasourceId);
-    if (ds.orgId !== input.orgId) throw new Error(`datasource ${ds.id} belongs to another organization`);
-    if (input.projectId && input.projectId !== ds.projectId) throw new Error(`datasource ${ds.id} belongs to project ${ds.projectId}, not ${input.projectId}`);
-    return { projectId: ds.projectId };
-  }
-  if (input.datasourceId) throw new Error('--datasource is for datasource tokens only');
-  if (input.kind === 'product') {
-    if (input.scopes.length === 0) throw new Error(`a product token needs --scopes, some of ${productScopes.join(', ')}`);
-    for (const scope of input.scopes) if (!productScopes.includes(scope)) throw new Error(`unknown scope "${scope}"; product scopes are ${productScopes.join(', ')}`);
-  } else if (input.scopes.length > 0) throw new Error('--scopes is for product tokens only');
-  return { projectId: input.projectId };
 }
 
 function store(ctx: IngestCommandContext): DatasourceStore {

@@ -60,6 +60,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'WEBHOOK_RETRY_INITIAL_MS', type: 'integer', default: 1000, description: 'First retry interval of a failed DLR; doubles on each retry.' },
   { name: 'WEBHOOK_RETRY_MAX_MS', type: 'integer', default: 60000, description: 'Cap of the DLR retry interval.' },
   { name: 'WEBHOOK_RETRY_HOURS', type: 'integer', default: 25, description: 'How long a DLR is retried before it is dead-lettered (at least 24 h).' },
+  { name: 'ADMIN_TOKEN', type: 'string', description: 'Bearer token of the admin API at /admin/v1 (provisioning over HTTP, docs/operations.md), at least 32 characters; unset: the admin API is off and every /admin path is a 404.' },
   { name: 'LIFECYCLE_BATCH_MAX_MESSAGES', type: 'integer', default: 500, description: 'Most messages one batch lifecycle workflow holds (docs/lifecycle.md); 1 = one workflow per message.' },
 ];
 
@@ -88,6 +89,8 @@ export interface Config {
   readonly chargeHoldRefundSeconds: number;
   readonly demoSeed: boolean;
   readonly carrier: { readonly routes: readonly CarrierRoute[]; readonly simulatorLatencyMs: number };
+  /** The admin API (/admin/v1): on when `token` is set. */
+  readonly admin: { readonly token: string | undefined };
   readonly lifecycle: {
     readonly validitySeconds: number;
     readonly batchMaxMessages: number;
@@ -215,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
     chargeHoldRefundSeconds: atLeast('CHARGE_HOLD_REFUND_SECONDS', num('CHARGE_HOLD_REFUND_SECONDS'), 30),
     demoSeed: raw['DEMO_SEED'] === true,
+    admin: { token: adminToken(opt('ADMIN_TOKEN')) },
     carrier: { routes: parseRoutes(opt('CARRIER_ROUTES'), num('SIMULATOR_PORT')), simulatorLatencyMs: num('SIMULATOR_LATENCY_MS') },
     lifecycle: {
       validitySeconds: num('MESSAGE_VALIDITY_SECONDS'),
@@ -226,6 +230,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 function atLeast(name: string, value: number, min: number): number {
   if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
+  return value;
+}
+
+/** The admin token grants every organization: a short one could be guessed. */
+export const ADMIN_TOKEN_MIN_LENGTH = 32;
+
+function adminToken(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.length < ADMIN_TOKEN_MIN_LENGTH || /\s/.test(value)) {
+    throw new ConfigError(`ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters without spaces (it is ${value.length} long): generate one with \`openssl rand -hex 32\`, or unset it to turn the admin API off`);
+  }
   return value;
 }
 

@@ -26,6 +26,9 @@ import type { AnalyticsServices } from '../gateways/http/analytics-api';
 import type { AcceptanceCore } from './acceptance';
 import type { Engines } from './engines';
 import { buildConsoleServices } from './console-services';
+import type { AdminServices } from '../gateways/http/admin-api';
+import { DATASOURCE_KEYS } from '../stores/datasource-store';
+import { provisioningOver } from '../stores/provisioning';
 
 export interface HttpRole {
   readonly server: Server;
@@ -78,9 +81,16 @@ export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsSer
   };
 }
 
+/** The admin API's services (/admin/v1) when ADMIN_TOKEN is set; none (the API is off) otherwise. */
+export function buildAdminServices(config: Config, engines: Engines): AdminServices | undefined {
+  if (config.admin.token === undefined) return undefined;
+  const provisioning = provisioningOver({ accounts: engines.accounts, balances: engines.balances, accountsKv: engines.nats.kv.accounts }, { allowPrivateTargets: config.lifecycle.webhook.allowPrivateTargets });
+  return { token: config.admin.token, provisioning, mirror: engines.directory, datasourceKey: DATASOURCE_KEYS.datasource };
+}
+
 export async function startHttpGateway(config: Config, engines: Engines, core: AcceptanceCore, log: Logger): Promise<HttpRole> {
   const audience = await buildAudienceServices(engines);
-  const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience, analytics: buildAnalyticsServices(engines), console: await buildConsoleServices(config, engines, audience), log });
+  const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience, analytics: buildAnalyticsServices(engines), admin: buildAdminServices(config, engines), console: await buildConsoleServices(config, engines, audience), log });
   // Header/request timeouts and full responses for the HTTP parser's own refusals.
   const server = createHttpServer(app);
   await new Promise<void>((resolve, reject) => {

@@ -12,6 +12,7 @@ import {
 } from './audience';
 import { INGEST_SCHEMAS, ingestOpenApiPaths } from './ingest';
 import { STATS_GROUP_TOKENS, STATS_MAX_LIMIT } from '../filters/grammar-a/stats';
+import { ADMIN_BASE, ADMIN_SCHEMAS } from './admin';
 
 const SCHEMAS = [
   smsCreateItemSchema, smsBulkSchema, smsSchema, lookupCreateSchema, lookupSchema, balanceSchema, priceEntrySchema, dlrSchema, problemSchema, validationErrorSchema,
@@ -226,7 +227,57 @@ const OPT_OUT_PATHS = {
   },
 };
 
-export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<string, unknown> {
+/**
+ * The admin API (DESIGN §4 "Provisioning over HTTP"; gateways/http/admin-api.ts), served when
+ * ADMIN_TOKEN is set. Its own bearer scheme and error bodies: every error is a Problem (a 422
+ * adds `fields`); no access_token, no rate-limit counters of an organization.
+ */
+const adminSecurity = [{ adminToken: [] }];
+const adminErrors = (...codes: number[]) => Object.fromEntries(codes.map((c) => {
+  const described = errorResponse(c) as { description: string };
+  return [String(c), { description: described.description, ...json(c === 422 ? { allOf: [ref('Problem'), { type: 'object', properties: { fields: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } } } }] } : ref('Problem')) }];
+}));
+const adminDone = (status: number, entity: unknown, description: string) => ({ [status]: { description, ...json({ type: 'object', required: ['entity'], properties: { entity } }) } });
+const adminBody = (name: string) => ({ required: true, ...json(ref(name)) });
+const orgParam = { name: 'org', in: 'path', required: true, schema: { type: 'string' }, description: 'Organization id; unknown is a 404' };
+const adminIds = (...names: string[]) => [orgParam, ...names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' }, description: `${name} id of the organization; unknown or another organization's is a 404` }))];
+const ADMIN_WRITE_ERRORS = [400, 401, 404, 413, 415, 422, 500];
+const adminOp = (operationId: string, summary: string, body: string, responses: Record<string, unknown>, parameters: unknown[] = [orgParam]) => ({
+  operationId, summary, tags: ['admin'], security: adminSecurity, ...(parameters.length > 0 ? { parameters } : {}), requestBody: adminBody(body), responses: { ...responses, ...adminErrors(...ADMIN_WRITE_ERRORS) },
+});
+const adminOrg = { type: 'object', required: ['id', 'name', 'currency', 'smppEnabled', 'createdAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, currency: { type: 'string' }, smppEnabled: { type: 'boolean' }, createdAt: { type: 'string', format: 'date-time' } } };
+const adminProject = { type: 'object', required: ['id', 'orgId', 'name', 'createdAt'], properties: { id: { type: 'string' }, orgId: { type: 'string' }, name: { type: 'string' }, createdAt: { type: 'string', format: 'date-time' } } };
+const adminBalance = { type: 'object', required: ['organization', 'currency', 'available'], properties: { organization: { type: 'string' }, currency: { type: 'string' }, available: { type: 'number' } } };
+const ADMIN_PATHS = {
+  '/organizations': { post: adminOp('adminCreateOrganization', 'Create an organization (with a zero balance in its currency)', 'AdminOrganizationCreate', adminDone(201, adminOrg, 'Created'), []) },
+  '/organizations/{org}/projects': { post: adminOp('adminCreateProject', 'Create a project of the organization', 'AdminProjectCreate', adminDone(201, adminProject, 'Created')) },
+  '/organizations/{org}/tokens': {
+    post: adminOp('adminCreateToken', 'Create a token (api_sms, legacy, datasource, product). Its value is in this answer only (stored as a SHA-256 hash); the answer comes once the serving process authenticates it.', 'AdminTokenCreate', adminDone(201, {
+      type: 'object', required: ['id', 'kind', 'organization', 'value'],
+      properties: { id: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, organization: { type: 'string' }, project: { type: ['string', 'null'] }, datasource: { type: ['string', 'null'] }, scopes: { type: 'array', items: { type: 'string' } }, createdAt: { type: 'string' }, value: { type: 'string', description: 'The token value, shown once' } },
+    }, 'Created')),
+  },
+  '/organizations/{org}/balance': { put: adminOp('adminSetBalance', 'Set the available balance', 'AdminBalanceSet', adminDone(200, adminBalance, 'The balance now')) },
+  '/organizations/{org}/balance/top-up': { post: adminOp('adminTopUp', 'Add funds, atomically (safe beside live traffic)', 'AdminTopUp', adminDone(200, adminBalance, 'The balance now')) },
+  '/organizations/{org}/prices': {
+    post: adminOp('adminSetPrice', 'Set the price of an SMS segment (kind sms) or a lookup (kind lookup) to a country', 'AdminPriceSet', adminDone(200, {
+      type: 'object', required: ['kind', 'country', 'currency', 'price'], properties: { kind: { type: 'string' }, country: { type: 'string' }, currency: { type: 'string' }, price: { type: 'number' } },
+    }, 'The price now')),
+  },
+  '/organizations/{org}/tokens/{token}/webhook': {
+    put: adminOp('adminSetWebhook', 'Set the DLR webhook of an api_sms token (public HTTPS unless WEBHOOK_ALLOW_PRIVATE_TARGETS=true); the answer carries the receiver\'s whsec_ signing secret', 'AdminWebhookSet', adminDone(200, {
+      type: 'object', required: ['token', 'url', 'secret'], properties: { token: { type: 'string' }, url: { type: 'string' }, secret: { type: 'string', description: 'Standard Webhooks secret (whsec_...) for the receiver' } },
+    }, 'The webhook now'), adminIds('token')),
+  },
+  '/organizations/{org}/projects/{project}/datasources': {
+    post: adminOp('adminCreateDatasource', 'Create a datasource of a project (ingestion, spec 2); its tokens: POST /organizations/{org}/tokens with kind datasource', 'AdminDatasourceCreate', adminDone(201, {
+      type: 'object', required: ['id', 'orgId', 'projectId', 'name', 'strict', 'createdAt'], properties: { id: { type: 'string' }, orgId: { type: 'string' }, projectId: { type: 'string' }, name: { type: 'string' }, strict: { type: 'boolean' }, createdAt: { type: 'string' } },
+    }, 'Created'), adminIds('project')),
+  },
+};
+
+/** `admin`: document the admin API (served when ADMIN_TOKEN is set). */
+export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES, options: { readonly admin?: boolean } = {}): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: { title: 'SMS API', version: '1.0.0', description: 'Transactional SMS API v1 (spec 1). Filters: Grammar A (docs/grammar-a.md).' },
@@ -236,8 +287,9 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<str
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer' },
         accessToken: { type: 'apiKey', in: 'query', name: 'access_token', description: 'For quick checks only (spec 1 §5). Never together with an Authorization header: conflicting credentials are a 401.' },
+        ...(options.admin ? { adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the deployment (the admin API only; never in a query string)' } } : {}),
       },
-      schemas: Object.fromEntries(SCHEMAS.map((s) => [s.$id, component(s)])),
+      schemas: Object.fromEntries([...SCHEMAS, ...(options.admin ? ADMIN_SCHEMAS : [])].map((s) => [s.$id, component(s)])),
     },
     paths: {
       // The ingestion API (spec 2, docs/ingestion.md) and the audience API (spec 3 §4.2) under their base paths.
@@ -296,6 +348,7 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES): Record<str
       ...OPT_OUT_PATHS,
       ...underBase(AUDIENCE_PATHS, bases.audience),
       ...underBase(ANALYTICS_PATHS, ANALYTICS_BASE),
+      ...(options.admin ? underBase(ADMIN_PATHS, ADMIN_BASE) : {}),
     },
     webhooks: {
       dlr: { post: { summary: 'Delivery report (spec 1 §2.6)', requestBody: json(ref('Dlr')), responses: { 200: { description: 'Any 2xx acknowledges' } } } },

@@ -16,6 +16,7 @@ import type { HttpDeps } from './deps';
 import { ingestErrorFormat, ingestRouter } from './ingest-api';
 import { audienceRouter } from './audience-api';
 import { analyticsRouter, type AnalyticsServices } from './analytics-api';
+import { ADMIN_BASE, adminErrorFormat, adminRouter, type AdminServices } from './admin-api';
 import { CONSOLE_BASE, consoleRouter } from './console/router';
 import { weakEtag } from './respond';
 
@@ -25,8 +26,11 @@ export const SMS_API_BASE = '/transactional/v1';
 
 export { weakEtag } from './respond';
 
-/** `analytics`: the analysts' SQL services (POST /analytics/v1/sql, docs/analytics.md), mounted when given. */
-export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsServices }): Express {
+/**
+ * `analytics`: the analysts' SQL services (POST /analytics/v1/sql, docs/analytics.md), mounted when given.
+ * `admin`: the admin API at /admin/v1 (gateways/http/admin-api.ts), mounted when given (ADMIN_TOKEN set).
+ */
+export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsServices; readonly admin?: AdminServices }): Express {
   const app = express();
   app.disable('x-powered-by');
   // X-Forwarded-For names the client (the address counters, the console sign-in throttle) only
@@ -51,14 +55,15 @@ export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsS
   app.use(wellFormedUrl());
   // Unknown query parameters on a POST: 400 before the body is read (what each POST takes is
   // read from the served document, on the first POST with a query; the legacy API mirrors the SMS API v1).
-  app.use(knownQueryParameters(app, () => postQueryNames(openApiDocument({ ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath }), { [SMS_API_BASE]: '' })));
+  const document = () => openApiDocument({ ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath }, { admin: deps.admin !== undefined });
+  app.use(knownQueryParameters(app, () => postQueryNames(document(), { [SMS_API_BASE]: '' })));
   app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
   // The SMS API v1 first among the routers: its prefix overlaps no other router's paths, and the
   // hot endpoints then skip matching the ops, OpenAPI, ingestion and audience layers.
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));
   if (deps.services.optOuts) app.use(SMS_API_BASE, optOutsRouter(deps, deps.services.optOuts, { addresses }));
   app.use(opsRouter(deps.engines.probes));
-  app.get('/openapi.json', (_req, res) => { res.json(openApiDocument({ ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath })); });
+  app.get('/openapi.json', (_req, res) => { res.json(document()); });
   errorFormats.register(deps.config.ingest.basePath, ingestErrorFormat);
   if (deps.ingest) {
     app.use(`${deps.config.ingest.basePath}/project/:project/datasource/:datasource`, ingestRouter(deps.ingest, {
@@ -68,6 +73,9 @@ export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsS
   }
   if (deps.audience) app.use(`${deps.config.audience.basePath}/project/:project`, audienceRouter(deps.audience, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
   if (deps.analytics) app.use(analyticsRouter(deps.analytics, { ratePerMinute: deps.config.rateLimits.perMinute, authFailuresPerMinute: addresses }));
+  // Off (no ADMIN_TOKEN): nothing is mounted, so every /admin path is the 404 of no route.
+  errorFormats.register(ADMIN_BASE, adminErrorFormat);
+  if (deps.admin) app.use(ADMIN_BASE, adminRouter(deps.admin, { failures: addresses, log: deps.log }));
   app.use('/', smsApiRouter(deps, { tokenKinds: ['legacy'], flavor: 'legacy', addresses }));
   app.use((req, _res, next) => next(new AppError('NOT_FOUND', `no route for ${req.method} ${req.path}`)));
   app.use(errorHandler(deps.log, errorFormats));

@@ -13,6 +13,8 @@ interface DocParameter {
 }
 interface DocOperation {
   readonly parameters?: readonly DocParameter[];
+  /** The operation's own security requirements (the admin API: its bearer only), else the document's. */
+  readonly security?: ReadonlyArray<Record<string, unknown>>;
   readonly servers?: ReadonlyArray<{ readonly url: string }>;
 }
 interface DocLike {
@@ -40,15 +42,17 @@ const queryNames = (parameters: readonly DocParameter[] | undefined): string[] =
  */
 export function postQueryNames(served: object, mirrors: Readonly<Record<string, string>> = {}): PostQueryNames {
   const document = served as DocLike;
-  const schemes = Object.values(document.components?.securitySchemes ?? {});
-  const everywhere = schemes.filter((s) => s.type === 'apiKey' && s.in === 'query' && typeof s.name === 'string').map((s) => s.name as string);
+  const schemes = document.components?.securitySchemes ?? {};
+  const inQuery = (names: readonly string[]): string[] => names.map((n) => schemes[n]).filter((s) => s !== undefined && s.type === 'apiKey' && s.in === 'query' && typeof s.name === 'string').map((s) => s?.name as string);
+  const everywhere = inQuery(Object.keys(schemes));
   const table = new Map<string, ReadonlySet<string>>();
   for (const [path, item] of Object.entries(document.paths)) {
     const operation = item['post'] as DocOperation | undefined;
     if (!operation) continue;
     const pathServers = (item as { servers?: ReadonlyArray<{ url: string }> }).servers;
     const base = (operation.servers ?? pathServers ?? document.servers)?.[0]?.url ?? '';
-    const names = new Set([...everywhere, ...queryNames((item as { parameters?: DocParameter[] }).parameters), ...queryNames(operation.parameters)]);
+    const credentials = operation.security ? inQuery(operation.security.flatMap((requirement) => Object.keys(requirement))) : everywhere;
+    const names = new Set([...credentials, ...queryNames((item as { parameters?: DocParameter[] }).parameters), ...queryNames(operation.parameters)]);
     const pattern = `${base}${path}`.replace(/\{([^}]+)\}/g, ':$1');
     table.set(pattern, names);
     const mirror = mirrors[base];
