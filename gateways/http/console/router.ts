@@ -17,6 +17,10 @@ import { billingRoutes } from './pages/billing';
 import { messageRoutes } from './pages/messages';
 import { deadLetterRoutes } from './pages/dead-letters';
 import { datasourceRoutes } from './pages/datasources';
+import { audienceBuilderRoutes } from './pages/audience-builder';
+import { contactRoutes } from './pages/contacts';
+import { segmentRoutes } from './pages/segments';
+import { optOutRoutes } from './pages/opt-outs';
 import { projectPath } from '../../../infra/paths';
 
 export const CONSOLE_BASE = '/console';
@@ -24,10 +28,12 @@ export const CONSOLE_BASE = '/console';
 const ASSETS: Readonly<Record<string, { type: string; body: Buffer }>> = {
   'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'console.css')) },
   'console.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'console.js')) },
+  'builder.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'builder.js')) },
+  'builder.css': { type: 'text/css; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'builder.css')) },
 };
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'same-origin',
   'X-Frame-Options': 'DENY',
@@ -71,6 +77,10 @@ export function consoleRouter(deps: HttpDeps, services: ConsoleServices, base = 
   messageRoutes(routes);
   deadLetterRoutes(routes);
   datasourceRoutes(routes);
+  audienceBuilderRoutes(routes);
+  contactRoutes(routes);
+  segmentRoutes(routes);
+  optOutRoutes(routes);
 
   router.use((req, _res, next) => next(new ConsoleError('CONSOLE_NOT_FOUND', `nothing at ${req.path.slice(0, 200)} in this organization`)));
   router.use(consoleErrors(deps, base));

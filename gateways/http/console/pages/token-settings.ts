@@ -1,6 +1,12 @@
 // The settings of an api_sms token: its DLR webhook (URL, secret rotation with an overlap,
-// the headers of earlier releases, "send test DLR"), SMPP credentials and two-way numbers.
+// the headers of earlier releases, "send test DLR"), SMPP credentials, two-way numbers, and a
+// test SMS sent with the token through the acceptance core of POST /sms (priced first, then
+// charged like any send once confirmed).
+import type { Request } from 'express';
 import type { Token } from '../../../../core/accounts/types';
+import { AppError } from '../../../../core/errors';
+import { fromMicros } from '../../../../core/money';
+import type { Submitter } from '../../../../core/sms/acceptance';
 import { receiverSecret } from '../../../../core/sms/webhook-signature';
 import { AccountConflictError } from '../../../../stores/account-store';
 import { ConsoleError, field, ownToken, send, signed, type ConsoleRoutes, type Signed } from '../handler';
@@ -39,8 +45,27 @@ function numbersSection(ctx: Signed, token: Token): Html {
 <form method="post" action="${at}" class="inline">${csrfField(ctx)}<input name="number" required maxlength="20" pattern="\\+?[0-9A-Za-z]{3,16}" placeholder="+4915112345678"> <button type="submit">Add number</button></form></section>`;
 }
 
+/** What the test SMS form holds: the fields of a POST /sms body (spec 1 §4). */
+interface TestSms {
+  readonly to: string;
+  readonly text: string;
+  readonly from: string;
+}
+
+function testSmsFields(input: TestSms): Html {
+  return html`<label>To <input name="to" required maxlength="20" value="${input.to}" placeholder="+4915112345678" inputmode="tel"></label>
+<label>From <input name="from" required maxlength="16" value="${input.from}" placeholder="sender name or number"></label>
+<label>Text <textarea name="text" required maxlength="1600" rows="3">${input.text}</textarea></label>`;
+}
+
+function testSmsSection(ctx: Signed, token: Token, input: TestSms = { to: '', text: 'Test message', from: 'Console' }, error?: string): Html {
+  return html`<section class="card" id="test-sms"><h2>Send a test SMS</h2>${error ? notice('error', error) : ''}
+<form method="post" action="${ctx.base}/tokens/${token.id}/test-sms">${csrfField(ctx)}${testSmsFields(input)}
+<button type="submit">Price the test SMS</button> <span class="meta">Sent with this token like POST /sms and charged like any send, after you confirm the price.</span></form></section>`;
+}
+
 export function tokenSettings(ctx: Signed, token: Token): Html {
-  return html`${webhookSection(ctx, token)}${smppSection(ctx, token)}${numbersSection(ctx, token)}`;
+  return html`${webhookSection(ctx, token)}${smppSection(ctx, token)}${numbersSection(ctx, token)}${testSmsSection(ctx, token)}`;
 }
 
 /** The URL to store: public HTTPS unless private targets are allowed (spec 1 §6 rule 1), its host resolved and checked now. */
@@ -57,7 +82,7 @@ async function webhookUrl(text: string, services: ConsoleServices): Promise<stri
 const targetPolicy = (services: ConsoleServices): WebhookTargetPolicy => services.webhookTargets ?? { allowPrivateTargets: false };
 
 export function tokenSettingsRoutes(routes: ConsoleRoutes): void {
-  const { router, services } = routes;
+  const { router, services, deps } = routes;
   const apiToken = async (ctx: Signed, id: string): Promise<Token> => {
     const token = await ownToken(routes, ctx, id);
     if (token.kind !== 'api_sms' || token.revokedAt) throw new ConsoleError('CONSOLE_CONFLICT', 'webhooks, SMPP credentials and numbers belong to active api_sms tokens');
@@ -128,6 +153,45 @@ ${answer.body ? html`<pre>${answer.body}</pre>` : ''}`)}<p><a href="${back(ctx, 
       throw err instanceof AccountConflictError ? new ConsoleError('CONSOLE_CONFLICT', `the number ${number} is attached to another token`) : err;
     });
     res.redirect(303, back(ctx, token, 'numbers'));
+  }));
+
+  // A test SMS: first priced by the acceptance core's quote (nothing charged), then, confirmed, sent by it as POST /sms sends.
+  const testSms = (req: Request): TestSms => ({ to: field(req, 'to'), text: field(req, 'text'), from: field(req, 'from') });
+  const smsBody = (input: TestSms): Record<string, string> => ({ from: input.from, to: input.to, text: input.text });
+  const submitter = (ctx: Signed, token: Token): Submitter => ({ orgId: ctx.org.id, projectId: token.projectId, tokenId: token.id, source: 'http', currency: ctx.org.currency });
+  const refused = (err: unknown): string => {
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    const fields = err.fields ? Object.entries(err.fields).map(([name, problems]) => `${name}: ${problems.join('; ')}`).join(' · ') : '';
+    return fields ? `${err.message} (${fields})` : err.message;
+  };
+
+  router.post('/tokens/:id/test-sms', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    const input = testSms(req);
+    let quote;
+    try {
+      quote = await deps.services.acceptance.quote(submitter(ctx, token), smsBody(input));
+    } catch (err) {
+      send(res, ctx, `Token ${token.name}`, html`${testSmsSection(ctx, token, input, refused(err))}<p><a href="${back(ctx, token, 'test-sms')}">Back to ${token.name}</a></p>`, err instanceof AppError ? err.status : 400);
+      return;
+    }
+    const item = quote.items[0]?.priced;
+    send(res, ctx, 'Confirm the test SMS', html`<section class="card" id="test-sms-confirm"><p id="test-sms-quote">To <code>${item?.normalizedTo ?? input.to}</code> (${item?.country ?? ''}):
+${item?.encoded.messagesCount ?? 0} part(s), <strong>${fromMicros(quote.totalMicros)} ${item?.price.currency ?? ctx.org.currency}</strong> charged to ${ctx.org.name}.</p>
+<form method="post" action="${ctx.base}/tokens/${token.id}/test-sms/send">${csrfField(ctx)}${Object.entries(smsBody(input)).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
+<button type="submit">Send and charge</button> <a href="${back(ctx, token, 'test-sms')}">Cancel</a></form></section>`);
+  }));
+
+  router.post('/tokens/:id/test-sms/send', signed(routes, async (req, res, ctx) => {
+    const token = await apiToken(ctx, String(req.params['id']));
+    const input = testSms(req);
+    try {
+      const message = await deps.services.acceptance.submitOne(submitter(ctx, token), smsBody(input));
+      req.log?.info({ token: token.id, message: message.id }, 'console: test SMS sent');
+      res.redirect(303, `${ctx.base}/messages/${message.id}`);
+    } catch (err) {
+      send(res, ctx, `Token ${token.name}`, html`${testSmsSection(ctx, token, input, refused(err))}<p><a href="${back(ctx, token, 'test-sms')}">Back to ${token.name}</a></p>`, err instanceof AppError ? err.status : 400);
+    }
   }));
 
   router.post('/tokens/:id/numbers/remove', signed(routes, async (req, res, ctx) => {
