@@ -43,8 +43,8 @@ async function main(): Promise<void> {
     await page.goto(`${base}/sign-in`);
     await page.fill('input[name=email]', 'bench@example.com');
     await page.fill('input[name=password]', login.password);
-    await Promise.all([page.waitForURL(`${base}/projects`), page.click('button[type=submit]')]);
-    const pages = ['/projects', `/tokens/${tenant.tokenId}`, '/billing', '/messages', '/messages?filter=status_eq%3Ddelivered', `/messages?start=${Math.max(0, total - 50)}`, `/messages/${lastId}`, '/dead-letters', '/datasources', '/audience'];
+    await Promise.all([page.waitForURL(`${base}/dashboard`), page.click('button[type=submit]')]);
+    const pages = ['/dashboard', '/dashboard?range=30d', '/projects', `/tokens/${tenant.tokenId}`, '/billing', '/messages', '/messages?filter=status_eq%3Ddelivered', `/messages?start=${Math.max(0, total - 50)}`, `/messages/${lastId}`, '/dead-letters', '/datasources', '/audience'];
     const rows: Array<Record<string, number | string>> = [];
     for (const path of pages) {
       const timing: Record<string, number[]> = { responseMs: [], domContentLoadedMs: [], firstPaintMs: [], loadMs: [] };

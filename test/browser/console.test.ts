@@ -81,11 +81,13 @@ describe('console (issue 17): sign-in', () => {
     await shot('sign-in');
     await page.fill('input[name=email]', credentials.email);
     await page.fill('input[name=password]', credentials.password);
-    await Promise.all([page.waitForURL(`${base}/projects`), page.click('button[type=submit]')]);
+    await Promise.all([page.waitForURL(`${base}/dashboard`), page.click('button[type=submit]')]);
     const cookie = (await context.cookies()).find((c) => c.name === 'console_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/console' });
     const res = await page.request.get(`${base}/projects`);
     expect(res.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(await page.textContent('h1')).toBe('Home');
+    await visit('/projects');
     expect(await page.textContent('h1')).toBe('Projects & tokens');
     await shot('projects');
   });
@@ -156,6 +158,7 @@ describe('console: tokens, webhook, messages', () => {
   test('the log filters with both Grammar A forms and pages; a bad filter is a 400 with its reason', async () => {
     await visit(`/messages?${new URLSearchParams({ filter: 'status_eq=delivered' }).toString()}`);
     expect(await page.locator(`a[href$="/messages/${state.messageId}"]`).count()).toBe(1);
+    await page.click('details.advanced summary');
     await page.fill('#filter', '{"filter":[{"field":"status","operator":"eq","value":"failed"}]}');
     await Promise.all([page.waitForURL((url) => url.search.includes('failed')), page.click('.filter button')]);
     expect(await page.locator(`a[href$="/messages/${state.messageId}"]`).count()).toBe(0);

@@ -21,15 +21,26 @@ import { audienceBuilderRoutes } from './pages/audience-builder';
 import { contactRoutes } from './pages/contacts';
 import { segmentRoutes } from './pages/segments';
 import { optOutRoutes } from './pages/opt-outs';
+import { dashboardRoutes } from './pages/dashboard';
 import { projectPath } from '../../../infra/paths';
 
 export const CONSOLE_BASE = '/console';
 
+const asset = (type: string, path: string): { type: string; body: Buffer } => ({ type, body: readFileSync(path) });
+const own = (name: string): string => projectPath('gateways', 'http', 'console', 'assets', name);
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+
 const ASSETS: Readonly<Record<string, { type: string; body: Buffer }>> = {
-  'console.css': { type: 'text/css; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'console.css')) },
-  'console.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'console.js')) },
-  'builder.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'builder.js')) },
-  'builder.css': { type: 'text/css; charset=utf-8', body: readFileSync(projectPath('gateways', 'http', 'console', 'assets', 'builder.css')) },
+  'console.css': asset(CSS, own('console.css')),
+  'console.js': asset(JS, own('console.js')),
+  'builder.js': asset(JS, own('builder.js')),
+  'builder.css': asset(CSS, own('builder.css')),
+  'dashboard.js': asset(JS, own('dashboard.js')),
+  'favicon.svg': asset('image/svg+xml', own('favicon.svg')),
+  // The dashboard's charts: uPlot (MIT), served from the installed package, never a CDN.
+  'uplot.js': asset(JS, require.resolve('uplot/dist/uPlot.iife.min.js')),
+  'uplot.css': asset(CSS, require.resolve('uplot/dist/uPlot.min.css')),
 };
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -70,7 +81,8 @@ export function consoleRouter(deps: HttpDeps, services: ConsoleServices, base = 
     const problem = csrfProblem(req, req.consoleSession?.csrf);
     next(problem ? new ConsoleError('CONSOLE_FORBIDDEN', problem) : undefined);
   });
-  router.get('/', (_req, res) => res.redirect(303, `${base}/projects`));
+  router.get('/', (_req, res) => res.redirect(303, `${base}/dashboard`));
+  dashboardRoutes(routes);
   tokenRoutes(routes);
   tokenSettingsRoutes(routes);
   billingRoutes(routes);

@@ -48,7 +48,7 @@ ${problem ? notice('error', problem) : ''}
   };
 
   router.get('/sign-in', (req, res) => {
-    if (req.consoleSession) { res.redirect(303, `${base}/projects`); return; }
+    if (req.consoleSession) { res.redirect(303, `${base}/dashboard`); return; }
     freshForm(req, res, 200);
   });
 
@@ -71,7 +71,7 @@ ${problem ? notice('error', problem) : ''}
       clearCookie(req, res, SIGN_IN_COOKIE, base);
       setCookie(req, res, SESSION_COOKIE, cookie, base, SESSION_HOURS * 3600);
       req.log?.info({ operator: operator.id, org: operator.orgId }, 'console sign-in');
-      res.redirect(303, `${base}/projects`);
+      res.redirect(303, `${base}/dashboard`);
     }).catch(next);
   });
 
