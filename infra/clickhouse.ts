@@ -30,7 +30,7 @@ export interface ClickHouse {
    * thread, then the SQL path); this skips both (docs/acceptance.md, session 9). Undefined for a
    * server and for the chdb of another process: use the client there.
    */
-  readonly insertRaw?: (name: string, body: Buffer, format: 'JSONEachRow', settings: Record<string, number | string>) => Promise<void>;
+  readonly insertRaw?: (name: string, body: Buffer, format: 'JSONEachRow' | 'JSONCompactEachRow', settings: Record<string, number | string>, columns?: readonly string[]) => Promise<void>;
   /**
    * A client for long reads (audience searches) whose queries do not queue behind `client`'s.
    * A chdb session runs its queries one at a time, so on the in-process engine this is a second
@@ -73,10 +73,10 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
     // @clickhouse/client-common's types; the two copies differ only nominally.
     const chdb = createChdbConnection({ path: options.embeddedPath });
     client = createClient({ connection: chdb as unknown as ClientConnection });
-    insertRaw = async (name, body, format, settings) => {
+    insertRaw = async (name, body, format, settings, columns) => {
       if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
       // chdb checks the name against its own identifier rules: unquoted, database-qualified.
-      await chdb.chdb.rawInsert({ table: `${options.database}.${name}`, values: body, format, settings });
+      await chdb.chdb.rawInsert({ table: `${options.database}.${name}`, values: body, format, settings, ...(columns ? { columns } : {}) });
     };
     readLane = () => {
       lane ??= createClient({ connection: createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection });

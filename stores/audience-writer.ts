@@ -43,6 +43,24 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 export class AudienceWriter {
   constructor(private readonly ch: ClickHouse) {}
 
+  /**
+   * Rows as values in the order of `columns`, as JSONCompactEachRow (measured about 1.5×
+   * JSONEachRow's insert rate on chdb). On the in-process chdb the rows' text goes to its
+   * parser as bytes (insertRaw): through the client, chdb's connection copies the body into a
+   * string and appends it to the statement's SQL, which it then parses as one statement
+   * (docs/benchmarks.md, the ingest writer's raw insert of 2026-11-26).
+   */
+  private async insertCompact(table: string, columns: readonly [string, ...string[]], rows: unknown[][]): Promise<void> {
+    if (rows.length === 0) return;
+    if (this.ch.insertRaw) {
+      let text = '';
+      for (const row of rows) text += `${JSON.stringify(row)}\n`;
+      await this.ch.insertRaw(table, Buffer.from(text), 'JSONCompactEachRow', {}, columns);
+      return;
+    }
+    await this.ch.client.insert({ table: this.ch.table(table), values: rows, columns: [...columns], format: 'JSONCompactEachRow' });
+  }
+
   /** Loads the datasource states of users not in `states` yet (a user with none gets an empty map). */
   async loadStates(states: ContactStates, users: ReadonlyArray<{ projectId: string; userId: string }>): Promise<void> {
     const missing = users.filter((u) => !states.has(userKey(u.projectId, u.userId)));
@@ -123,20 +141,16 @@ export class AudienceWriter {
     const insert = async (table: string, values: Record<string, unknown>[]): Promise<void> => {
       if (values.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values, format: 'JSONEachRow' });
     };
-    /** Rows as values in the order of `columns`, sent as JSONCompactEachRow (measured about 1.5× JSONEachRow's insert rate on chdb). */
-    const insertCompact = async (table: string, columns: readonly [string, ...string[]], rows: unknown[][]): Promise<void> => {
-      if (rows.length > 0) await this.ch.client.insert({ table: this.ch.table(table), values: rows, columns: [...columns], format: 'JSONCompactEachRow' });
-    };
     // Events record their keys through event_keys_mv in the same INSERT (migration 0006); an
     // event a later deletion of this run dropped takes its id along (core/ingest/apply.ts).
     // ds_contacts goes last: a replay after a crash reloads the states from it, so they must
     // not be ahead of the audience, events and usage that were derived from them.
     await Promise.all([
-      insertCompact('audience', AUDIENCE_COLUMNS, audienceRows),
-      plan.events.length > 0 ? this.ch.client.insert({ table: this.ch.table('events'), values: plan.events.map(eventRow), columns: [...EVENT_COLUMNS], format: 'JSONCompactEachRow' }) : Promise.resolve(),
+      this.insertCompact('audience', AUDIENCE_COLUMNS, audienceRows),
+      this.insertCompact('events', EVENT_COLUMNS, plan.events.map(eventRow)),
       insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
     ]);
-    await insertCompact('ds_contacts', DS_CONTACT_COLUMNS, dsRows);
+    await this.insertCompact('ds_contacts', DS_CONTACT_COLUMNS, dsRows);
     return { contacts: audienceRows.length, events: plan.events.length };
   }
 }
