@@ -4,8 +4,12 @@
 // each of its transitions must reach the webhook at least once. Prints lost (must be 0) and
 // duplicated DLRs; and audits the balance: once no charge is held open, it must equal the
 // starting balance less exactly one charge per accepted message (a request killed between
-// its charge and its publish is refunded by the charge settler). Writes bench/results/reliability.json.
-// Usage: npm run reliability [-- --messages 5000] [--bulk 10 (items per request; 1: POST /sms, 16 senders)] [--out reliability.json]
+// its charge and its publish is refunded by the charge settler). Scheduled sends (DESIGN §4
+// Scheduling): `--scheduled` messages accepted before the faults with a scheduledAt a few seconds
+// after the last one, a quarter of them canceled while the faults go on; none may be lost, none
+// sent before its scheduledAt - 1 s (the eventAt of its `sent` DLR), no canceled one sent, and the
+// balance counts no canceled one. Writes bench/results/reliability.json.
+// Usage: npm run reliability [-- --messages 5000] [--bulk 10 (items per request; 1: POST /sms, 16 senders)] [--scheduled 200] [--out reliability.json]
 //        npm run reliability -- --topology cluster   (the scale-out topology's faults: bench/reliability-cluster.ts)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -25,7 +29,14 @@ import { runCluster } from './reliability-cluster';
 import { writeResult } from './support/results';
 import { ensureBuilt } from '../infra/paths';
 
-const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, bulk: { type: 'string', default: '10' }, out: { type: 'string', default: 'reliability.json' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' } } });
+const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, bulk: { type: 'string', default: '10' }, out: { type: 'string', default: 'reliability.json' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' }, scheduled: { type: 'string', default: '200' } } });
+const SCHEDULED = Math.max(0, Number(values.scheduled));
+/** Scheduled messages are due this many seconds after the start, spread over SCHEDULE_SPREAD_SECONDS: after the last fault (t≈22 s). */
+const SCHEDULE_AT_SECONDS = 26;
+const SCHEDULE_SPREAD_SECONDS = 6;
+/** Every CANCEL_EVERY-th scheduled message is canceled, at t≈CANCEL_AT_SECONDS (between the worker's and the gateway's kill). */
+const CANCEL_EVERY = 4;
+const CANCEL_AT_SECONDS = 10;
 const TOTAL = Number(values.messages);
 const ROOT = join(__dirname, '..');
 const REFUND_SECONDS = 30;
@@ -66,6 +77,50 @@ async function main(): Promise<void> {
   const accepted = new Map<string, string>(); // clientId → message id
   const started = Date.now();
   let retries = 0;
+
+  // Scheduled sends, accepted before the faults (bulks of 10, retried with their clientIds).
+  const scheduled = new Map<string, { id: string; at: string }>(); // clientId → message id, scheduledAt
+  const post = async (path: string, body: unknown): Promise<Response | undefined> => fetch(`${base}/transactional/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }), signal: AbortSignal.timeout(20000) }).catch(() => undefined);
+  for (let b = 0; b * 10 < SCHEDULED; b++) {
+    const items = Array.from({ length: Math.min(10, SCHEDULED - b * 10) }, (_, i) => {
+      const n = b * 10 + i;
+      const at = new Date(started + (SCHEDULE_AT_SECONDS + (SCHEDULE_SPREAD_SECONDS * n) / Math.max(1, SCHEDULED)) * 1000).toISOString();
+      return { from: 'Reliable', to: `+491512${String(b).padStart(5, '0')}${String(i % 80).padStart(2, '0')}`, text: `scheduled ${n}`, clientId: `s-${n}`, scheduledAt: at };
+    });
+    for (;;) {
+      const res = await post('/sms/bulk', items);
+      if (res?.status === 201) {
+        const answer = (await res.json()) as { entities: Array<{ id: string; clientId: string; status: string; scheduledAt: string }> };
+        for (const e of answer.entities) scheduled.set(e.clientId, { id: e.id, at: e.scheduledAt });
+        break;
+      }
+      retries += 1;
+      await sleep(500);
+    }
+  }
+  say(`${scheduled.size} scheduled messages accepted`);
+  // A quarter canceled during the faults: 200, or 409 when a first attempt (its answer lost) did it.
+  const canceled = new Set<string>();
+  let cancelConflicts = 0;
+  const cancels = (async () => {
+    await sleep(Math.max(0, started + CANCEL_AT_SECONDS * 1000 - Date.now()));
+    for (const [clientId, { id }] of scheduled) {
+      if (Number(clientId.slice(2)) % CANCEL_EVERY !== 0) continue;
+      for (let attempt = 0; ; attempt++) {
+        const res = await post(`/sms/${id}/cancel`, {});
+        if (res?.status === 200) { canceled.add(id); break; }
+        if (res?.status === 409) {
+          const state = (await (await fetch(`${base}/transactional/v1/sms/${id}`, { headers: { authorization: `Bearer ${tenant.token}` } })).json()) as { entity?: { status: string } };
+          if (state.entity?.status === 'canceled') canceled.add(id);
+          else cancelConflicts += 1;
+          break;
+        }
+        retries += 1;
+        await sleep(500);
+      }
+    }
+    say(`${canceled.size} scheduled messages canceled (${cancelConflicts} had already left)`);
+  })();
 
   const chaos = (async () => {
     await sleep(6000);
@@ -108,6 +163,7 @@ async function main(): Promise<void> {
   };
   await Promise.all(Array.from({ length: SENDERS }, sender));
   await chaos;
+  await cancels;
   say(`${accepted.size} messages accepted in ${((Date.now() - started) / 1000).toFixed(0)} s (${retries} request retries)`);
 
   const got = (): Map<string, string[]> => {
@@ -120,8 +176,9 @@ async function main(): Promise<void> {
   while (Date.now() < deadline) {
     const byId = got();
     finals = [...accepted.values()].filter((id) => (byId.get(id) ?? []).includes('delivered')).length;
-    if (finals === accepted.size) break;
-    say(`${finals}/${accepted.size} messages have their final DLR`);
+    const scheduledFinals = [...scheduled.values()].filter(({ id }) => (byId.get(id) ?? []).includes(canceled.has(id) ? 'canceled' : 'delivered')).length;
+    if (finals === accepted.size && scheduledFinals === scheduled.size) break;
+    say(`${finals}/${accepted.size} messages and ${scheduledFinals}/${scheduled.size} scheduled ones have their final DLR`);
     await sleep(5000);
   }
   // The audit: every accepted message has a final status (GET /sms/{id}) and every transition the
@@ -147,7 +204,31 @@ async function main(): Promise<void> {
     if (missing.length > 0 && examples.length < 5) examples.push(`${id}: recorded ${recorded.map((t) => t.status).join('>')}, received ${statuses.join('>')}`);
     duplicates += statuses.length - new Set(statuses).size;
   }
-  // The balance audit: every hold settled or refunded, then exactly one charge per accepted message.
+  // Scheduled: each one final (delivered, or canceled when it was), none sent before its time - 1 s, no canceled one sent.
+  let scheduledLost = 0;
+  let sentEarly = 0;
+  let canceledSent = 0;
+  let earliestMs = Infinity;
+  for (const { id, at } of scheduled.values()) {
+    const dlrs = receiver.received.filter((r) => r.answered === 200 && r.body['id'] === id);
+    const current = (await (await fetch(`${base}/transactional/v1/sms/${id}`, { headers })).json()) as { entity?: { status: string } };
+    const sent = dlrs.find((r) => r.body['status'] === 'sent');
+    if (canceled.has(id)) {
+      if (sent || current.entity?.status !== 'canceled') canceledSent += 1;
+      if (!dlrs.some((r) => r.body['status'] === 'canceled')) scheduledLost += 1;
+      continue;
+    }
+    if (!finalStatuses.includes(current.entity?.status ?? '') || !sent) {
+      scheduledLost += 1;
+      if (lostExamples.length < 5) lostExamples.push(`scheduled ${id}: status ${current.entity?.status ?? 'none'}, DLRs ${dlrs.map((r) => String(r.body['status'])).join('>') || 'none'}`);
+      continue;
+    }
+    const early = Date.parse(String(sent.body['eventAt'])) - Date.parse(at);
+    earliestMs = Math.min(earliestMs, early);
+    if (early < -1000) sentEarly += 1;
+  }
+  say(`scheduled: ${scheduled.size} accepted, ${canceled.size} canceled, ${scheduledLost} lost, ${sentEarly} sent early (earliest sent DLR ${Number.isFinite(earliestMs) ? earliestMs : '-'} ms from its scheduledAt), ${canceledSent} canceled ones sent`);
+  // The balance audit: every hold settled or refunded, then exactly one charge per accepted message (a canceled one refunded).
   const nats = await connectNats({ servers: engines.natsUrl, replicas: 1, messageStateTtlHours: 168, name: 'reliability-audit' }, log);
   const ledger = new BalanceLedger(nats.kv.balances);
   const holdDeadline = Date.now() + (REFUND_SECONDS + 30) * 1000;
@@ -159,20 +240,21 @@ async function main(): Promise<void> {
   }
   await nats.close();
   const openHolds = Object.keys(balance?.holds ?? {}).length;
-  const balanceDiffMicros = (balance?.availableMicros ?? 0) - (toMicros(1e9) - accepted.size * PRICE_MICROS);
+  const balanceDiffMicros = (balance?.availableMicros ?? 0) - (toMicros(1e9) - (accepted.size + scheduled.size - canceled.size) * PRICE_MICROS);
   say(`balance: ${openHolds} charges held, ${balanceDiffMicros} micros off the exact figure (${accepted.size} charges)`);
   for (const line of examples) say(`missing: ${line}`);
   for (const line of lostExamples) say(`lost: ${line}`);
-  const result = { at: new Date().toISOString(), messagesRequested: TOTAL, itemsPerRequest: BULK, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, openHolds, balanceDiffMicros, requestRetries: retries, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
+  const result = { at: new Date().toISOString(), messagesRequested: TOTAL, itemsPerRequest: BULK, accepted: accepted.size, lost, missingTransitions, duplicatedDlrs: duplicates, openHolds, balanceDiffMicros, requestRetries: retries,
+    scheduled: { accepted: scheduled.size, canceled: canceled.size, cancelConflicts, lost: scheduledLost, sentEarly, canceledSent, earliestSentVsScheduledMs: Number.isFinite(earliestMs) ? earliestMs : null }, seconds: Math.round((Date.now() - started) / 1000), chaos: ['kill -9 worker (t≈6 s)', 'kill -9 gateway-http (t≈14 s)', 'restart nats-server (t≈22 s)'] };
   const written = writeResult(values.out, result);
-  process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates}, balance off by ${balanceDiffMicros} micros with ${openHolds} charges held (written to ${written})\n`);
+  process.stdout.write(`\naccepted ${result.accepted}, lost ${lost}, missing transitions ${missingTransitions}, duplicated DLRs ${duplicates}, balance off by ${balanceDiffMicros} micros with ${openHolds} charges held; scheduled ${scheduled.size} (${canceled.size} canceled): lost ${scheduledLost}, sent early ${sentEarly}, canceled sent ${canceledSent} (written to ${written})\n`);
 
   for (const child of roles.values()) child.kill('SIGTERM');
   await sleep(3000);
   for (const child of roles.values()) if (child.exitCode === null) child.kill('SIGKILL');
   await receiver.close();
   await engines.stop();
-  const passed = lost === 0 && missingTransitions === 0 && balanceDiffMicros === 0 && openHolds === 0;
+  const passed = lost === 0 && missingTransitions === 0 && balanceDiffMicros === 0 && openHolds === 0 && scheduledLost === 0 && sentEarly === 0 && canceledSent === 0;
   // A failed run keeps its data (JetStream, Temporal, ClickHouse) to be looked at.
   if (passed) removeData(dir, say);
   process.exit(passed ? 0 : 1);

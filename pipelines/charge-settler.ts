@@ -187,7 +187,8 @@ export async function cancelStates(states: LifecycleStates, clientIds: ClientIds
   for (const id of hold.ids ?? []) {
     for (let attempt = 0; attempt < 5; attempt++) {
       const state = await states.read(id);
-      if (!state || state.message.status !== 'queued') break;
+      // Scheduled ones too (DESIGN §4 Scheduling): their request died before the stream had them, so no timer holds them.
+      if (!state || (state.message.status !== 'queued' && state.message.status !== 'scheduled')) break;
       const message = { ...state.message, status: 'canceled' as const, statusCode: CANCELED_CODE, charged: false, updatedAt: at };
       if ((await states.replace(message, state.revision)) !== null) {
         canceled += 1;

@@ -118,7 +118,7 @@ function object(properties: Record<string, object>, optional: readonly string[] 
   return { type: 'object', required: Object.keys(properties).filter((k) => !optional.includes(k)), properties };
 }
 
-const status = { enum: ['queued', ...DLR_STATUSES] } as const;
+const status = { enum: ['scheduled', 'queued', ...DLR_STATUSES] } as const;
 
 const smsMessage = object({
   id: str, orgId: str, projectId: str, tokenId: str, source: { enum: ['http', 'legacy', 'smpp', 'carrier'] }, clientId: strOrNull,

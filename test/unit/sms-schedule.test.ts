@@ -12,6 +12,7 @@ import { readSubmitSm, STATUS } from '../../gateways/smpp/protocol';
 import { interpretSubmit, statusForFields } from '../../gateways/smpp/submit';
 import { parseScheduleDeliveryTime } from '../../gateways/smpp/validity-period';
 import { WORKFLOW_IDS } from '../../core/bus/temporal';
+import { cancelStates } from '../../pipelines/charge-settler';
 import { lifecycleStarts } from '../../pipelines/lifecycle-bridge';
 import type { WebhookSchedule } from '../../workflows/presets';
 import { makeMessage } from '../support/message-rows';
@@ -125,6 +126,11 @@ describe('the acceptance core with scheduledAt', () => {
     expect(result.errors).toEqual([{ index: 1, clientId: null, fields: { scheduledAt: [expect.stringContaining('more than 35 days ahead')] } }]);
   });
 
+  test('the legacy API keeps its fields: scheduledAt is not a known field there', async () => {
+    await expect(acceptance.submitOne({ ...submitter, projectId: null, source: 'legacy' }, item('2026-11-27T12:00:00Z'))).rejects.toMatchObject({ code: 'VALIDATION_FAILED', fields: { scheduledAt: ['is not a known field'] } });
+    expect(queued).toHaveLength(0);
+  });
+
   test('quote validates it the same way and charges nothing', async () => {
     const quote = await acceptance.quote(submitter, [item('2026-11-27T12:00:00Z'), item('2026-11-20T00:00:00Z')]);
     expect(quote.items).toHaveLength(1);
@@ -189,5 +195,21 @@ describe('lifecycle bridge: a scheduled message gets a smsScheduled workflow of 
     const starts = lifecycleStarts(accepted, { batchMax: 1, validityMs: 5_000, webhook });
     expect(starts.map((s) => s.kind)).toEqual(['scheduled', 'scheduled', 'message', 'message']);
     expect(lifecycleStarts(accepted.slice(0, 1), { batchMax: 1, validityMs: 1, webhook }).map((s) => s.kind)).toEqual(['message']);
+  });
+});
+
+describe('charge settler: a scheduled message whose request died before the stream is canceled with its refunded hold', () => {
+  test('cancelStates cancels a `scheduled` state (no timer holds it) and frees its clientId, so a retry is a new message', async () => {
+    const message = makeMessage({ id: '00000000-0000-7000-8000-000000000009', status: 'scheduled', scheduledAt: '2026-11-27T12:00:00.000Z', clientId: 'retry-me' });
+    const stored = new Map([[message.id, { message, revision: 1 }]]);
+    const released: string[] = [];
+    const canceled = await cancelStates(
+      { read: async (id) => stored.get(id) ?? null, replace: async (m, revision) => { stored.set(m.id, { message: m, revision: revision + 1 }); return revision + 1; } },
+      { claim: async () => null, takeOver: async () => false, release: async (_scope, clientId) => { released.push(clientId); } },
+      { micros: 75_000, at: 0, ids: [message.id] } as unknown as Parameters<typeof cancelStates>[2],
+    );
+    expect(canceled).toBe(1);
+    expect(stored.get(message.id)?.message).toMatchObject({ status: 'canceled', charged: false });
+    expect(released).toEqual(['retry-me']);
   });
 });
