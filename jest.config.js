@@ -22,6 +22,15 @@ module.exports = {
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
+    // test/containers: the images of `npm run images` started with testcontainers. Only under
+    // `npm run test:containers` (TEST_CONTAINERS=1, which also provides the podman socket).
+    ...(process.env.TEST_CONTAINERS === '1' ? [{
+      displayName: 'containers',
+      testMatch: ['<rootDir>/test/containers/**/*.test.ts'],
+      transform,
+      testEnvironment: 'node',
+      modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.tools/'],
+    }] : []),
   ],
   maxWorkers: 2,
   // Per-project testTimeout is ignored by jest 30; integration tests drive real engines.

@@ -222,7 +222,8 @@ async function buildImage(name, force) {
     return { name, seconds: 0, built: false };
   }
   log(`${tag}: building from ${spec.file}`);
-  const args = ['build', '--format', 'docker', '--layers', '--label', `sms.inputs=${inputs}`, ...spec.tags.flatMap((t) => ['-t', t]), '-f', containerfile, dir];
+  // --force rebuilds every layer (--no-cache): what a fresh machine pays (bench/containers.ts).
+  const args = ['build', '--format', 'docker', '--layers', ...(force ? ['--no-cache'] : []), '--label', `sms.inputs=${inputs}`, ...spec.tags.flatMap((t) => ['-t', t]), '-f', containerfile, dir];
   const result = await run('podman', args, { label: `build ${tag}` });
   if (result.code !== 0) fail(`podman build of ${tag} failed (see above)`);
   log(`${tag}: built in ${result.seconds.toFixed(0)} s`);
@@ -317,6 +318,35 @@ async function stagePlatform(dir) {
 
 // ---------------------------------------------------------------------------------------
 
+/**
+ * One `npm run images` at a time: two would stage the same build contexts under each other's
+ * builds. A lock file holds the owner's pid; a lock whose process is gone is taken over.
+ */
+async function acquireLock() {
+  mkdirSync(stageRoot, { recursive: true });
+  const lock = join(stageRoot, '.lock');
+  let announced = false;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      process.on('exit', () => rmSync(lock, { force: true }));
+      return;
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    const owner = Number(readFileSync(lock, 'utf8').trim());
+    let alive = false;
+    try { alive = Number.isInteger(owner) && owner > 0 && (process.kill(owner, 0), true); } catch { alive = false; }
+    if (!alive) {
+      rmSync(lock, { force: true });
+      continue;
+    }
+    if (!announced) log(`waiting for another \`npm run images\` (pid ${owner}) to finish`);
+    announced = true;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
 async function main() {
   const args = process.argv.slice(2);
   if (args.includes('--list')) {
@@ -329,12 +359,15 @@ async function main() {
   if (unknown.length > 0) fail(`unknown image ${unknown.join(', ')}; known: ${Object.keys(IMAGES).join(', ')}`);
   const names = wanted.length > 0 ? wanted : Object.keys(IMAGES);
   const started = Date.now();
+  await acquireLock();
   ensurePodman();
   ensureToolsBuilt();
   await ensureBase(force);
   const results = [];
   for (const name of names) results.push(await buildImage(name, force));
   const built = results.filter((r) => r.built);
+  // A rebuilt image leaves its predecessor dangling (the product image is ~1.4 GB): remove those of ours.
+  if (built.length > 0) sh('podman', ['image', 'prune', '-f', '--filter', 'label=sms.inputs']);
   log(`ready in ${((Date.now() - started) / 1000).toFixed(0)} s: ${built.length === 0 ? 'every image up to date' : built.map((r) => `${r.name} ${r.seconds.toFixed(0)} s`).join(', ')}`);
 }
 

@@ -34,10 +34,18 @@ async function dockerAnswers(): Promise<boolean> {
     const { getContainerRuntimeClient } = await import('testcontainers');
     await getContainerRuntimeClient();
     return true;
-  } catch {
+  } catch (err) {
+    // TEST_ENGINES=containers (npm run test:containers): no silent fallback to the local binaries.
+    if (process.env['TEST_ENGINES'] === 'containers') throw new Error(`TEST_ENGINES=containers but no container engine answers (DOCKER_HOST=${process.env['DOCKER_HOST'] ?? 'unset'}): ${String(err)}`);
     return false;
   }
 }
+
+// The engine images: built here by `npm run images` (scripts/images.mjs) from the binaries in
+// .tools/bin, as nothing can be pulled on these machines; TEST_NATS_IMAGE / TEST_TEMPORAL_IMAGE
+// name others (e.g. nats:2.12, temporalio/temporal:1.5.1 where pulling works).
+const NATS_IMAGE = process.env['TEST_NATS_IMAGE'] ?? 'localhost/sms-nats:latest';
+const TEMPORAL_IMAGE = process.env['TEST_TEMPORAL_IMAGE'] ?? 'localhost/sms-temporal-dev:latest';
 
 interface Engines {
   natsUrl: string;
@@ -70,8 +78,8 @@ async function startLocalEngines(dir: string): Promise<Engines> {
 
 async function startContainerEngines(): Promise<Engines> {
   const { GenericContainer, Wait } = await import('testcontainers');
-  const nats = await new GenericContainer('nats:2.12').withCommand(['-js']).withExposedPorts(4222).withWaitStrategy(Wait.forLogMessage(/Server is ready/)).start();
-  const temporal = await new GenericContainer('temporalio/temporal:1.5.1')
+  const nats = await new GenericContainer(NATS_IMAGE).withCommand(['-js']).withExposedPorts(4222).withWaitStrategy(Wait.forLogMessage(/Server is ready/)).start();
+  const temporal = await new GenericContainer(TEMPORAL_IMAGE)
     .withCommand(['server', 'start-dev', '--ip', '0.0.0.0']).withExposedPorts(7233).withWaitStrategy(Wait.forListeningPorts()).start();
   return {
     natsUrl: `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`,
