@@ -81,7 +81,7 @@ describe('DESIGN §4: the admin API is off without ADMIN_TOKEN', () => {
     expect(product.status).toBe(2);
     expect(product.stderr).toMatch(/ADMIN_TOKEN must be at least 32 characters/);
     expect(product.stderr).not.toContain('short-token');
-  });
+  }, 180_000);
 });
 
 describe('DESIGN §4: the admin API with ADMIN_TOKEN', () => {
@@ -178,7 +178,7 @@ describe('DESIGN §4: the admin API with ADMIN_TOKEN', () => {
     ['webhook: the cloud metadata endpoint', '/organizations/{org}/tokens/{token}/webhook', 'PUT', { url: 'http://169.254.169.254/latest' }, 422, 'url'],
     ['datasource: a blank name', '/organizations/{org}/projects/{project}/datasources', undefined, { name: '   ' }, 422, 'name'],
     ['project: a JSON array', '/organizations/{org}/projects', undefined, [{ name: 'x' }], 400, 'body'],
-  ])('bad input, %s → %i naming the field, nothing created', async (_name, template, method, body, status, field) => {
+  ])('bad input, %s: the status of its kind (400 wrong type, 422 a broken rule) naming the field, nothing created', async (_name, template, method, body, status, field) => {
     const orgId = entity<{ id: string }>(await call(`${ADMIN}/organizations`, { body: { name: 'Admin API Bad Input' } })).id;
     const projectId = entity<{ id: string }>(await call(`${ADMIN}/organizations/${orgId}/projects`, { body: { name: 'P' } })).id;
     const tokenId = entity<{ id: string }>(await call(`${ADMIN}/organizations/${orgId}/tokens`, { body: { kind: 'api_sms', project: projectId } })).id;
