@@ -370,3 +370,37 @@ describe('console builder pages: CSRF and one organization', () => {
     expect(alerts).toEqual([]);
   });
 });
+
+describe('console: scheduled messages (DESIGN §4 Scheduling)', () => {
+  const later = (): string => new Date(Date.now() + 3_600_000).toISOString();
+  const status = async (id: string, token: string): Promise<string> => ((await api(`${V1}/sms/${id}`, { token })).body as { entity?: { status: string } }).entity?.status ?? '';
+
+  test('a scheduled message is listed and canceled from the console (refunded); CSRF is required and another organization\'s is a 404', async () => {
+    const before = await balanceMicros(t.orgId);
+    const sent = await api(`${V1}/sms`, { token: sms.token, body: { from: 'Console', to: '+4915112345677', text: 'later', scheduledAt: later() } });
+    expect(sent.status).toBe(201);
+    const id = (sent.body as { entity: { id: string; status: string } }).entity.id;
+    expect((sent.body as { entity: { status: string } }).entity.status).toBe('scheduled');
+    expect(await balanceMicros(t.orgId)).toBe((before ?? 0) - toMicros(0.075));
+    const theirs = await api(`${V1}/sms`, { token: other.token, body: { from: 'Other', to: '+4915112345676', text: 'theirs', scheduledAt: later() } });
+    expect(theirs.status).toBe(201);
+    const theirId = (theirs.body as { entity: { id: string } }).entity.id;
+    // The list is the message log (history writer): it shows the message within moments.
+    await eventually(async () => { await visit('/scheduled'); return page.locator(`tr[data-message="${id}"]`).count(); }, { what: 'the scheduled message to be listed', until: (n) => n === 1 });
+    expect(await page.locator(`tr[data-message="${theirId}"]`).count()).toBe(0);
+    await shot('scheduled');
+    const token = await csrf();
+    expect((await page.request.post(`${base}/scheduled/${id}/cancel`, { form: {} })).status()).toBe(403);
+    expect((await page.request.post(`${base}/scheduled/${theirId}/cancel`, { form: { _csrf: token } })).status()).toBe(404);
+    expect(await status(id, sms.token)).toBe('scheduled');
+    expect(await status(theirId, other.token)).toBe('scheduled');
+    await visit('/scheduled');
+    await Promise.all([page.waitForURL(/canceled=/), page.click(`tr[data-message="${id}"] button:has-text("Cancel")`)]);
+    expect(await page.textContent('.notice')).toContain(id);
+    await eventually(() => status(id, sms.token), { what: 'the message to be canceled', until: (s) => s === 'canceled' });
+    expect(await balanceMicros(t.orgId)).toBe(before);
+    // Once canceled it can no longer be: a 409 page.
+    expect((await page.request.post(`${base}/scheduled/${id}/cancel`, { form: { _csrf: token } })).status()).toBe(409);
+    expect(await status(theirId, other.token)).toBe('scheduled');
+  });
+});

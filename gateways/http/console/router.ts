@@ -21,6 +21,7 @@ import { audienceBuilderRoutes } from './pages/audience-builder';
 import { contactRoutes } from './pages/contacts';
 import { segmentRoutes } from './pages/segments';
 import { optOutRoutes } from './pages/opt-outs';
+import { scheduledRoutes } from './pages/scheduled';
 import { dashboardRoutes } from './pages/dashboard';
 import { projectPath } from '../../../infra/paths';
 
@@ -93,6 +94,7 @@ export function consoleRouter(deps: HttpDeps, services: ConsoleServices, base = 
   contactRoutes(routes);
   segmentRoutes(routes);
   optOutRoutes(routes);
+  scheduledRoutes(routes);
 
   router.use((req, _res, next) => next(new ConsoleError('CONSOLE_NOT_FOUND', `nothing at ${req.path.slice(0, 200)} in this organization`)));
   router.use(consoleErrors(deps, base));

@@ -56,7 +56,7 @@ export function tokenRoutes(routes: ConsoleRoutes): void {
   const projectsPage = async (res: Response, ctx: Signed, input?: TokenForm, error?: string): Promise<void> => {
     const [projects, tokens] = await Promise.all([services.accounts.listProjects(ctx.org.id), services.accounts.listTokens({ orgId: ctx.org.id })]);
     const sections = projects.map((p) => html`<section class="card"><h2>${p.name}</h2><p class="meta">project <code>${p.id}</code> · timezone ${p.timezone ?? 'UTC'} · created ${p.createdAt}</p>
-<p class="project-links"><a href="${ctx.base}/audience?project=${p.id}">Audience</a> · <a href="${ctx.base}/segments?project=${p.id}">Segments</a> · <a href="${ctx.base}/opt-outs?project=${p.id}">Opt-outs</a></p>
+<p class="project-links"><a href="${ctx.base}/audience?project=${p.id}">Audience</a> · <a href="${ctx.base}/segments?project=${p.id}">Segments</a> · <a href="${ctx.base}/opt-outs?project=${p.id}">Opt-outs</a> · <a href="${ctx.base}/scheduled">Scheduled messages</a></p>
 ${table(['Token', 'Kind', 'Scopes', 'State', 'Created'], tokens.filter((t) => t.projectId === p.id).map((t) => tokenRow(ctx, t)))}</section>`);
     const legacy = tokens.filter((t) => t.projectId === null);
     send(res, ctx, 'Projects & tokens', html`<p class="meta">Organization <code>${ctx.org.id}</code> · ${ctx.org.currency} · SMPP ${ctx.org.smppEnabled ? 'enabled' : 'disabled'}</p>
