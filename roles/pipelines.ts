@@ -13,8 +13,10 @@ import { startHistoryWriter } from '../pipelines/history-writer';
 import { startIngestWriter } from '../pipelines/ingest-writer';
 import { startLifecycleBridge } from '../pipelines/lifecycle-bridge';
 import { startPipelineMetrics } from '../pipelines/pipeline-metrics';
+import { startStatsRollup } from '../pipelines/stats-rollup';
 import { KvLifecycleStates } from '../stores/lifecycle-records';
 import { KvClientIds } from '../stores/message-state';
+import { StatsRollup } from '../stores/message-stats';
 import type { Engines } from './engines';
 import type { WorkerRole } from './worker';
 
@@ -39,12 +41,14 @@ export async function startHistory(engines: Pick<Engines, 'nats' | 'clickhouse'>
 /**
  * The one-per-deployment jobs of the ingest-writer role, each added to `running` as soon as it
  * runs (stopped in reverse): the ingest writer (with ClickHouse); the pipeline metrics (consumer
- * lag, dead letters, refunds); the charge settler (settles charge holds from the stream, refunds
- * those it never saw, over the message states and clientId claims in KV).
+ * lag, dead letters, refunds); the statistics rollup (with ClickHouse: pipelines/stats-rollup.ts);
+ * the charge settler (settles charge holds from the stream, refunds those it never saw, over the
+ * message states and clientId claims in KV).
  */
 export async function startDeploymentJobs(engines: Pick<Engines, 'nats' | 'clickhouse' | 'balances'>, config: Config, log: Logger, running: Stoppable[]): Promise<void> {
   const { nats } = engines;
   if (engines.clickhouse) running.push(await startIngestWriter(nats, engines.clickhouse, log));
+  if (engines.clickhouse) running.push(startStatsRollup({ rollup: new StatsRollup(engines.clickhouse), log }));
   running.push(await startPipelineMetrics(nats, log));
   running.push(await startChargeSettler({
     nats, ledger: engines.balances, refundAfterMs: config.chargeHoldRefundSeconds * 1000, log,

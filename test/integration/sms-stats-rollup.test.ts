@@ -1,0 +1,226 @@
+// The rollup of closed hours behind GET /sms/stats (spec 3 §4.1 rule 5; migration 0015,
+// stores/message-stats.ts, pipelines/stats-rollup.ts) against real chdb: for random Grammar A
+// filters, `_group`s, scopes and pages, the product's answer (rollup for rolled whole hours +
+// sms_messages FINAL for every other hour) equals, row for row and column for column, the plain
+// FINAL statement — over generated messages spanning closed and open hours:
+//  - right after a pass (closed hours rolled, the last hours open);
+//  - after late changes: new states of messages in rolled hours and in the open window, new
+//    messages created in a rolled hour, a delivery time the rollup cannot hold (before createdAt),
+//    all without a pass (their hours are read FINAL) and again after the next pass (rolled anew);
+//  - after superseded generations are deleted.
+// It also shows that the answer is read from the rollup (a planted rollup row changes it) and
+// which filters fall back to FINAL.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseUrl } from '../../core/filters/grammar-a';
+import { compileStats } from '../../core/filters/grammar-a/stats';
+import type { MessageStatus, SmsMessage } from '../../core/sms/message';
+import type { SmsStatsRow } from '../../core/sms/stats';
+import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
+import { createLogger } from '../../infra/logger';
+import { MessageHistory } from '../../stores/message-history';
+import { MessageStats, rolledHoursStatement, rollupPlan, StatsRollup, STATS_ROLLUP_DEFAULTS } from '../../stores/message-stats';
+import { eventually } from '../support/eventually';
+import { idAt, iso, makeMessage, seededRandom } from '../support/message-rows';
+
+const HOUR = 3_600_000;
+const ORG = 'org-r';
+const PROJECTS = ['org-r-p1', 'org-r-p2'];
+const COUNTRIES = ['DE', 'FR', 'GB', 'US'];
+const FINALS: MessageStatus[] = ['delivered', 'delivered', 'delivered', 'failed', 'expired', 'rejected', 'unknown', 'canceled', 'error'];
+const PENDING: MessageStatus[] = ['queued', 'sent', 'accepted', 'buffered'];
+
+// No insert runs while a pass reads (the test inserts, then passes): a quiet period of 0 is safe here.
+const OPTIONS = { ...STATS_ROLLUP_DEFAULTS, quietMs: 0, graceMs: 0 };
+
+let ch: ClickHouse;
+let dir: string;
+let history: MessageHistory;
+let product: MessageStats;
+let plain: MessageStats;
+let rollup: StatsRollup;
+const random = seededRandom(20261126);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+/** Now, when the data was generated: hours from now-5d to now (the last settle hour open). */
+const NOW = Date.now();
+const FROM = NOW - 5 * 24 * HOUR;
+const messages: SmsMessage[] = [];
+
+/** A message created at `at`: its first state, and its newest (pending or final). */
+function lifeAt(at: number, i: number): SmsMessage[] {
+  const base = makeMessage({
+    id: idAt(at, random), orgId: ORG, projectId: pick(PROJECTS), country: pick(COUNTRIES), createdAt: iso(at), updatedAt: iso(at),
+    messagesCount: 1 + Math.floor(random() * 3), priceUserMicros: 10_000 * (1 + Math.floor(random() * 9)), text: `msg ${i}`,
+  });
+  const status = random() < 0.15 ? pick(PENDING) : pick(FINALS);
+  // Some delivery times repeat (whole seconds), so the median meets ties.
+  const doneAt = at + (random() < 0.3 ? 1000 * (1 + Math.floor(random() * 5)) : 1 + Math.floor(random() * 90_000));
+  const newest: SmsMessage = { ...base, status, sentAt: status === 'queued' ? null : iso(at + 500), deliveredAt: status === 'delivered' ? iso(doneAt) : null, charged: status !== 'rejected', updatedAt: iso(doneAt) };
+  return status === 'queued' ? [base] : [base, newest];
+}
+
+function randomQuery(): { qs: string; project: string | null } {
+  const parts: string[] = [];
+  const group = [pick(['', '', 'hourly', 'daily', 'monthly']), ...(random() < 0.5 ? ['country'] : []), ...(random() < 0.4 ? ['status'] : [])].filter(Boolean);
+  if (random() < 0.3) group.reverse();
+  if (group.length > 0) parts.push(`_group=${group.join(',')}`);
+  const instant = (): string => new Date(FROM + Math.floor(random() * (NOW - FROM + 2 * HOUR)) - (random() < 0.3 ? (NOW % HOUR) : 0)).toISOString();
+  const filters = [
+    () => `createdAt_gte=${instant()}`, () => `createdAt_gt=${instant()}`, () => `createdAt_lt=${instant()}`, () => `createdAt_lte=${instant()}`,
+    () => `createdAt_range=${[instant(), instant()].sort().join('|')}`, () => `createdAt_betweeneq=${[instant(), instant()].sort().join('|')}`,
+    () => `createdAt_gte=${pick(['2 days ago', '26 hours ago', '90 minutes ago', '3 days ago'])}`,
+    () => `country_eq=${pick(COUNTRIES)}`, () => `country_in=${pick(COUNTRIES)}|${pick(COUNTRIES)}`, () => `country_nin=${pick(COUNTRIES)}`,
+    () => `status_eq=${pick([...FINALS, ...PENDING])}`, () => `status_in=delivered|${pick(PENDING)}`, () => `status_nin=delivered`,
+    // A key given twice is an OR of its conditions.
+    () => `country_eq=${pick(COUNTRIES)}&country_eq=${pick(COUNTRIES)}`, () => `status_eq=failed&status_eq=${pick(PENDING)}`,
+    () => `createdAt_gte=${instant()}&createdAt_gte=${instant()}`,
+    // Not answerable by the rollup: FINAL alone.
+    () => `text_containsi=${Math.floor(random() * 9)}`, () => 'messagesCount_gte=2', () => `createdAt_ne=${instant()}`,
+  ];
+  const n = Math.floor(random() * 3);
+  for (let i = 0; i < n; i++) parts.push(pick(filters)());
+  if (random() < 0.2) parts.push(`_start=${Math.floor(random() * 5)}&_limit=${1 + Math.floor(random() * 20)}`);
+  const project = random() < 0.3 ? pick(PROJECTS) : null;
+  if (random() < 0.1) {
+    // An OR across fields (JSON form only): on dimensions, or with a field the rollup lacks.
+    const other = random() < 0.5 ? { field: 'status', operator: 'eq', value: 'failed' } : { field: 'messagesCount', operator: 'gt', value: 1 };
+    const filter = [{ field: '', operator: 'or', value: [{ field: 'country', operator: 'eq', value: pick(COUNTRIES) }, other] }];
+    return { qs: `_q=${encodeURIComponent(JSON.stringify({ filter, ...(group.length > 0 ? { group: group.join(',') } : {}) }))}`, project };
+  }
+  return { qs: parts.join('&'), project };
+}
+
+async function answers(qs: string, project: string | null): Promise<{ mine: SmsStatsRow[]; truth: SmsStatsRow[] }> {
+  const compiled = compileStats(parseUrl(new URLSearchParams(qs)), 'sms', { now: new Date(NOW) });
+  const v = { orgId: ORG, projectId: project };
+  return { mine: await product.sms(v, compiled, 'EUR'), truth: await plain.sms(v, compiled, 'EUR') };
+}
+
+async function expectSameForRandomQueries(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const { qs, project } = randomQuery();
+    const { mine, truth } = await answers(qs, project);
+    // The query string in the message names the case that differed.
+    expect({ qs, project, rows: mine }).toEqual({ qs, project, rows: truth });
+  }
+}
+
+async function rolledHours(): Promise<number> {
+  return (await (await ch.client.query({ ...rolledHoursStatement(ch, ORG), format: 'JSONEachRow' })).json()).length;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'chdb-stats-rollup-'));
+  ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'stats_rollup', embeddedPath: dir });
+  await migrate(ch, createLogger('warn'));
+  history = new MessageHistory(ch);
+  product = new MessageStats(ch);
+  plain = new MessageStats(ch, undefined, { rollup: false });
+  rollup = new StatsRollup(ch, OPTIONS);
+  const rows: SmsMessage[] = [];
+  for (let i = 0; i < 2400; i++) {
+    const life = lifeAt(FROM + Math.floor(random() * (NOW - FROM)), i);
+    rows.push(...life);
+    messages.push(life[life.length - 1]!);
+  }
+  // A delivery time before createdAt (a carrier's clock): the rollup's state cannot hold it.
+  const early = makeMessage({ id: idAt(FROM + 7 * HOUR + 60_000, random), orgId: ORG, projectId: PROJECTS[0], createdAt: iso(FROM + 7 * HOUR + 60_000), status: 'delivered', deliveredAt: iso(FROM + 7 * HOUR), updatedAt: iso(FROM + 7 * HOUR + 90_000) });
+  rows.push(early);
+  await history.insert(rows);
+}, 120_000);
+
+afterAll(async () => {
+  await ch.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)', () => {
+  test('a pass rolls the closed hours, not the open ones, and a second pass has nothing to do', async () => {
+    const first = await rollup.pass();
+    // About 5 days of hours; the hours that ended less than settleMs ago stay open.
+    expect(first.hours).toBeGreaterThan(100);
+    expect(first.hours).toBeLessThanOrEqual(5 * 24);
+    expect(await rolledHours()).toBe(first.hours);
+    expect((await rollup.pass()).hours).toBe(0);
+  }, 120_000);
+
+  test('equals the plain FINAL answer for random filters, groups, scopes and pages', async () => {
+    await expectSameForRandomQueries(80);
+  }, 300_000);
+
+  test('the answer comes from the rollup: a row planted in the current generation shows in it (and FINAL-only filters ignore it)', async () => {
+    // From a day after the first hour: the hour of the message delivered before its creation (read FINAL) is outside.
+    const since = `createdAt_gte=${iso(FROM + 24 * HOUR)}`;
+    const [hour] = await (await ch.client.query({
+      query: `SELECT created_at, generation FROM ${ch.table('sms_stats_hourly')} WHERE org_id = {org:String} AND created_at >= {since:DateTime64(3, 'UTC')} ORDER BY created_at LIMIT 1`,
+      query_params: { org: ORG, since: iso(FROM + 25 * HOUR).replace('T', ' ').replace('Z', '') }, format: 'JSONEachRow',
+    })).json<Record<string, unknown>>();
+    expect(hour).toBeDefined();
+    const before = await answers(since, null);
+    await ch.client.command({
+      query: `INSERT INTO ${ch.table('sms_stats_hourly')} SELECT org_id, created_at, generation, project_id, direction, country, status, 1000, 0, 0, delivery_ms, 0
+              FROM ${ch.table('sms_stats_hourly')} WHERE org_id = {org:String} AND created_at = {at:DateTime64(3, 'UTC')} AND generation = {g:UInt64} LIMIT 1`,
+      query_params: { org: ORG, at: hour!['created_at'], g: hour!['generation'] },
+    });
+    const after = await answers(since, null);
+    expect(after.mine[0]!.messages).toBe(before.mine[0]!.messages + 1000);
+    expect(after.truth).toEqual(before.truth);
+    // text is not in the rollup: that query reads FINAL and is unchanged.
+    const text = await answers('text_containsi=msg', null);
+    expect(text.mine).toEqual(text.truth);
+    await ch.client.command({ query: `ALTER TABLE ${ch.table('sms_stats_hourly')} DELETE WHERE org_id = {org:String} AND messages = 1000 SETTINGS mutations_sync = 1`, query_params: { org: ORG } });
+    expect((await answers(since, null)).mine).toEqual(before.truth);
+  }, 120_000);
+
+  test('late status changes and late messages in rolled and open hours: exact before the next pass (read FINAL) and after it (rolled anew)', async () => {
+    const rolledBefore = await rolledHours();
+    const late: SmsMessage[] = [];
+    const nowIso = iso(Date.now());
+    // Pending messages of rolled (old) hours and of the open window reach a final status now.
+    for (const m of messages.filter((x) => PENDING.includes(x.status)).slice(0, 60)) {
+      late.push({ ...m, status: 'delivered', deliveredAt: nowIso, updatedAt: nowIso });
+    }
+    // Messages created in old, rolled hours arrive only now (a writer's backlog).
+    for (let i = 0; i < 20; i++) {
+      const at = FROM + (10 + i * 3) * HOUR + 1234;
+      late.push(...lifeAt(at, 10_000 + i));
+    }
+    await history.insert(late);
+    expect(await rolledHours()).toBeLessThan(rolledBefore);
+    await expectSameForRandomQueries(40);
+    const again = await rollup.pass();
+    expect(again.hours).toBeGreaterThan(0);
+    expect(await rolledHours()).toBe(rolledBefore);
+    await expectSameForRandomQueries(40);
+  }, 300_000);
+
+  test('superseded generations are deleted after their grace period and answers stay exact', async () => {
+    const generations = async (): Promise<number> => Number((await (await ch.client.query({
+      query: `SELECT max(n) AS n FROM (SELECT created_at, uniqExact(generation) AS n FROM ${ch.table('sms_stats_hourly')} WHERE org_id = {org:String} GROUP BY created_at)`,
+      query_params: { org: ORG }, format: 'JSONEachRow',
+    })).json<{ n: string }>())[0]?.n ?? 0);
+    // Nothing re-rolled since the last pass deleted the older rows (grace 0): touch an hour so a pass re-rolls and deletes.
+    const m = messages.find((x) => x.status === 'delivered' && Date.parse(x.createdAt) < NOW - 48 * HOUR)!;
+    await history.insert([{ ...m, updatedAt: iso(Date.now()) }]);
+    await rollup.pass();
+    await eventuallyOne(generations);
+    await expectSameForRandomQueries(20);
+  }, 300_000);
+
+  test('which filters the rollup answers (the others read FINAL alone)', () => {
+    const orOf = (other: unknown): string => encodeURIComponent(JSON.stringify({ filter: [{ field: '', operator: 'or', value: [{ field: 'country', operator: 'eq', value: 'DE' }, other] }] }));
+    const plan = (qs: string): boolean => rollupPlan(compileStats(parseUrl(new URLSearchParams(qs)), 'sms', { now: new Date(NOW) }).where) !== null;
+    for (const qs of ['', 'country_eq=DE', 'status_in=delivered|failed', 'createdAt_gte=2 days ago', 'createdAt_range=2026-11-01T00:00:00Z|2026-11-02T00:00:00Z',
+      'createdAt_lt=2026-11-02T10:30:00Z&country_nin=FR', 'country_eq=DE&country_eq=FR', `_q=${orOf({ field: 'status', operator: 'eq', value: 'failed' })}`,
+      'country_containsi=d']) expect([qs, plan(qs)]).toEqual([qs, true]);
+    for (const qs of ['to_eq=+4915112345678', 'clientId_eq=x', 'text_containsi=code', 'from_eq=Acme', 'createdAt_eq=2026-11-02T10:00:00Z',
+      'deliveredAt_gte=1 day ago', 'statusCode_eq=0', `_q=${orOf({ field: 'to', operator: 'starts', value: '+49' })}`,
+      'createdAt_gte=1 day ago&createdAt_gte=2 days ago', 'messagesCount_gt=1', 'charged_eq=true']) expect([qs, plan(qs)]).toEqual([qs, false]);
+  });
+});
+
+/** Mutations apply in the background: wait until one generation per hour is left. */
+async function eventuallyOne(generations: () => Promise<number>): Promise<void> {
+  await eventually(generations, { what: 'one generation per hour', until: (n: number) => n === 1, timeoutMs: 30_000, intervalMs: 100 });
+}
