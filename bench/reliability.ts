@@ -31,7 +31,12 @@ import { ensureBuilt } from '../infra/paths';
 
 const { values } = benchArgs({ options: { messages: { type: 'string', default: '5000' }, bulk: { type: 'string', default: '10' }, out: { type: 'string', default: 'reliability.json' }, timeout: { type: 'string', default: '900' }, topology: { type: 'string', default: 'embedded' }, scheduled: { type: 'string', default: '200' } } });
 const SCHEDULED = Math.max(0, Number(values.scheduled));
-/** Scheduled messages are due this many seconds after the start, spread over SCHEDULE_SPREAD_SECONDS: after the last fault (t≈22 s). */
+/**
+ * The faults' timeline starts this long after the run (the scheduled messages are accepted first),
+ * whatever the acceptance took, so that the scheduled times fall after the last fault.
+ */
+const CHAOS_OFFSET_SECONDS = 15;
+/** Scheduled messages are due this many seconds after the faults' start, spread over SCHEDULE_SPREAD_SECONDS: after the last fault (t≈22 s). */
 const SCHEDULE_AT_SECONDS = 26;
 const SCHEDULE_SPREAD_SECONDS = 6;
 /** Every CANCEL_EVERY-th scheduled message is canceled, at t≈CANCEL_AT_SECONDS (between the worker's and the gateway's kill). */
@@ -84,7 +89,7 @@ async function main(): Promise<void> {
   for (let b = 0; b * 10 < SCHEDULED; b++) {
     const items = Array.from({ length: Math.min(10, SCHEDULED - b * 10) }, (_, i) => {
       const n = b * 10 + i;
-      const at = new Date(started + (SCHEDULE_AT_SECONDS + (SCHEDULE_SPREAD_SECONDS * n) / Math.max(1, SCHEDULED)) * 1000).toISOString();
+      const at = new Date(started + (CHAOS_OFFSET_SECONDS + SCHEDULE_AT_SECONDS + (SCHEDULE_SPREAD_SECONDS * n) / Math.max(1, SCHEDULED)) * 1000).toISOString();
       return { from: 'Reliable', to: `+491512${String(b).padStart(5, '0')}${String(i % 80).padStart(2, '0')}`, text: `scheduled ${n}`, clientId: `s-${n}`, scheduledAt: at };
     });
     for (;;) {
@@ -98,12 +103,15 @@ async function main(): Promise<void> {
       await sleep(500);
     }
   }
-  say(`${scheduled.size} scheduled messages accepted`);
+  say(`${scheduled.size} scheduled messages accepted in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  if (Date.now() > started + CHAOS_OFFSET_SECONDS * 1000) say(`warning: accepting them took longer than ${CHAOS_OFFSET_SECONDS} s; their times fall earlier in the faults' timeline`);
+  await sleep(Math.max(0, started + CHAOS_OFFSET_SECONDS * 1000 - Date.now()));
+  const chaosStart = Date.now();
   // A quarter canceled during the faults: 200, or 409 when a first attempt (its answer lost) did it.
   const canceled = new Set<string>();
   let cancelConflicts = 0;
   const cancels = (async () => {
-    await sleep(Math.max(0, started + CANCEL_AT_SECONDS * 1000 - Date.now()));
+    await sleep(Math.max(0, chaosStart + CANCEL_AT_SECONDS * 1000 - Date.now()));
     for (const [clientId, { id }] of scheduled) {
       if (Number(clientId.slice(2)) % CANCEL_EVERY !== 0) continue;
       for (let attempt = 0; ; attempt++) {
