@@ -2,7 +2,7 @@
 // Registered on the admin program by cli/admin.ts.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ALL_SEGMENT, compileFilter, loadSegments, ParamBinder, parseSegment, sqlContext, type SegmentSource } from '../core/filters/grammar-b';
+import { ALL_SEGMENT, saveSegment } from '../core/filters/grammar-b';
 import type { Nats } from '../infra/nats';
 import type { AccountStore } from '../stores/account-store';
 import { SegmentStore } from '../stores/segment-store';
@@ -27,13 +27,8 @@ export function checkTimezone(name: string): string {
 
 async function storeSegment(ctx: AudienceCommandContext, project: string, body: unknown): Promise<{ created: boolean; slug: string }> {
   await ctx.accounts.getProject(project);
-  const store = new SegmentStore(ctx.nats.kv.accounts);
-  const input = parseSegment(body);
-  const overlay: SegmentSource = { getRoot: (p, slug) => (slug === input.slug ? Promise.resolve(input.rawRoot) : store.getRoot(p, slug)) };
-  const root = { kind: 'segment', path: 'root', key: input.slug, negate: false } as const;
-  compileFilter(root, sqlContext(new ParamBinder(), { audience: 'audience', events: 'events' }, project, 'UTC', new Date()), await loadSegments(root, project, overlay));
-  const { created } = await store.put(project, { slug: input.slug, name: input.name, root: input.rawRoot });
-  return { created, slug: input.slug };
+  const { segment, created } = await saveSegment(new SegmentStore(ctx.nats.kv.accounts), project, body, new Date());
+  return { created, slug: segment.slug };
 }
 
 export function registerAudienceCommands(program: Command, action: Action, print: Print): void {

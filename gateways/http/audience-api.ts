@@ -11,7 +11,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../core/errors';
 import {
-  checkCompiledSize, compileFilter, loadSegments, ParamBinder, parseSearch, parseSegment, SEARCHES_IN_FLIGHT_PER_ORG, sqlContext, type SearchRequest, type SegmentSource,
+  parseSearch, saveSegment, SEARCHES_IN_FLIGHT_PER_ORG, type SearchRequest, type SegmentWriter,
 } from '../../core/filters/grammar-b';
 import type { AccountDirectory } from '../../stores/account-directory';
 import type { SearchResult, SearchScope } from '../../stores/audience-search';
@@ -27,9 +27,8 @@ export const AGGREGATIONS_SCOPE = 'PROJECT_AGGREGATIONS';
 export interface AudienceServices {
   readonly accounts: AccountDirectory;
   readonly search: { search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> };
-  readonly segments: SegmentSource & {
+  readonly segments: SegmentWriter<{ segment: Segment; created: boolean }> & {
     get(project: string, slug: string): Promise<Segment | null>;
-    put(project: string, input: { slug: string; name: string; root: unknown }): Promise<{ segment: Segment; created: boolean }>;
     list(project: string): Promise<Segment[]>;
     remove(project: string, slug: string): Promise<boolean>;
   };
@@ -96,13 +95,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
 
   router.post('/segments', ...guarded('segments'), handle(async (req, res) => {
     const project = String(req.params['project']);
-    const input = parseSegment(req.body);
-    // Depth and cycles are checked now, with the new segment in place, as well as at search time.
-    const overlay: SegmentSource = { getRoot: (p, slug) => (slug === input.slug ? Promise.resolve(input.rawRoot) : services.segments.getRoot(p, slug)) };
-    const root = { kind: 'segment', path: 'root', key: input.slug, negate: false } as const;
-    const c = sqlContext(new ParamBinder(), { audience: 'audience', events: 'events' }, project, 'UTC', now());
-    checkCompiledSize(compileFilter(root, c, await loadSegments(root, project, overlay)), c.binder.params);
-    const { segment, created } = await services.segments.put(project, { slug: input.slug, name: input.name, root: input.rawRoot });
+    const { segment, created } = await saveSegment(services.segments, project, req.body, now());
     res.status(created ? 201 : 200).json({ entity: segmentView(segment) });
   }));
 

@@ -4,7 +4,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Organization, Token } from '../../../core/accounts/types';
 import { ERRORS, type ErrorCode } from '../../../core/errors';
 import type { HttpDeps } from '../deps';
-import { page, type Html, type PageContext } from './html';
+import { page, type Html, type PageAssets, type PageContext } from './html';
 import type { ConsoleServices } from './services';
 
 /** A console code of the error registry; the page shows its title and answers its status. */
@@ -50,8 +50,8 @@ export function signed(routes: ConsoleRoutes, fn: Handler): RequestHandler {
   };
 }
 
-export function send(res: Response, ctx: Signed, title: string, body: Html, status = 200): void {
-  res.status(status).type('html').send(page(ctx, title, body));
+export function send(res: Response, ctx: Signed, title: string, body: Html, status = 200, assets: PageAssets = {}): void {
+  res.status(status).type('html').send(page(ctx, title, body, assets));
 }
 
 /** A form field as a trimmed string ('' when absent). */

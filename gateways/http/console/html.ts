@@ -37,7 +37,8 @@ export interface PageContext {
 
 const NAV: ReadonlyArray<readonly [string, string]> = [
   ['dashboard', 'Home'], ['projects', 'Projects & tokens'], ['billing', 'Balance & prices'], ['messages', 'Messages'],
-  ['dead-letters', 'Dead letters'], ['datasources', 'Datasources'], ['audience', 'Audience'],
+  ['scheduled', 'Scheduled'], ['opt-outs', 'Opt-outs'], ['dead-letters', 'Dead letters'], ['datasources', 'Datasources'],
+  ['audience', 'Audience'], ['segments', 'Segments'],
 ];
 
 /** The hidden field every changing form carries. */

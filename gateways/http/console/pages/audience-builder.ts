@@ -125,8 +125,7 @@ ${state.result.entities.length === 0 ? html`<p class="empty">(none)</p>` : html`
 <label>Slug <input name="slug" maxlength="64" value="${state.segment?.slug ?? ''}" placeholder="e.g. gold-customers"></label>
 <label>Name <input name="name" maxlength="200" value="${state.segment?.name ?? ''}"></label>
 <button type="submit" formaction="${ctx.base}/segments">Save as segment</button></fieldset>
-</form>${results}
-<link rel="stylesheet" href="${ctx.base}/assets/builder.css"><script src="${ctx.base}/assets/builder.js" defer></script>`, status);
+</form>${results}`, status, { scripts: ['builder.js'], styles: ['builder.css'] });
 }
 
 /** Checked columns of the results form (a repeated field is an array). */

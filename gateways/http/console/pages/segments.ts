@@ -1,10 +1,8 @@
 // Segments of the organization's projects (spec 3 §2.4 rule 3): listed per project, opened in
 // the audience builder to edit, saved from it (the filter's root), deleted. Stored with the
-// segment store of the audience API, checked as POST /segments checks them (shape, then depth
-// and cycles with the new segment in place, then the compiled size).
-import type { Project } from '../../../../core/accounts/types';
+// segment store of the audience API, checked by the same saveSegment as POST /segments.
 import { AppError } from '../../../../core/errors';
-import { checkCompiledSize, compileFilter, loadSegments, ParamBinder, parseSegment, sqlContext, type SegmentSource } from '../../../../core/filters/grammar-b';
+import { saveSegment } from '../../../../core/filters/grammar-b';
 import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { html, notice, postButton, table } from '../html';
 import { builderPage, FILTER_MAX_CHARS, filterObject, ownProject } from './audience-builder';
@@ -15,17 +13,6 @@ function segmentsOf(routes: ConsoleRoutes): Segments {
   const { segments } = routes.services;
   if (!segments) throw new ConsoleError('CONSOLE_NOT_FOUND', 'segments are not served by this process');
   return segments;
-}
-
-/** Stores `root` as segment `slug` of `project` when the audience API would; AppError 400 otherwise. */
-async function saveSegment(segments: Segments, project: Project, input: { slug: string; name: string; root: unknown }): Promise<{ created: boolean }> {
-  const parsed = parseSegment({ slug: input.slug, ...(input.name ? { name: input.name } : {}), root: input.root });
-  const overlay: SegmentSource = { getRoot: (p, slug) => (slug === parsed.slug ? Promise.resolve(parsed.rawRoot) : segments.getRoot(p, slug)) };
-  const root = { kind: 'segment', path: 'root', key: parsed.slug, negate: false } as const;
-  const c = sqlContext(new ParamBinder(), { audience: 'audience', events: 'events' }, project.id, 'UTC', new Date());
-  checkCompiledSize(compileFilter(root, c, await loadSegments(root, project.id, overlay)), c.binder.params);
-  const { created } = await segments.put(project.id, { slug: parsed.slug, name: parsed.name, root: parsed.rawRoot });
-  return { created };
 }
 
 export function segmentRoutes(routes: ConsoleRoutes): void {
@@ -54,7 +41,7 @@ ${table(['Segment', 'Name', 'Updated', ''], list.map((s) => html`<tr data-slug="
     try {
       const body = filterObject(filter);
       if (body['root'] === undefined) throw new AppError('INVALID_FILTER', 'the filter has no root to save (spec 3 §2.3)');
-      const { created } = await saveSegment(segments, project, { slug, name, root: body['root'] });
+      const { created } = await saveSegment(segments, project.id, { slug, ...(name ? { name } : {}), root: body['root'] }, new Date());
       req.log?.info({ project: project.id, slug, created }, 'console: segment saved');
       res.redirect(303, `${ctx.base}/segments?project=${encodeURIComponent(project.id)}&saved=${encodeURIComponent(slug)}`);
     } catch (err) {
