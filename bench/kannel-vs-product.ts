@@ -245,15 +245,15 @@ async function startKannel(smscPort: number, dlrBase: string, dir: string): Prom
   ].join('\n');
   const confFile = join(dir, 'kannel.conf');
   writeFileSync(confFile, conf);
-  // -v 3: the console log at error level too (its default is debug).
-  const bearerbox = track(spawn('bearerbox', ['-v', '3', confFile], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] }), 'bearerbox');
+  // -v 4: the console log at panic level only (its default is debug; errors go to the log files).
+  const bearerbox = track(spawn('bearerbox', ['-v', '4', confFile], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] }), 'bearerbox');
   await until('bearerbox bound to the SMSC', async () => {
     try {
       const text = await (await fetch(`http://127.0.0.1:${adminPort}/status.txt?password=bench`)).text();
       return /\(online /.test(text.split('SMSC connections:')[1] ?? '');
     } catch { return false; }
   });
-  const smsbox = track(spawn('smsbox', ['-v', '3', confFile], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] }), 'smsbox');
+  const smsbox = track(spawn('smsbox', ['-v', '4', confFile], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] }), 'smsbox');
   await until('smsbox sendsms port', () => portOpen(sendsmsPort));
   await until('smsbox connected to bearerbox', async () => {
     try { return /smsbox:\(none\)/.test(await (await fetch(`http://127.0.0.1:${adminPort}/status.txt?password=bench`)).text()); } catch { return false; }
@@ -347,6 +347,7 @@ interface PhaseResult {
   deliveredLost: number;
   dlrsDuplicated: number;
   orderViolations: number;
+  orderViolationsWithRepeats: number;
   statusesSeen: Record<string, number>;
   cpuUsPerMessage: Record<string, number>;
   systemCpuUsPerMessage: number;
@@ -407,7 +408,7 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
 
   // DLR accounting per message.
   const expected = EXPECTED[system.name];
-  let received = 0; let lost = 0; let duplicated = 0; let violations = 0;
+  let received = 0; let lost = 0; let duplicated = 0; let violations = 0; let violationsWithRepeats = 0;
   const seen: Record<string, number> = {};
   for (const id of accepted.keys()) {
     const list = dlrs.get(id) ?? [];
@@ -416,14 +417,18 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
     for (const s of statuses) seen[s] = (seen[s] ?? 0) + 1;
     for (const s of expected) if (!statuses.includes(s)) lost++;
     duplicated += statuses.length - new Set(statuses).size;
+    // Out of order: the first DLR of a status arrives after the first of a later one (buffered after
+    // delivered); a repeat of an earlier status after a later one counts apart (at-least-once repeats).
+    const firsts = [...new Set(statuses)];
+    if (firsts.some((s, i) => firsts.slice(0, i).some((before) => (RANK[before] ?? 0) > (RANK[s] ?? 0)))) violations++;
     let max = 0;
-    let violated = false;
+    let lateRepeat = false;
     for (const s of statuses) {
       const rank = RANK[s] ?? 0;
-      if (rank < max) violated = true;
+      if (rank < max) lateRepeat = true;
       max = Math.max(max, rank);
     }
-    if (violated) violations++;
+    if (lateRepeat) violationsWithRepeats++;
   }
   const latencies = [...done.entries()].map(([id, at]) => at - (accepted.get(id) ?? at));
   const result: PhaseResult = {
@@ -432,11 +437,11 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
     acceptedPerSecond: round(accepted.size / acceptSeconds, 0), acceptP50Ms: r.latency.p50, acceptP99Ms: r.latency.p99,
     delivered: done.size, endToEndSeconds: round(e2eSeconds, 2), endToEndPerSecond: round(done.size / e2eSeconds, 0), timedOut,
     deliveredLatencyP50Ms: percentile(latencies, 50), deliveredLatencyP99Ms: percentile(latencies, 99),
-    dlrsExpected: accepted.size * expected.length, dlrsReceived: received, dlrsLost: lost, deliveredLost: accepted.size - done.size, dlrsDuplicated: duplicated, orderViolations: violations,
+    dlrsExpected: accepted.size * expected.length, dlrsReceived: received, dlrsLost: lost, deliveredLost: accepted.size - done.size, dlrsDuplicated: duplicated, orderViolations: violations, orderViolationsWithRepeats: violationsWithRepeats,
     statusesSeen: seen, cpuUsPerMessage, systemCpuUsPerMessage: round(systemCpu, 0),
     loadAverage: { start: loadStart, afterAccept: loadAfterAccept, end: load1() },
   };
-  say(`  ${system.name} ${phase}: accepted ${result.acceptedPerSecond}/s (p50 ${result.acceptP50Ms} ms, p99 ${result.acceptP99Ms} ms); end to end ${result.endToEndPerSecond} msg/s over ${result.endToEndSeconds} s${timedOut ? ' (TIMED OUT)' : ''}; DLRs lost ${lost}/${result.dlrsExpected} (delivered missing ${result.deliveredLost}), order violations ${violations}, duplicates ${duplicated}; CPU µs/msg ${JSON.stringify(cpuUsPerMessage)} (system ${result.systemCpuUsPerMessage}); load ${loadStart} → ${result.loadAverage.end}`);
+  say(`  ${system.name} ${phase}: accepted ${result.acceptedPerSecond}/s (p50 ${result.acceptP50Ms} ms, p99 ${result.acceptP99Ms} ms); end to end ${result.endToEndPerSecond} msg/s over ${result.endToEndSeconds} s${timedOut ? ' (TIMED OUT)' : ''}; DLRs lost ${lost}/${result.dlrsExpected} (delivered missing ${result.deliveredLost}), order violations ${violations} (with repeats ${violationsWithRepeats}), duplicates ${duplicated}; CPU µs/msg ${JSON.stringify(cpuUsPerMessage)} (system ${result.systemCpuUsPerMessage}); load ${loadStart} → ${result.loadAverage.end}`);
   return result;
 }
 
@@ -483,12 +488,12 @@ async function runSystem(name: SystemName, dlrBase: string, seenPids: number[]):
 
 function markdown(results: PhaseResult[], meta: { at: string; commit: string }): string {
   const lines = [
-    `| System | Phase | Accepted/s (p50 / p99 ms) | End to end msg/s | DLRs lost / expected | Order violations | CPU µs/msg by process | System CPU µs/msg | Load (start → end) |`,
+    `| System | Phase | Accepted/s (p50 / p99 ms) | End to end msg/s | DLRs lost / expected (duplicates) | Messages out of order (with repeats) | CPU µs/msg by process | System CPU µs/msg | Load (start → end) |`,
     '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const cpu = Object.entries(r.cpuUsPerMessage).map(([n, us]) => `${n} ${us}`).join(', ');
-    lines.push(`| ${r.system} | ${r.phase}: ${r.shape} | ${r.acceptedPerSecond.toLocaleString('en')} (${r.acceptP50Ms} / ${r.acceptP99Ms}) | ${r.endToEndPerSecond.toLocaleString('en')}${r.timedOut ? ' (timed out)' : ''} | ${r.dlrsLost} / ${r.dlrsExpected} | ${r.orderViolations} | ${cpu} | ${r.systemCpuUsPerMessage} | ${r.loadAverage.start} → ${r.loadAverage.end} |`);
+    lines.push(`| ${r.system} | ${r.phase}: ${r.shape} | ${r.acceptedPerSecond.toLocaleString('en')} (${r.acceptP50Ms} / ${r.acceptP99Ms}) | ${r.endToEndPerSecond.toLocaleString('en')}${r.timedOut ? ' (timed out)' : ''} | ${r.dlrsLost} / ${r.dlrsExpected} (${r.dlrsDuplicated}) | ${r.orderViolations} (${r.orderViolationsWithRepeats}) | ${cpu} | ${r.systemCpuUsPerMessage} | ${r.loadAverage.start} → ${r.loadAverage.end} |`);
   }
   const by = (s: SystemName, p: PhaseName): PhaseResult | undefined => results.find((r) => r.system === s && r.phase === p);
   for (const p of PHASES) {

@@ -1,0 +1,116 @@
+// Where the gateway process of `npm start` spends its CPU while it accepts single sends, the
+// shape of bench:kannel's singles phase (POST /transactional/v1/sms from 64 connections, as fast
+// as accepted). The stack as bench:kannel starts it (every role, the lifecycle consuming, the
+// webhook to a receiver here); after a warm-up the gateway process's inspector is opened with
+// SIGUSR1 (on the port --inspect-port gave it) and the V8 CPU profiler runs only during the
+// burst. Prints the top functions by self time with their share of the samples, and writes the
+// .cpuprofile (open it in Chrome DevTools or speedscope).
+// Usage: node --experimental-websocket --import tsx bench/kannel-profile.ts [--seconds 10]
+//   [--connections 64] [--top 25] [--interval-us 500] [--out /tmp/gateway-accept.cpuprofile]
+import autocannon from 'autocannon';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { loadavg } from 'node:os';
+import { benchArgs } from './cli-args';
+import { freePort, startStack } from '../test/support/global-setup';
+import { createTenantAt } from './support/tenant';
+
+const { values } = benchArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+    warmup: { type: 'string', default: '1000' },
+    top: { type: 'string', default: '25' },
+    'interval-us': { type: 'string', default: '500' },
+    out: { type: 'string', default: '/tmp/gateway-accept.cpuprofile' },
+  },
+});
+const say = (line: string): void => { process.stderr.write(`[bench:kannel-profile] ${line}\n`); };
+
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number }; hitCount?: number; children?: number[] }
+interface Profile { nodes: ProfileNode[]; startTime: number; endTime: number; samples: number[]; timeDeltas: number[] }
+
+/** A minimal Chrome DevTools Protocol client over the inspector's WebSocket. */
+async function inspector(port: number): Promise<{ send(method: string, params?: object): Promise<Record<string, unknown>>; close(): void }> {
+  let url: string | undefined;
+  for (let i = 0; i < 100 && !url; i++) {
+    try {
+      const list = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
+      url = list[0]?.webSocketDebuggerUrl;
+    } catch { await new Promise((resolve) => setTimeout(resolve, 100)); }
+  }
+  if (!url) throw new Error(`no inspector on port ${port}`);
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
+  let next = 1;
+  const pending = new Map<number, (r: Record<string, unknown>) => void>();
+  ws.onmessage = (event: MessageEvent): void => {
+    const msg = JSON.parse(String(event.data)) as { id?: number; result?: Record<string, unknown>; error?: unknown };
+    if (msg.id !== undefined) pending.get(msg.id)?.(msg.result ?? { error: msg.error });
+  };
+  return {
+    send: (method, params = {}) => new Promise((resolve) => { const id = next++; pending.set(id, resolve); ws.send(JSON.stringify({ id, method, params })); }),
+    close: () => ws.close(),
+  };
+}
+
+function selfTimes(profile: Profile): Array<{ name: string; ms: number; share: number }> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const ms = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i] ?? -1);
+    const dt = (profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0) / 1000;
+    if (!node) continue;
+    const f = node.callFrame;
+    const where = f.url ? `${f.url.replace(/^file:\/\/.*?\/(node_modules|dist)\//, '$1/')}:${f.lineNumber + 1}` : '';
+    const key = `${f.functionName || '(anonymous)'}${where ? ` ${where}` : ''}`;
+    ms.set(key, (ms.get(key) ?? 0) + dt);
+    total += dt;
+  }
+  return [...ms].map(([name, t]) => ({ name, ms: t, share: t / total })).sort((a, b) => b.ms - a.ms);
+}
+
+async function main(): Promise<void> {
+  const inspectPort = await freePort();
+  process.env['PRODUCT_NODE_FLAGS'] = `--inspect-port=127.0.0.1:${inspectPort}`;
+  const receiver = createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200).end('ok')); });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+  const port = (receiver.address() as { port: number }).port;
+  const stack = await startStack({
+    LOG_LEVEL: 'error', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800', RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_RETRY_INITIAL_MS: '1000', WEBHOOK_RETRY_MAX_MS: '60000',
+  }, (l) => process.stderr.write(l));
+  try {
+    const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl, `http://127.0.0.1:${port}/product`);
+    const opts = {
+      url: `${stack.info.httpUrl}/transactional/v1/sms`, method: 'POST' as const, connections: Number(values.connections),
+      headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ from: 'Bench', to: '+4915112345678', text: 'Benchmark message, GSM-7 only, one segment.' }),
+    };
+    say(`warm-up: ${String(values.warmup)} sends; load ${loadavg()[0]?.toFixed(2)}`);
+    await autocannon({ ...opts, connections: 16, amount: Number(values.warmup) });
+    process.kill(stack.pid ?? 0, 'SIGUSR1');
+    const cdp = await inspector(inspectPort);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: Number(values['interval-us']) });
+    await cdp.send('Profiler.start');
+    say(`profiling the gateway process (pid ${stack.pid}) during ${String(values.seconds)} s of POST /sms from ${opts.connections} connections; load ${loadavg()[0]?.toFixed(2)}`);
+    const r = await autocannon({ ...opts, duration: Number(values.seconds) });
+    const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
+    cdp.close();
+    writeFileSync(values.out, JSON.stringify(profile));
+    const top = selfTimes(profile);
+    const busy = top.filter((t) => t.name !== '(idle)').reduce((s, t) => s + t.ms, 0);
+    process.stdout.write(`\nPOST /sms ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx + r.errors}; load ${loadavg()[0]?.toFixed(2)}\n`);
+    process.stdout.write(`self time of the gateway's JavaScript thread over ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s: ${busy.toFixed(0)} ms busy\n`);
+    process.stdout.write('| # | Function (file:line) | Self ms | Share of samples | Share of busy |\n|---|---|---|---|---|\n');
+    top.slice(0, Number(values.top)).forEach((t, i) => process.stdout.write(`| ${i + 1} | \`${t.name}\` | ${t.ms.toFixed(0)} | ${(t.share * 100).toFixed(1)} % | ${t.name === '(idle)' ? '' : `${((t.ms / busy) * 100).toFixed(1)} %`} |\n`));
+    process.stdout.write(`profile written to ${values.out}\n`);
+  } finally {
+    await stack.stop();
+    receiver.close();
+  }
+}
+
+main().catch((err: unknown) => { process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`); process.exit(1); });
