@@ -21,7 +21,7 @@ export type { SqlContext, Tables } from './params';
 export { parseNode } from './parse-node';
 export { parseQuery, parseSearch, parseSegment } from './parse-search';
 export type { AudienceQuery, SearchRequest, SegmentInput } from './parse-search';
-export { likeEscaped, restrictionsSql } from './restrictions';
+export { restrictionsSql } from './restrictions';
 export type { Restrictions } from './restrictions';
 export { SORT_FIELDS } from './sort';
 export type { SortKey } from './sort';
