@@ -63,8 +63,8 @@ function fingerprint(ids: readonly string[]): string {
   return createHash('sha256').update(ids.join(' ')).digest('hex').slice(0, 16);
 }
 
-/** Workflow task timeout of a batch lifecycle (the server's default is 10 s). */
-const BATCH_WORKFLOW_TASK_TIMEOUT = '60 seconds';
+/** Workflow task timeout of every lifecycle workflow (the server's default is 10 s). */
+const LIFECYCLE_WORKFLOW_TASK_TIMEOUT = '60 seconds';
 /** Carrier events gather this long before they are handled (more events per signal, fewer history events). */
 const EVENTS_GATHER_MS = 50;
 /**
@@ -214,22 +214,19 @@ export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, mes
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
   const { nats, client, log } = deps;
 
+  // Every lifecycle's workflow task runs local activities on a CPU shared with every role: a
+  // starved one must not time out. After such a timeout, with its local activities still running,
+  // a per-message workflow was seen (2026-11-26, reliability at load 30) to continue without the
+  // carrier signal that arrived meanwhile, though a replay of the same history applies it.
+  const common = {
+    taskQueue: deps.taskQueue, workflowId: '', workflowTaskTimeout: LIFECYCLE_WORKFLOW_TASK_TIMEOUT,
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
+  };
   const start = (s: LifecycleStart): Promise<unknown> => s.kind === 'message'
-    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, {
-      taskQueue: deps.taskQueue, workflowId: s.workflowId, args: [s.input],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
-    })
-    : s.kind === 'scheduled' ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, {
-      taskQueue: deps.taskQueue, workflowId: s.workflowId, args: [s.input],
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
-    })
-    : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, {
-      taskQueue: deps.taskQueue, workflowId: s.workflowId, args: [s.input], memo: s.memo,
-      // A batch's workflow task does the work of many messages, on a CPU shared with every role:
-      // a starved one must not time out (its local activities would run again).
-      workflowTaskTimeout: BATCH_WORKFLOW_TASK_TIMEOUT,
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
-    });
+    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, { ...common, workflowId: s.workflowId, args: [s.input] })
+    : s.kind === 'scheduled'
+      ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, { ...common, workflowId: s.workflowId, args: [s.input] })
+      : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, { ...common, workflowId: s.workflowId, args: [s.input], memo: s.memo });
 
   const starter = await bridge(nats, log, STREAMS.sms.name, CONSUMERS.lifecycleStarter, SUBJECTS.smsAccepted, 400, 50, async (msgs) => {
     const readable: Array<{ msg: JsMsg; messages: readonly SmsMessage[] }> = [];
