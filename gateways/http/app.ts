@@ -6,7 +6,7 @@ import { ErrorFormats, errorHandler } from './errors';
 import { routeGuard, wellFormedUrl } from './guards';
 import { requestObservability } from './observability';
 import { opsRouter } from './ops';
-import { knownQueryParameters, postQueryNames } from './query-guard';
+import { knownQueryParameters, postQueryNames, type PostQueryNames } from './query-guard';
 import { openApiDocument } from '../../core/schemas/openapi';
 import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
 import { routePattern } from './routes';
@@ -56,8 +56,11 @@ export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsS
   // Unknown query parameters on a POST: 400 before the body is read (what each POST takes is
   // read from the served document, on the first POST with a query; the legacy API mirrors the SMS API v1).
   const document = () => openApiDocument({ ingest: deps.config.ingest.basePath, audience: deps.config.audience.basePath }, { admin: deps.admin !== undefined });
-  app.use(knownQueryParameters(app, () => postQueryNames(document(), { [SMS_API_BASE]: '' })));
-  app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes }));
+  let posts: PostQueryNames | undefined;
+  const postTable = (): PostQueryNames => (posts ??= postQueryNames(document(), { [SMS_API_BASE]: '' }));
+  app.use(knownQueryParameters(app, postTable));
+  // A POST whose operation declares no requestBody (the cancel) takes an empty body.
+  app.use(routeGuard(app, { bodyLimitBytes: deps.config.http.bodyLimitBytes, bodiless: (pattern) => postTable().bodiless.has(pattern) }));
   // The SMS API v1 first among the routers: its prefix overlaps no other router's paths, and the
   // hot endpoints then skip matching the ops, OpenAPI, ingestion and audience layers.
   app.use(SMS_API_BASE, smsApiRouter(deps, { tokenKinds: ['api_sms'], flavor: 'v1', addresses }));

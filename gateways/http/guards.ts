@@ -5,7 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type Express, type NextFunction, type Request, type RequestHandler } from 'express';
 import { AppError } from '../../core/errors';
-import { pathAnswer } from './routes';
+import { pathAnswer, routePattern } from './routes';
 
 /** A percent-escape that decodes to invalid UTF-8, or a `%` not followed by two hex digits, is a 400. */
 export function wellFormedUrl(): RequestHandler {
@@ -127,12 +127,19 @@ function readIdentityJson(req: Request, next: NextFunction, limit: number): bool
 
 export interface RouteGuardOptions {
   readonly bodyLimitBytes: number;
+  /**
+   * Whether the POST route `pattern` takes no body (its operation declares no requestBody:
+   * query-guard.ts PostQueryNames.bodiless): such a POST sent without a body (no Content-Type,
+   * Content-Length 0 or none, as Twilio-style clients send it) is not read as JSON.
+   */
+  readonly bodiless?: (pattern: string) => boolean;
 }
 
 /**
  * OPTIONS answered 204 with Allow, and 405 with Allow for a path that exists under another
  * method; for a request with a body on an
- * existing route, 415 unless JSON in UTF-8, then the body parsed strictly. A path no route
+ * existing route, 415 unless JSON in UTF-8, then the body parsed strictly (an empty body is a
+ * 400, except on a POST that takes none: options.bodiless). A path no route
  * matches falls through to the 404 (its body is never read).
  */
 export function routeGuard(app: Express, options: RouteGuardOptions): RequestHandler {
@@ -172,7 +179,15 @@ export function routeGuard(app: Express, options: RouteGuardOptions): RequestHan
       next();
       return;
     }
-    const problem = declaresBody(req.headers) ? contentTypeProblem(req.header('content-type')) : undefined;
+    const declared = declaresBody(req.headers);
+    if (!declared && method === 'POST' && options.bodiless) {
+      const pattern = routePattern(app, method, path);
+      if (pattern !== undefined && options.bodiless(pattern)) {
+        next();
+        return;
+      }
+    }
+    const problem = declared ? contentTypeProblem(req.header('content-type')) : undefined;
     if (problem) {
       next(new AppError('UNSUPPORTED_MEDIA_TYPE', problem));
       return;

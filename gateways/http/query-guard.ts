@@ -13,6 +13,7 @@ interface DocParameter {
 }
 interface DocOperation {
   readonly parameters?: readonly DocParameter[];
+  readonly requestBody?: unknown;
   /** The operation's own security requirements (the admin API: its bearer only), else the document's. */
   readonly security?: ReadonlyArray<Record<string, unknown>>;
   readonly servers?: ReadonlyArray<{ readonly url: string }>;
@@ -28,6 +29,8 @@ export interface PostQueryNames {
   readonly byRoute: ReadonlyMap<string, ReadonlySet<string>>;
   /** The document's query-string credentials: what a POST the document does not list takes. */
   readonly everywhere: ReadonlySet<string>;
+  /** The route patterns of the POSTs that declare no requestBody (an empty body is theirs: gateways/http/guards.ts). */
+  readonly bodiless: ReadonlySet<string>;
 }
 
 const queryNames = (parameters: readonly DocParameter[] | undefined): string[] =>
@@ -46,6 +49,7 @@ export function postQueryNames(served: object, mirrors: Readonly<Record<string, 
   const inQuery = (names: readonly string[]): string[] => names.map((n) => schemes[n]).filter((s) => s !== undefined && s.type === 'apiKey' && s.in === 'query' && typeof s.name === 'string').map((s) => s?.name as string);
   const everywhere = inQuery(Object.keys(schemes));
   const table = new Map<string, ReadonlySet<string>>();
+  const bodiless = new Set<string>();
   for (const [path, item] of Object.entries(document.paths)) {
     const operation = item['post'] as DocOperation | undefined;
     if (!operation) continue;
@@ -53,12 +57,15 @@ export function postQueryNames(served: object, mirrors: Readonly<Record<string, 
     const base = (operation.servers ?? pathServers ?? document.servers)?.[0]?.url ?? '';
     const credentials = operation.security ? inQuery(operation.security.flatMap((requirement) => Object.keys(requirement))) : everywhere;
     const names = new Set([...credentials, ...queryNames((item as { parameters?: DocParameter[] }).parameters), ...queryNames(operation.parameters)]);
-    const pattern = `${base}${path}`.replace(/\{([^}]+)\}/g, ':$1');
-    table.set(pattern, names);
+    const patterns = [`${base}${path}`];
     const mirror = mirrors[base];
-    if (mirror !== undefined) table.set(`${mirror}${path}`.replace(/\{([^}]+)\}/g, ':$1'), names);
+    if (mirror !== undefined) patterns.push(`${mirror}${path}`);
+    for (const pattern of patterns.map((p) => p.replace(/\{([^}]+)\}/g, ':$1'))) {
+      table.set(pattern, names);
+      if (operation.requestBody === undefined) bodiless.add(pattern);
+    }
   }
-  return { byRoute: table, everywhere: new Set(everywhere) };
+  return { byRoute: table, everywhere: new Set(everywhere), bodiless };
 }
 
 /** Names in the error detail: the first few, each shortened (they come from the client). */
