@@ -2,7 +2,8 @@
 // `npm run compose -- <command>`: compose/docker-compose.yml with podman-compose, on the images of
 // `npm run images` (built first, idempotently; nothing is pulled).
 //
-//   up [--observability]   builds what is missing, starts every service, waits until the Temporal
+//   up [--observability] [--no-build]
+//                          builds what is missing (--no-build: uses the images present), starts every service, waits until the Temporal
 //                          namespace exists and both HTTP gateways answer /health with 200
 //   smoke [--messages N]   sends N messages (default 20) through both gateways with the demo
 //                          organization, waits until each one is final and checks its DLRs
@@ -93,16 +94,22 @@ async function up() {
   const started = Date.now();
   ensurePodman({ compose: true });
   const images = ['nats', 'temporal', 'postgres', 'platform', ...(observability ? ['prometheus'] : [])];
-  log(`images: npm run images -- ${images.join(' ')}`);
-  if (sh(process.execPath, [join(root, 'scripts', 'images.mjs'), ...images], { stdio: 'inherit' }).status !== 0) fail('building the images failed');
+  if (args.includes('--no-build')) {
+    log('images: not rebuilt (--no-build): the ones present are used');
+  } else {
+    log(`images: npm run images -- ${images.join(' ')}`);
+    if (sh(process.execPath, [join(root, 'scripts', 'images.mjs'), ...images], { stdio: 'inherit' }).status !== 0) fail('building the images failed (--no-build uses the images present)');
+  }
   const imagesSeconds = (Date.now() - started) / 1000;
   const upStarted = Date.now();
   log(`podman-compose up -d (${observability ? 'with' : 'without'} Prometheus)`);
   if (!podmanCompose(['up', '-d', '--no-build'])) fail('podman-compose up failed (see above)');
   const namespace = await waitFor('Temporal namespace job', async () => {
     const job = projectContainers().find((c) => c.name === `${PROJECT}_temporal-create-namespace_1`);
-    if (job?.state === 'exited' && !/Exited \(0\)/.test(job.status)) fail(`temporal-create-namespace failed: ${job.status} (podman logs ${job.name})`);
-    return job?.state === 'exited';
+    // podman 4.3 prints the status text ("Exited (0) 5 seconds ago") for both State and Status.
+    const exited = /^Exited \((\d+)\)/i.exec(job?.status ?? '');
+    if (exited && exited[1] !== '0') fail(`temporal-create-namespace failed: ${job.status} (podman logs ${job.name})`);
+    return exited !== null;
   }, 300_000);
   const gateways = await waitFor('gateway-http 1 and 2 (/health 200)', async () => (await Promise.all(GATEWAYS.map(healthy))).every(Boolean), 300_000);
   const seconds = (Date.now() - upStarted) / 1000;
@@ -111,8 +118,8 @@ async function up() {
 }
 
 function demoCredentials() {
-  for (const replica of [1, 2]) {
-    const r = sh('podman', ['exec', `${PROJECT}_gateway-http_${replica}`, 'cat', '/data/demo.json']);
+  for (const gateway of [1, 2]) {
+    const r = sh('podman', ['exec', `${PROJECT}_gateway-http-${gateway}_1`, 'cat', '/data/demo.json']);
     if (r.status === 0) return JSON.parse(r.stdout);
   }
   return fail('no demo.json in either gateway-http container (DEMO_SEED=true on gateway-http seeds it on the first start)');
@@ -129,7 +136,7 @@ async function smoke() {
   const ids = [];
   for (let i = 0; i < count; i += 1) {
     const base = `${GATEWAYS[i % GATEWAYS.length]}/transactional/v1`;
-    const res = await fetch(`${base}/sms`, { method: 'POST', headers, body: JSON.stringify({ from: 'Compose', to: `+49151${String(1000000 + i).padStart(7, '0')}`, text: `compose smoke ${i}` }) });
+    const res = await fetch(`${base}/sms`, { method: 'POST', headers, body: JSON.stringify({ from: 'Compose', to: `+49151${String(12345000 + i)}`, text: `compose smoke ${i}` }) });
     const body = await res.json();
     if (res.status !== 201) fail(`POST ${base}/sms answered ${res.status}: ${JSON.stringify(body)}`);
     ids.push(body.entity.id);

@@ -253,7 +253,7 @@ describe('compose/docker-compose.yml', () => {
     const { clickhouseRoles } = rolesFromMain();
     expect(clickhouseRoles).toContain('gateway-http');
     const withClickHouse = products.filter((s) => clickhouseRoles.includes(roleOf(s) ?? ''));
-    expect(withClickHouse.map((s) => s.name)).toContain('gateway-http');
+    expect(withClickHouse.map((s) => s.name)).toEqual(expect.arrayContaining(['gateway-http-1', 'gateway-http-2']));
     expect(composeEnvProblems(withClickHouse, clickhouseRoles)).toEqual([]);
     const owners = withClickHouse.filter(servesClickHouse);
     expect(owners.map((s) => s.name)).toEqual(['ingest-writer']);
@@ -328,9 +328,9 @@ describe('compose/docker-compose.yml', () => {
     const broken: Service = { ...(gateway as Service), env: { ...rest, TEMPORAL_ADRESS: 'temporal:7233' } };
     expect(composeEnvProblems([gateway as Service], ['gateway-http'])).toEqual([]);
     expect(composeEnvProblems([broken], ['gateway-http'])).toEqual([
-      'gateway-http: TEMPORAL_ADRESS is not in ENV_VARS',
-      'gateway-http: NATS_URL is not set (the product would spawn an embedded engine)',
-      'gateway-http: CLICKHOUSE_URL is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
+      'gateway-http-1: TEMPORAL_ADRESS is not in ENV_VARS',
+      'gateway-http-1: NATS_URL is not set (the product would spawn an embedded engine)',
+      'gateway-http-1: CLICKHOUSE_URL is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
     ]);
     const writer = products.find(servesClickHouse) as Service;
     const { CLICKHOUSE_PASSWORD: _secret, ...writerRest } = writer.env;
@@ -340,8 +340,8 @@ describe('compose/docker-compose.yml', () => {
       'ingest-writer: CLICKHOUSE_PASSWORD (the chdb link\'s secret, at least 16 characters) is not set',
     ]);
     expect(composeEnvProblems([{ ...(gateway as Service), env: { ...(gateway as Service).env, CLICKHOUSE_URL: 'http://clickhouse:8123' } }], ['gateway-http'])).toEqual([
-      'gateway-http: CLICKHOUSE_USER is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
-      'gateway-http: CLICKHOUSE_DATABASE is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
+      'gateway-http-1: CLICKHOUSE_USER is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
+      'gateway-http-1: CLICKHOUSE_DATABASE is not set (role gateway-http uses ClickHouse; unset means embedded chdb)',
     ]);
   });
 });
@@ -394,13 +394,14 @@ describe('compose/Dockerfile (the product image, built by scripts/images.mjs)', 
     expect(text).toMatch(/^ENTRYPOINT \["tini", "--", "node", "dist\/main\.js"\]\s*$/m);
   });
 
-  test('images.mjs stages the folders of tsconfig.build.json, and they cover main.ts and every source folder of tsconfig.json (test/ and bench/ excepted)', () => {
+  test('images.mjs stages the folders of tsconfig.build.json, and they cover main.ts and every source folder of tsconfig.json (test/, bench/ and packages/ excepted)', () => {
     const script = read(IMAGES_SCRIPT);
     expect(script).toMatch(/productFolders = \(\) => JSON\.parse\(readFileSync\(join\(root, 'tsconfig\.build\.json'\)/);
     expect(script).toMatch(/npm', \['install', '--omit=dev'/);
     const build = JSON.parse(read(join(ROOT, 'tsconfig.build.json'))) as { include: string[] };
     const tsconfig = JSON.parse(read(join(ROOT, 'tsconfig.json'))) as { include: string[] };
-    const folders = tsconfig.include.filter((p) => !p.includes('*') && !['test', 'bench'].includes(p) && existsSync(join(ROOT, p)));
+    // packages/: npm packages of their own for users (not the product), not in the image.
+    const folders = tsconfig.include.filter((p) => !p.includes('*') && !['test', 'bench', 'packages'].includes(p) && existsSync(join(ROOT, p)));
     const rootTs = readdirSync(ROOT).filter((f) => f.endsWith('.ts'));
     expect(folders).toEqual(expect.arrayContaining(PRODUCT_DIRS.filter((d) => existsSync(join(ROOT, d)))));
     expect([...rootTs, ...folders].filter((p) => !build.include.includes(p))).toEqual([]);

@@ -40,12 +40,14 @@ describe('compose/docker-compose.observability.yml', () => {
     for (const [name] of products) expect({ name, port: metricsPortOf(override[name]?.command) }).toEqual({ name, port: expect.stringMatching(/^\d+$/) });
   });
 
-  test('Prometheus finds every replica of the HTTP gateway and of each --metrics-port service by DNS, and nothing else', () => {
+  test('Prometheus finds both HTTP gateways and every replica of each --metrics-port service by DNS, and nothing else', () => {
     const sd = prometheus.scrape_configs.flatMap((c) => c.dns_sd_configs);
     expect(sd.every((s) => s.type === 'A')).toBe(true);
     const targets = sd.flatMap((s) => s.names.map((name) => `${name}:${s.port}`)).sort();
+    const gateways = Object.entries(base).filter(([, s]) => isProduct(s) && roleOf(s.command) === 'gateway-http').map(([name]) => name);
+    expect(gateways.length).toBe(2);
     const expected = [
-      `gateway-http:${HTTP_PORT}`,
+      ...gateways.map((name) => `${name}:${HTTP_PORT}`),
       ...Object.entries(override).flatMap(([name, s]) => (metricsPortOf(s.command) ? [`${name}:${metricsPortOf(s.command) as string}`] : [])),
     ].sort();
     expect(targets).toEqual(expected);
