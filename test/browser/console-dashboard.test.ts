@@ -219,6 +219,9 @@ describe('console home dashboard (docs/console.md, "Home")', () => {
     expect(status.rows).toHaveLength(30);
     expect(status.rows.reduce((s, r) => s + r.values.reduce<number>((a, v) => a + (v ?? 0), 0), 0)).toBe(MESSAGES.length);
     expect(await page.getAttribute('#chart-status tbody tr:last-child time', 'data-day')).toBe('');
+    // A bucket's log link is in the page once (its header cell), not again on its row.
+    expect(await page.locator('#chart-status tbody th a[data-bucket]').count()).toBe(30);
+    expect(await page.locator('tr[data-href]').count()).toBe(0);
     await page.waitForSelector('[data-chart-for="chart-status"][data-rendered="true"] canvas');
     await visit(page, '/dashboard');
     await page.waitForSelector('[data-chart-for="chart-country"][data-rendered="true"] canvas');

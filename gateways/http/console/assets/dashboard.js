@@ -1,7 +1,8 @@
 // The dashboard's charts (uPlot, served by the console: assets/uplot.js), each drawn from the
 // table under it, which is the accessible form of the same numbers: `th[data-series]` name and
 // colour the series, `tr[data-x]` the x value (epoch seconds, or a category), `td[data-v]` the
-// values. Hovering shows each series' number in the legend; a click opens the row's log link.
+// values. Hovering shows each series' number in the legend; a click opens the row's log link
+// (the `a[data-bucket]` of its header cell).
 (() => {
   const charts = {};
   window.consoleCharts = charts;
@@ -55,8 +56,8 @@
     box.textContent = '';
     const u = new uPlot(opts, data, box);
     u.over.addEventListener('click', () => {
-      const row = u.cursor.idx == null ? null : rows[u.cursor.idx];
-      if (row && row.dataset.href) window.location.href = row.dataset.href;
+      const link = u.cursor.idx == null ? null : rows[u.cursor.idx]?.cells[0].querySelector('a[data-bucket]');
+      if (link) window.location.href = link.href;
     });
     box.dataset.rendered = 'true';
     charts[table.id] = u;

@@ -57,6 +57,7 @@ interface Series {
 interface ChartRow {
   readonly x: number | string;
   readonly label: Html;
+  /** The row's log link (its header cell's `a[data-bucket]`, which a click on the chart opens). */
   readonly href?: string;
   readonly values: ReadonlyArray<number | null>;
   /** A link per value (its cell links into the log), by series index. */
@@ -77,7 +78,7 @@ interface Chart {
 
 function chart(c: Chart): Html {
   const head = html`<tr><th scope="col">${c.xLabel}</th>${c.series.map((s) => html`<th scope="col" data-series="${s.name}" data-color="${s.color}"${s.scale ? html` data-scale="${s.scale}"` : ''}>${s.name}</th>`)}</tr>`;
-  const body = c.rows.map((r) => html`<tr data-x="${r.x}"${r.href ? html` data-href="${r.href}"` : ''}><th scope="row">${r.href ? html`<a href="${r.href}">${r.label}</a>` : r.label}</th>${r.values.map((v, i) => {
+  const body = c.rows.map((r) => html`<tr data-x="${r.x}"><th scope="row">${r.href ? html`<a href="${r.href}" data-bucket>${r.label}</a>` : r.label}</th>${r.values.map((v, i) => {
     const link = r.links?.[i];
     const text = v === null ? '–' : String(v);
     return html`<td class="num" data-v="${v === null ? '' : v}">${link && v ? html`<a href="${link}">${text}</a>` : text}</td>`;
