@@ -5,10 +5,15 @@
 //  - queries: a few GET /sms/stats queries for the big organization (account-wide, like a legacy
 //    token, and one project), through parseUrl → compileStats → MessageStats.sms, --rounds each,
 //    interleaved, p50/p99 per query and over all;
-//  - beside each, in the same round: the same statistics hand-written in SQL without FINAL
-//    (count/sum over every state row: fast, not exact: a message counts once per state row),
-//    the limit to approach; and once per query the exact truth, hand-written another way (the
-//    newest row of each id by argMax, then the same counts), which the product must equal.
+//  - the rollup (migration 0015): a pass rolls every closed hour first (timed; the data is
+//    static, so the quiet period is 0), then --roll-samples passes each re-roll 3 touched hours
+//    of every organization (about 14,000 messages: one hour at 10 M messages a month), timed;
+//  - beside each query, in the same round, in alternating order: the product (rollup of closed
+//    hours + FINAL for the rest) and the plain FINAL statement (MessageStats without the rollup:
+//    the product before migration 0015); with --hand, also the same statistics hand-written
+//    without FINAL (not exact); and once per query the exact truth, hand-written another way
+//    (the newest row of each id by argMax), which the plain statement must equal, and the
+//    product's rows, which must equal the plain statement's.
 // Figures printed with machine and load, and written to bench/results/stats.json (writeResult).
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -22,7 +27,7 @@ import type { SmsStatsRow } from '../core/sms/stats';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { MessageHistory } from '../stores/message-history';
-import { MessageStats, statsStatement } from '../stores/message-stats';
+import { MessageStats, statsStatement, StatsRollup, STATS_ROLLUP_DEFAULTS } from '../stores/message-stats';
 import { generateMessageBatches } from '../test/support/message-rows';
 
 const { values } = benchArgs({
@@ -33,6 +38,9 @@ const { values } = benchArgs({
     /** Comma-separated indices of QUERIES whose exactness is checked (default all). */
     check: { type: 'string' },
     out: { type: 'string', default: 'stats.json' },
+    /** Also time the hand-written statistics without FINAL. */
+    hand: { type: 'boolean', default: false },
+    'roll-samples': { type: 'string', default: '5' },
   },
 });
 
@@ -110,72 +118,107 @@ async function main(): Promise<void> {
     results['data'] = table;
     say(`table: ${JSON.stringify(table)}; load ${load()}`);
 
-    const stats = new MessageStats(ch);
-    const product = (qs: string, project: string | null): Promise<SmsStatsRow[]> =>
-      stats.sms({ orgId: ORG, projectId: project }, compileStats(parseUrl(new URLSearchParams(qs)), 'sms'), 'EUR');
+    // The rollup: every closed hour first (static data: no insert is in flight, a quiet period of 0 is safe).
+    const rollup = new StatsRollup(ch, { ...STATS_ROLLUP_DEFAULTS, quietMs: 0, graceMs: 0, hoursPerPass: 1_000_000 });
+    const backfill = await timed(() => rollup.pass());
+    results['rollupBackfill'] = { hours: backfill.value.hours, seconds: backfill.ms / 1000, load: load() };
+    say(`rollup backfill: ${backfill.value.hours} (org, hour) rolled in ${(backfill.ms / 1000).toFixed(1)} s; load ${load()}`);
+    // The job's cost in steady state: passes that each re-roll 3 consecutive hours of every organization.
+    const samples: { hours: number; messages: number; seconds: number }[] = [];
+    const hoursOf = await rowsOf(ch, { query: `SELECT DISTINCT toString(hour) AS hour FROM ${ch.table('sms_stats_hours')} ORDER BY hour`, query_params: {} });
+    for (let i = 0; i < Number(values['roll-samples']); i++) {
+      const at = Math.floor(hoursOf.length * (0.1 + (0.8 * i) / Math.max(1, Number(values['roll-samples']))));
+      const window = hoursOf.slice(at, at + 3).map((h) => String(h['hour']));
+      const [sized] = await rowsOf(ch, { query: `SELECT count() AS n FROM ${ch.table('sms_messages')} FINAL WHERE toStartOfHour(created_at) IN {w:Array(DateTime('UTC'))}`, query_params: { w: window.map((h) => h.slice(0, 19)) } });
+      await ch.client.command({ query: `INSERT INTO ${ch.table('sms_stats_touched')} SELECT org_id, hour, now64(3, 'UTC') FROM ${ch.table('sms_stats_hours')} WHERE hour IN {w:Array(DateTime64(3, 'UTC'))}`, query_params: { w: window } });
+      const pass = await timed(() => rollup.pass());
+      samples.push({ hours: pass.value.hours, messages: Number(sized?.['n'] ?? 0), seconds: pass.ms / 1000 });
+    }
+    const perHour10M = samples.map((x) => (x.seconds * (10_000_000 / (30 * 24))) / Math.max(1, x.messages));
+    results['rollupPasses'] = { samples, secondsPerHourOf10MPerMonth: { p50: percentile(perHour10M, 50), max: Math.max(...perHour10M) } };
+    say(`rollup passes: ${JSON.stringify(samples)}; seconds per hour of 10 M/month data: p50 ${percentile(perHour10M, 50).toFixed(3)}`);
 
-    // Exactness, once per query: every column of the product's statement equals the argMax truth.
+    const after = new MessageStats(ch);
+    const before = new MessageStats(ch, undefined, { rollup: false });
+    const run = (stats: MessageStats, qs: string, project: string | null, now?: Date): Promise<SmsStatsRow[]> =>
+      stats.sms({ orgId: ORG, projectId: project }, compileStats(parseUrl(new URLSearchParams(qs)), 'sms', now ? { now } : {}), 'EUR');
+
+    // Exactness, once per query: the plain statement equals the argMax truth, and the product's rows equal the plain statement's.
     const exact: Record<string, boolean> = {};
+    const sameAsPlain: Record<string, boolean> = {};
     for (const [i, { qs, project }] of QUERIES.entries()) {
       if (only !== null && !only.includes(i)) continue;
-      // One `now` for both, so that a relative date ("7 days ago") is the same instant in each.
+      const label = `${qs || '(totals)'}${project ? ` [project ${project}]` : ''}`;
+      // One `now` for all, so that a relative date ("7 days ago") is the same instant in each.
       const now = new Date();
       const compiled = compileStats(parseUrl(new URLSearchParams(qs)), 'sms', { now });
-      let mine: Record<string, unknown>[];
       try {
-        mine = await rowsOf(ch, statsStatement(ch, { orgId: ORG, projectId: project }, compiled));
+        const mine = await rowsOf(ch, statsStatement(ch, { orgId: ORG, projectId: project }, compiled, 'max_execution_time = 600'));
+        const expected = await rowsOf(ch, truth(ch, qs, project, now));
+        exact[label] = JSON.stringify(mine) === JSON.stringify(expected);
+        const plainRows = await run(new MessageStats(ch, { maxExecutionSeconds: 600, maxMemoryBytes: 4 * 1024 ** 3 }, { rollup: false }), qs, project, now);
+        const rollupRows = await run(after, qs, project, now);
+        sameAsPlain[label] = JSON.stringify(plainRows) === JSON.stringify(rollupRows);
       } catch (err) {
-        say(`exact: not checked for ${qs || '(totals)'}: ${err instanceof Error ? err.message.slice(0, 120) : String(err)}`);
+        say(`exact: not checked for ${label}: ${err instanceof Error ? err.message.slice(0, 120) : String(err)}`);
         continue;
       }
-      const expected = await rowsOf(ch, truth(ch, qs, project, now));
-      const same = JSON.stringify(mine) === JSON.stringify(expected);
-      exact[`${qs || '(totals)'}${project ? ` [project ${project}]` : ''}`] = same;
-      say(`exact: ${same ? 'yes' : 'NO'} for ${qs || '(totals)'} (${mine.length} rows)${same ? '' : `: ${JSON.stringify(mine).slice(0, 300)} vs ${JSON.stringify(expected).slice(0, 300)}`}`);
+      say(`exact: plain = truth ${exact[label] ? 'yes' : 'NO'}, rollup = plain ${sameAsPlain[label] ? 'yes' : 'NO'} for ${label}`);
     }
     results['sameAsTruth'] = exact;
+    results['rollupSameAsPlain'] = sameAsPlain;
 
     const rounds = Number(values.rounds);
-    const perQuery = QUERIES.map(() => ({ product: [] as number[], hand: [] as number[], rows: 0, refused: 0 }));
+    const perQuery = QUERIES.map(() => ({ after: [] as number[], before: [] as number[], hand: [] as number[], rows: 0, refused: 0 }));
     const loads: number[] = [];
     for (let round = 0; round < rounds; round++) {
       for (const [i, { qs, project }] of QUERIES.entries()) {
         const slot = perQuery[i];
         if (!slot) continue;
-        const first = (round + i) % 2 === 0;
-        const runProduct = async (): Promise<void> => {
+        const timeOf = (stats: MessageStats, into: number[]) => async (): Promise<void> => {
           const started = performance.now();
           try {
-            slot.rows = (await product(qs, project)).length;
+            slot.rows = (await run(stats, qs, project)).length;
           } catch (err) {
             // Beyond the statement's ceiling (max_execution_time): a 400 QUERY_TOO_EXPENSIVE for the client; counted, timed to the refusal.
             if (!(err instanceof AppError && err.code === 'QUERY_TOO_EXPENSIVE')) throw err;
             slot.refused += 1;
           }
-          slot.product.push(performance.now() - started);
+          into.push(performance.now() - started);
         };
-        const runHand = async (): Promise<void> => { const t = await timed(() => rowsOf(ch, handWritten(ch, qs, project))); slot.hand.push(t.ms); };
-        if (first) { await runProduct(); await runHand(); } else { await runHand(); await runProduct(); }
+        const steps = [timeOf(after, slot.after), timeOf(before, slot.before)];
+        if (values.hand) steps.push(async () => { const t = await timed(() => rowsOf(ch, handWritten(ch, qs, project))); slot.hand.push(t.ms); });
+        if ((round + i) % 2 === 1) steps.reverse();
+        for (const step of steps) await step();
       }
       loads.push(loadavg()[0] ?? 0);
       say(`round ${round + 1}/${rounds}; load ${load()}`);
     }
-    const fig = (xs: readonly number[]): { p50: number; p99: number; max: number } => ({ p50: percentile(xs, 50), p99: percentile(xs, 99), max: Math.max(...xs) });
-    results['queries'] = QUERIES.map(({ qs, project }, i) => ({ query: qs || '(totals)', project, rows: perQuery[i]?.rows, refusedTooExpensive: perQuery[i]?.refused, product: fig(perQuery[i]?.product ?? []), handWrittenNoFinal: fig(perQuery[i]?.hand ?? []) }));
-    const all = perQuery.flatMap((q) => q.product);
-    const allHand = perQuery.flatMap((q) => q.hand);
-    results['overall'] = { product: fig(all), handWrittenNoFinal: fig(allHand), ratioP50: percentile(all, 50) / percentile(allHand, 50) };
+    const fig = (xs: readonly number[]): { p50: number; p99: number; max: number } | null => xs.length === 0 ? null : { p50: percentile(xs, 50), p99: percentile(xs, 99), max: Math.max(...xs) };
+    results['queries'] = QUERIES.map(({ qs, project }, i) => ({
+      query: qs || '(totals)', project, rows: perQuery[i]?.rows, refusedTooExpensive: perQuery[i]?.refused,
+      rollup: fig(perQuery[i]?.after ?? []), plainFinal: fig(perQuery[i]?.before ?? []), handWrittenNoFinal: fig(perQuery[i]?.hand ?? []),
+    }));
+    const all = perQuery.flatMap((q) => q.after);
+    const allBefore = perQuery.flatMap((q) => q.before);
+    results['overall'] = { rollup: fig(all), plainFinal: fig(allBefore), handWrittenNoFinal: fig(perQuery.flatMap((q) => q.hand)), speedupP50: percentile(allBefore, 50) / percentile(all, 50) };
     results['load1mDuringQueries'] = { min: Math.min(...loads), median: percentile(loads, 50), max: Math.max(...loads) };
     results['loadAtEnd'] = load();
     results['target'] = { p50Ms: 100 };
     const out = writeResult(values.out, results);
-    const f = (x: { p50: number; p99: number }): string => `p50 ${x.p50.toFixed(1)} ms, p99 ${x.p99.toFixed(1)} ms`;
+    const f = (x: { p50: number; p99: number } | null): string => (x ? `p50 ${x.p50.toFixed(1)} / p99 ${x.p99.toFixed(1)} ms` : '-');
     const lines = [
       '',
-      `machine: ${machine.cpus} × ${machine.model ?? '?'}, ${machine.memoryGiB} GiB, node ${machine.node}; embedded chdb; load ${String(results['loadAtStart'])} at start, ${String(results['loadAtEnd'])} at end`,
+      `machine: ${machine.cpus} × ${machine.model ?? '?'}, ${machine.memoryGiB} GiB, node ${machine.node}; embedded chdb; load ${String(results['loadAtStart'])} at start, ${String(results['loadAtEnd'])} at end; 1-min load during queries ${JSON.stringify(results['load1mDuringQueries'])}`,
       `data: ${JSON.stringify(table)}`,
-      ...QUERIES.map(({ qs, project }, i) => `${(qs || '(totals)').padEnd(48)} ${project ? `[${project}] ` : ''}rows ${perQuery[i]?.rows}${perQuery[i]?.refused ? `, ${perQuery[i]?.refused} refused (ceiling)` : ''}: product ${f(fig(perQuery[i]?.product ?? []))}; hand-written, no FINAL ${f(fig(perQuery[i]?.hand ?? []))}; exact ${exact[`${qs || '(totals)'}${project ? ` [project ${project}]` : ''}`] === undefined ? 'not checked' : exact[`${qs || '(totals)'}${project ? ` [project ${project}]` : ''}`] ? 'yes' : 'NO'}`),
-      `all: product ${f(fig(all))}; hand-written ${f(fig(allHand))}  [target p50 ≤ 100 ms]`,
+      `rollup backfill ${backfill.value.hours} hours in ${(backfill.ms / 1000).toFixed(1)} s; a pass re-rolling one hour of 10 M/month data: p50 ${percentile(perHour10M, 50).toFixed(3)} s`,
+      `${'query'.padEnd(58)} ${'rows'.padStart(5)}  ${'rollup (after)'.padEnd(30)} ${'plain FINAL (before)'.padEnd(30)} rollup = plain`,
+      ...QUERIES.map(({ qs, project }, i) => {
+        const label = `${qs || '(totals)'}${project ? ` [project ${project}]` : ''}`;
+        const q = perQuery[i];
+        return `${label.padEnd(58)} ${String(q?.rows).padStart(5)}  ${f(fig(q?.after ?? [])).padEnd(30)} ${f(fig(q?.before ?? [])).padEnd(30)} ${sameAsPlain[label] === undefined ? 'not checked' : sameAsPlain[label] ? 'yes' : 'NO'}${q?.refused ? ` (${q.refused} refused by the ceiling)` : ''}${values.hand ? `; no FINAL ${f(fig(q?.hand ?? []))}` : ''}`;
+      }),
+      `all: rollup ${f(fig(all))}; plain FINAL ${f(fig(allBefore))}  [target p50 ≤ 100 ms]`,
       `written to ${out}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
