@@ -1,7 +1,8 @@
 // Determinism guard: histories recorded from real runs (test/fixtures/histories, exported with
 // `npm run admin -- message history --id <id> --out ...` or test/fixtures/record-histories.ts)
 // replay against the current workflow code: the per-message smsLifecycle (kept registered for
-// in-flight histories) and the batch smsBatchLifecycle. A change that makes the workflows
+// in-flight histories), the batch smsBatchLifecycle and the scheduled smsScheduled (DESIGN §4
+// Scheduling: its timer, its cancelScheduled update). A change that makes the workflows
 // non-deterministic fails here, in CI.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,6 +35,20 @@ describe('workflow replay (determinism)', () => {
     expect(retries.length).toBeGreaterThanOrEqual(2);
     expect(completed.length).toBeGreaterThanOrEqual(1);
     expect(closedWindows.length).toBeGreaterThanOrEqual(1);
+  });
+
+  test('recorded smsScheduled histories: sent after its timer (a cancel after it), canceled by the update before it, rejected for an opt-out', () => {
+    const scheduled = fixtures().filter((f) => f.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name === 'smsScheduled');
+    const kinds = (f: (typeof scheduled)[number]): string[] => (f.history.events ?? []).flatMap((e) => [
+      ...(e.timerFiredEventAttributes ? ['timer fired'] : []),
+      ...(e.timerCanceledEventAttributes ? ['timer canceled'] : []),
+      ...(e.workflowExecutionUpdateAcceptedEventAttributes ? ['update accepted'] : []),
+    ]);
+    expect(scheduled.map((f) => [f.workflowId, kinds(f)]).sort()).toEqual([
+      ['scheduled-canceled', ['update accepted', 'timer canceled']],
+      ['scheduled-opted-out', ['timer fired']],
+      ['scheduled-sent', ['timer fired', 'update accepted']],
+    ]);
   });
 
   test('every recorded history replays against the current workflow code', async () => {
