@@ -12,8 +12,8 @@ import type { Visibility } from '../../../../core/sms/history-ports';
 import type { LookupStatsRow, SmsStatsRow } from '../../../../core/sms/stats';
 import { consumerLag, consumerOldestAge, ingestVisibility } from '../../../../infra/metrics';
 import { CONSUMERS, STREAMS } from '../../../../core/bus';
-import { signed, type ConsoleRoutes, type Signed } from '../handler';
-import { html, notice, page, scrollBox, time, type Html } from '../html';
+import { send, signed, type ConsoleRoutes, type Signed } from '../handler';
+import { html, notice, scrollBox, time, type Html } from '../html';
 
 export type Range = '24h' | '30d';
 const HOUR = 3600_000;
@@ -238,8 +238,8 @@ ${lag.measured ? html`<dl id="writer-lag">
 <p class="hint">Of the whole deployment since this process started (<code>ingest_visibility_seconds</code>, <code>jetstream_consumer_lag_messages</code>: docs/metrics.md).</p>`
     : html`<p class="empty" id="writer-lag">Not measured in this process: the ingest writer runs in another one (see its <code>/metrics</code>).</p>`}</section>`;
     const toggle = html`<nav class="range" aria-label="Range">${(['24h', '30d'] as const).map((r) => html`<a href="${ctx.base}/dashboard?range=${r}"${r === range ? html` aria-current="page"` : ''}>${r === '24h' ? 'Last 24 hours' : 'Last 30 days'}</a>`)}</nav>`;
-    res.type('html').send(page(ctx, 'Home', html`${toggle}<p class="meta">From ${time(from)} to now, ${range === '24h' ? 'by hour' : 'by day (UTC days: the statistics group in UTC)'}.</p>
-${problems.map((p) => notice('error', p))}${summary}<div class="charts">${charts.map(chart)}</div>${lagCard}`, { scripts: ['uplot.js', 'dashboard.js'], styles: ['uplot.css'] }));
+    send(res, ctx, 'Home', html`${toggle}<p class="meta">From ${time(from)} to now, ${range === '24h' ? 'by hour' : 'by day (UTC days: the statistics group in UTC)'}.</p>
+${problems.map((p) => notice('error', p))}${summary}<div class="charts">${charts.map(chart)}</div>${lagCard}`, 200, { scripts: ['uplot.js', 'dashboard.js'], styles: ['uplot.css'] });
   }));
 }
 

@@ -13,7 +13,7 @@ import { fromMicros } from '../../../../core/money';
 import { FINAL_STATUSES, type MessageStatus, type SmsMessage } from '../../../../core/sms/message';
 import type { SmsStatsRow } from '../../../../core/sms/stats';
 import { ConsoleError, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { html, notice, page, scrollBox, table, time, type Html } from '../html';
+import { html, notice, scrollBox, table, time, type Html } from '../html';
 
 const PAGE_SIZE = 50;
 
@@ -153,7 +153,7 @@ export function messageRoutes(routes: ConsoleRoutes): void {
     const totalsLine = totals && !problem
       ? html`<p class="totals" id="totals"><span><strong id="total-count">${totals.messages}</strong> messages</span><span>${totals.delivered} delivered</span><span>${totals.failed + totals.expired + totals.rejected + totals.error} failed, expired, rejected or error</span><span>${totals.pending} pending</span><span>delivery rate ${totals.deliveryRate === null ? '–' : `${Math.round(totals.deliveryRate * 1000) / 10} %`}</span><span>${totals.cost} ${totals.currency}</span></p>`
       : '';
-    res.status(problem ? 400 : 200).type('html').send(page(ctx, 'Messages', html`<form method="get" action="${ctx.base}/messages" class="card" id="log-filter" aria-label="Filter the message log">
+    send(res, ctx, 'Messages', html`<form method="get" action="${ctx.base}/messages" class="card" id="log-filter" aria-label="Filter the message log">
 <input type="hidden" name="build" value="1"><div class="filters">
 ${select('status', 'Status', MESSAGE_STATUSES)}${select('direction', 'Direction', ['outbound', 'inbound'], !directed)}
 ${text('country', 'Country', 'DE', html` maxlength="2"`)}${text('from', 'From', 'sender')}${text('to', 'To', '+4915112345678')}${text('clientId', 'Client id', 'your id')}
@@ -165,7 +165,7 @@ ${date('since', 'Created from')}${date('until', 'Created before')}</div>
 <input name="filter" value="${filter}" id="filter" spellcheck="false"></label><button type="submit">Filter</button></form></details>
 ${problem ? notice('error', problem) : ''}${totalsLine}
 ${problem ? '' : html`<p><a class="button-link" id="export" href="${exportHref}" download>Export CSV</a> <span class="hint">every message of this filter, at most ${EXPORT_LIMIT.toLocaleString('en')} rows</span></p>`}
-${scrollBox('Messages', table(['Id', 'Created', 'From', 'To', 'Status', 'Code', 'Country', 'Price'], rows.map((m) => messageRow(ctx, m))))}${paging}`));
+${scrollBox('Messages', table(['Id', 'Created', 'From', 'To', 'Status', 'Code', 'Country', 'Price'], rows.map((m) => messageRow(ctx, m))))}${paging}`, problem ? 400 : 200);
   }));
 
   router.get('/messages.csv', signed(routes, async (req, res, ctx) => {
