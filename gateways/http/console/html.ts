@@ -41,6 +41,11 @@ const NAV: ReadonlyArray<readonly [string, string]> = [
   ['audience', 'Audience'], ['segments', 'Segments'],
 ];
 
+/** The options of a project picker, `selected` the chosen project's id. */
+export function projectOptions(projects: ReadonlyArray<{ readonly id: string; readonly name: string }>, selected?: string): Html[] {
+  return projects.map((p) => html`<option value="${p.id}"${p.id === selected ? html` selected` : ''}>${p.name}</option>`);
+}
+
 /** The hidden field every changing form carries. */
 export function csrfField(ctx: PageContext): Html {
   return html`<input type="hidden" name="_csrf" value="${ctx.csrf ?? ''}">`;

@@ -13,7 +13,7 @@ import type { AttributeType } from '../../../../core/ingest/types';
 import type { SearchResult } from '../../../../stores/audience-search';
 import { InFlight } from '../../rate-limit';
 import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { csrfField, html, notice } from '../html';
+import { csrfField, html, notice, projectOptions } from '../html';
 
 export const FILTER_MAX_CHARS = 20_000;
 const RESULT_ROWS = 50;
@@ -113,7 +113,7 @@ ${state.result.entities.length === 0 ? html`<p class="empty">(none)</p>` : html`
     : html`<td>${cell(e[c])}</td>`))}</tr>`)}</tbody></table>`}</section>` : '';
   send(res, ctx, 'Audience', html`${state.error ? notice('error', state.error) : ''}
 <form method="post" action="${ctx.base}/audience" class="card builder" id="builder-form" data-count-url="${ctx.base}/audience/count" data-catalog="${JSON.stringify(found)}">${csrfField(ctx)}
-<p><label>Project <select name="project" id="builder-project" data-href="${ctx.base}/audience?project=">${projects.map((p) => html`<option value="${p.id}"${p.id === project.id ? html` selected` : ''}>${p.name}</option>`)}</select></label>
+<p><label>Project <select name="project" id="builder-project" data-href="${ctx.base}/audience?project=">${projectOptions(projects, project.id)}</select></label>
 <a href="${ctx.base}/segments?project=${project.id}">Segments of this project</a></p>
 <div class="builder-grid"><div id="builder-tree" class="builder-tree" aria-label="Filter builder"><p class="meta">The visual builder needs JavaScript; the JSON filter works without it.</p></div>
 <label class="builder-json">Audience filter (Grammar B, spec 3 §2.3) <textarea name="filter" rows="24" spellcheck="false" id="audience-filter" maxlength="${FILTER_MAX_CHARS}">${filter}</textarea>

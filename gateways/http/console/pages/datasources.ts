@@ -3,7 +3,7 @@
 // new-token form of the projects page, its value shown once). The audience search is the
 // builder's page (pages/audience-builder.ts).
 import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { csrfField, html, notice, table, type Html } from '../html';
+import { csrfField, html, notice, projectOptions, table, type Html } from '../html';
 import { ownProject } from './audience-builder';
 import { tokenRow } from './tokens';
 
@@ -12,7 +12,7 @@ const NAME_MAX = 100;
 function createForm(ctx: Signed, projects: ReadonlyArray<{ id: string; name: string }>, error?: string): Html {
   return html`<form method="post" action="${ctx.base}/datasources" class="card" id="create-datasource">${csrfField(ctx)}<h2>New datasource</h2>${error ? notice('error', error) : ''}
 <label>Name <input name="name" required maxlength="${NAME_MAX}" placeholder="e.g. Shop events"></label>
-<label>Project <select name="project">${projects.map((p) => html`<option value="${p.id}">${p.name}</option>`)}</select></label>
+<label>Project <select name="project">${projectOptions(projects)}</select></label>
 <label class="check"><input type="checkbox" name="strict" value="1"> strict: refuse attribute and event names not declared in its specs</label>
 <button type="submit">Create datasource</button></form>`;
 }

@@ -4,7 +4,7 @@
 import type { OptOutEntry, OptOutList } from '../../../../core/sms/opt-out';
 import { checkPhoneNumber } from '../../../../core/sms/phone';
 import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { csrfField, html, notice, postButton, table } from '../html';
+import { csrfField, html, notice, postButton, projectOptions, table } from '../html';
 import { ownProject } from './audience-builder';
 
 const PAGE = 50;
@@ -39,7 +39,7 @@ export function optOutRoutes(routes: ConsoleRoutes): void {
     const at = `${ctx.base}/opt-outs`;
     const next = more ? html`<p><a href="${at}?${new URLSearchParams({ project: project.id, q, start: String(start + PAGE) }).toString()}">Next ${PAGE}</a></p>` : '';
     return html`${message ? notice(message.kind, message.text) : ''}
-<form method="get" action="${at}" class="card filter" id="opt-out-search"><label>Project <select name="project">${projects.map((p) => html`<option value="${p.id}"${p.id === project.id ? html` selected` : ''}>${p.name}</option>`)}</select></label>
+<form method="get" action="${at}" class="card filter" id="opt-out-search"><label>Project <select name="project">${projectOptions(projects, project.id)}</select></label>
 <label>Number contains <input name="q" value="${q}" maxlength="20" inputmode="tel" placeholder="e.g. 49151"></label> <button type="submit">Search</button></form>
 <form method="post" action="${at}" class="card" id="opt-out-add">${csrfField(ctx)}<input type="hidden" name="project" value="${project.id}">
 <label>Opt out a number <input name="to" required maxlength="20" placeholder="+4915112345678"></label> <button type="submit">Add to the opt-out list</button>

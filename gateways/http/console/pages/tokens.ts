@@ -3,7 +3,7 @@
 import type { Request, Response } from 'express';
 import { PRODUCT_SCOPES, TOKEN_KINDS, type Token, type TokenKind } from '../../../../core/accounts/types';
 import { ConsoleError, field, ownToken, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { csrfField, html, notice, postButton, table, type Html } from '../html';
+import { csrfField, html, notice, postButton, projectOptions, table, type Html } from '../html';
 import { tokenSettings } from './token-settings';
 
 export function tokenRow(ctx: Signed, t: Token): Html {
@@ -29,14 +29,14 @@ const selected = (on: boolean): Html | string => (on ? html` selected` : '');
 function createForm(ctx: Signed, projects: ReadonlyArray<{ id: string; name: string }>, input?: TokenForm, error?: string): Html {
   const kind = input?.kind ?? TOKEN_KINDS[0];
   const project = input?.project ?? projects[0]?.id ?? '';
-  const projectOptions = projects.length === 0
+  const options = projects.length === 0
     ? html`<option value="">(no project yet: only legacy tokens)</option>`
-    : projects.map((p) => html`<option value="${p.id}"${selected(p.id === project)}>${p.name}</option>`);
+    : projectOptions(projects, project);
   return html`<form method="post" action="${ctx.base}/tokens" class="card" id="create-token">${csrfField(ctx)}
 <h2>New token</h2>${error ? notice('error', error) : ''}
 <label>Name <input name="name" maxlength="100" placeholder="e.g. checkout service" value="${input?.name ?? ''}"></label>
 <label>Kind <select name="kind">${TOKEN_KINDS.map((k) => html`<option value="${k}"${selected(k === kind)}>${k}</option>`)}</select></label>
-<label>Project <select name="project">${projectOptions}</select> <span class="meta">(legacy tokens are account-wide: the project is ignored)</span></label>
+<label>Project <select name="project">${options}</select> <span class="meta">(legacy tokens are account-wide: the project is ignored)</span></label>
 <label>Datasource id <input name="datasource" placeholder="datasource tokens only" value="${input?.datasource ?? ''}"></label>
 <fieldset><legend>Scopes (product tokens)</legend>${PRODUCT_SCOPES.map((s) => html`<label class="check"><input type="checkbox" name="scope_${s}" value="1"${input?.scopes.includes(s) ? html` checked` : ''}> ${s}</label>`)}</fieldset>
 <button type="submit">Create token</button></form>`;
