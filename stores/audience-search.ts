@@ -31,6 +31,14 @@ const DEFAULT_CEILING: QueryCeilings = {
   maxExecutionSeconds: QUERY_MAX_EXECUTION_SECONDS, maxRowsToRead: QUERY_MAX_ROWS_TO_READ, maxMemoryBytes: QUERY_MAX_MEMORY_BYTES,
 };
 
+/**
+ * How every statement reads `audience FINAL` (migration 0017's skip indexes): skip indexes apply
+ * under FINAL, in exact mode, which also reads the ranges of other parts holding the keys of a
+ * selected range, so a skipped newer version never leaves an older matching one as the answer.
+ * Both are ClickHouse's defaults today; they are written here because exactness depends on them.
+ */
+export const FINAL_SETTINGS = 'use_skip_indexes_if_final = 1, use_skip_indexes_if_final_exact_mode = 1';
+
 interface Plan {
   readonly c: SqlContext;
   /** project scope, tree and restrictions: the rows the query is about. */
@@ -51,7 +59,7 @@ export class AudienceSearch {
     private readonly ceiling: QueryCeilings = DEFAULT_CEILING,
   ) {
     this.client = ch.readLane?.() ?? ch.client;
-    this.settings = ` SETTINGS ${ceilingSettings(ceiling)}`;
+    this.settings = ` SETTINGS ${ceilingSettings(ceiling)}, ${FINAL_SETTINGS}`;
   }
 
   private tables() {
