@@ -22,10 +22,12 @@ export interface AcceptanceCore {
 
 export async function buildAcceptanceCore(engines: Pick<Engines, 'nats' | 'directory' | 'balances'> & Partial<Pick<Engines, 'temporal'>>): Promise<AcceptanceCore> {
   const states = new KvMessageStates(engines.nats.pipeline);
+  // The bucket's own TTL (MESSAGE_STATE_TTL_HOURS when it was created; 0: none) bounds scheduledAt.
+  const ttl = (await engines.nats.kv.messages.status()).ttl;
   const optOuts = await MirroredOptOuts.open(engines.nats.kv.optouts);
   const prices: PriceBook = { price: engines.directory.price.bind(engines.directory) };
   const funds: Funds = engines.balances;
-  const acceptance = new SmsAcceptance({ prices, funds, states, optOuts, clientIds: new KvClientIds(engines.nats.kv.idempotency), queue: new JetStreamAcceptedQueue(engines.nats.pipeline) });
+  const acceptance = new SmsAcceptance({ prices, funds, states, optOuts, stateLifetimeMs: ttl > 0 ? ttl : Infinity, clientIds: new KvClientIds(engines.nats.kv.idempotency), queue: new JetStreamAcceptedQueue(engines.nats.pipeline) });
   const scheduledCancel = engines.temporal ? new ScheduledCancel({ states, scheduled: new TemporalScheduledSends(engines.temporal.client) }) : undefined;
   return { acceptance, states, optOuts, prices, funds, ...(scheduledCancel ? { scheduledCancel } : {}), close: () => optOuts.stop() };
 }

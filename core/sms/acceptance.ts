@@ -81,6 +81,8 @@ export interface AcceptanceDeps {
   readonly clientIds: ClientIds;
   readonly queue: AcceptedQueue;
   readonly optOuts: OptOuts;
+  /** How long a message's state record lives after its last write (MESSAGE_STATE_TTL_HOURS): bounds scheduledAt. */
+  readonly stateLifetimeMs?: number;
   readonly now?: () => Date;
 }
 
@@ -354,7 +356,7 @@ export class SmsAcceptance {
     if (encoded.messagesCount > MAX_SEGMENTS) fields['text'] = [`is too long: ${encoded.messagesCount} segments (${encoded.encoding}), at most ${MAX_SEGMENTS}`];
     // The legacy API keeps its fields (spec 1 §1): no scheduled sends there.
     if (input.scheduledAt !== undefined && submitter.source === 'legacy') return rejectItem(item, index, { scheduledAt: ['is not a known field'] });
-    const schedule = input.scheduledAt === undefined ? undefined : checkScheduledAt(input.scheduledAt, nowMs);
+    const schedule = input.scheduledAt === undefined ? undefined : checkScheduledAt(input.scheduledAt, nowMs, this.deps.stateLifetimeMs);
     if (schedule && !schedule.ok) fields['scheduledAt'] = [schedule.message];
     if (!phone.ok || Object.keys(fields).length > 0) return rejectItem(item, index, fields);
     const scheduledAt = schedule?.ok && schedule.atMs !== null ? new Date(schedule.atMs).toISOString() : null;

@@ -147,6 +147,7 @@ export const checkLookupRequest = checker<LookupCreate>(lookupCreateSchema);
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 const SCHEDULE_MAX_MS = SCHEDULE_MAX_DAYS * 86_400_000;
 const SCHEDULE_BOUNDS = `from now to ${SCHEDULE_MAX_DAYS} days ahead`;
+const SCHEDULE_STATE_MARGIN_MS = 3_600_000;
 
 /** `scheduledAt` read against `nowMs`: the time to send (epoch ms), null for "at once", or the 422 message. */
 export type ScheduleCheck = { readonly ok: true; readonly atMs: number | null } | { readonly ok: false; readonly message: string };
@@ -180,11 +181,18 @@ export function parseIsoWithOffset(value: string): number | string {
  * DESIGN §4 Scheduling: `scheduledAt` must carry an offset and lie from now to 35 days ahead.
  * Within SCHEDULE_IMMEDIATE_MS of now (either side: clocks differ) it is "at once" (atMs null).
  */
-export function checkScheduledAt(value: string, nowMs: number): ScheduleCheck {
+export function checkScheduledAt(value: string, nowMs: number, stateLifetimeMs = Infinity): ScheduleCheck {
   const at = parseIsoWithOffset(value);
   if (typeof at === 'string') return { ok: false, message: at };
   if (Math.abs(at - nowMs) <= SCHEDULE_IMMEDIATE_MS) return { ok: true, atMs: null };
   if (at < nowMs) return { ok: false, message: `is in the past (${new Date(at).toISOString()}); it must be ${SCHEDULE_BOUNDS}` };
   if (at - nowMs > SCHEDULE_MAX_MS) return { ok: false, message: `is more than ${SCHEDULE_MAX_DAYS} days ahead; it must be ${SCHEDULE_BOUNDS} (at most ${new Date(nowMs + SCHEDULE_MAX_MS).toISOString()})` };
+  // The message waits as a state record that lives stateLifetimeMs from its last write: it must
+  // be released (written again) before that, with an hour to spare for a late timer.
+  const horizon = stateLifetimeMs - SCHEDULE_STATE_MARGIN_MS;
+  if (at - nowMs > horizon) {
+    const hours = Math.round(stateLifetimeMs / 3_600_000);
+    return { ok: false, message: `is more than ${Math.floor(horizon / 3_600_000)} hours ahead, beyond what this deployment keeps a waiting message (MESSAGE_STATE_TTL_HOURS=${hours}, less an hour; ${SCHEDULE_MAX_DAYS} days need ${SCHEDULE_MAX_DAYS * 24 + 1}): at most ${new Date(nowMs + horizon).toISOString()}` };
+  }
   return { ok: true, atMs: at };
 }

@@ -68,6 +68,15 @@ describe('DESIGN §4 Scheduling: scheduledAt of an SMS create item (spec 1 §2.2
     expect(checkScheduledAt('2026-12-31T12:00:01Z', NOW)).toEqual({ ok: false, message: `is more than 35 days ahead; ${BOUNDS} (at most 2026-12-31T12:00:00.000Z)` });
   });
 
+  test('beyond the life of a waiting message\'s state (MESSAGE_STATE_TTL_HOURS less an hour) is refused, naming the setting', () => {
+    const week = 168 * 3_600_000;
+    expect(checkScheduledAt('2026-12-03T11:00:00Z', NOW, week)).toEqual({ ok: true, atMs: NOW + week - 3_600_000 });
+    const late = checkScheduledAt('2026-12-03T11:00:01Z', NOW, week);
+    expect(late).toEqual({ ok: false, message: expect.stringContaining('MESSAGE_STATE_TTL_HOURS=168') });
+    expect(late).toEqual({ ok: false, message: expect.stringContaining('at most 2026-12-03T11:00:00.000Z') });
+    expect(checkScheduledAt('2026-12-31T12:00:00Z', NOW, (35 * 24 + 1) * 3_600_000)).toEqual({ ok: true, atMs: NOW + 35 * DAY });
+  });
+
   test('a number is the wrong JSON type (400), as for every other field', () => {
     expect(checkSmsItem({ from: 'TestCo', to: '+4915112345678', text: 'Hi', scheduledAt: 1795000000 })).toMatchObject({ ok: false, shape: { field: 'scheduledAt' } });
   });
