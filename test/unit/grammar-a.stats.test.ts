@@ -20,12 +20,31 @@ function expectError(qs: string, fragments: readonly string[], subject: StatsSub
   for (const f of fragments) expect(err.message).toContain(f);
 }
 
+describe('stats count outbound messages unless the filter names direction (migration 0014)', () => {
+  test('no direction in the filter: outbound only, as a bound parameter', () => {
+    const c = stats('country_eq=DE');
+    expect(c.where).toContain('direction');
+    expect(Object.values(c.params)).toContain('outbound');
+  });
+
+  test('a filter on direction is taken as written, with no second condition', () => {
+    const c = stats('direction_eq=inbound');
+    expect(c.where.match(/direction/g)).toHaveLength(1);
+    expect(Object.values(c.params)).toContain('inbound');
+    expect(Object.values(c.params)).not.toContain('outbound');
+  });
+
+  test('lookup statistics are untouched', () => {
+    expect(stats('', 'lookup').where).toBe('1');
+  });
+});
+
 describe('spec 3 §4.1 rule 5: stats `_group` keys', () => {
   test('no _group: one row of totals, no GROUP BY', () => {
     const c = stats('');
     expect(c.keys).toEqual([]);
     expect(c.groupBy).toBe('');
-    expect(c.where).toBe('1');
+    expect(c.where).toBe('direction = {p0:String}');
     expect(c.limit).toBe(STATS_DEFAULT_LIMIT);
     expect(statsStatement(fakeCh, { orgId: 'o1', projectId: 'p1' }, c).query).not.toContain('GROUP BY');
   });
@@ -49,7 +68,7 @@ describe('spec 3 §4.1 rule 5: stats `_group` keys', () => {
   test('the JSON form: group "monthly,status"', () => {
     const c = compileStats(parseJson({ group: 'monthly,status', filter: [{ field: 'country', operator: 'eq', value: 'DE' }] }), 'sms', { now });
     expect(c.keys.map((k) => k.token)).toEqual(['monthly', 'status']);
-    expect(c.where).toBe('country = {p0:String}');
+    expect(c.where).toBe('country = {p0:String} AND direction = {p1:String}');
   });
 
   test('lookups take the same keys', () => {
@@ -60,7 +79,7 @@ describe('spec 3 §4.1 rule 5: stats `_group` keys', () => {
 describe('stats SQL shape: client values only as bound parameters', () => {
   test('SMS measures and the filter', () => {
     const c = stats('_group=daily,country&status_in=delivered|failed&text_contains=x%27%29%3B%20DROP%20TABLE%20sms_messages%3B--&createdAt_gte=3%20days%20ago');
-    expect(c.where).toBe('status IN {p0:Array(String)} AND position(text, {p1:String}) > 0 AND created_at >= {p2:DateTime64(6, \'UTC\')}');
+    expect(c.where).toBe('status IN {p0:Array(String)} AND position(text, {p1:String}) > 0 AND created_at >= {p2:DateTime64(6, \'UTC\')} AND direction = {p3:String}');
     expect(c.params).toMatchObject({ p0: ['delivered', 'failed'], p1: "x'); DROP TABLE sms_messages;--", p2: '2026-11-19 12:00:00.000000' });
     for (const measure of [
       'count() AS messages', 'sum(messages_count) AS segments', 'countIf(status = {s_delivered:String}) AS n_delivered',
@@ -78,7 +97,7 @@ describe('stats SQL shape: client values only as bound parameters', () => {
     expect(query.match(/'[^']*'/g)).toEqual(["'millisecond'", "'UTC'"]);
     expect(query).toMatch(/^SELECT toStartOfDay\(created_at\) AS k0, country AS k1, count\(\) AS messages, .* FROM db\.sms_messages FINAL PREWHERE /);
     // Stable columns (text, created_at) before FINAL, status after it: the newest state decides.
-    expect(query).toContain('PREWHERE org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)}) AND position(text, {p1:String}) > 0 AND created_at >= {p2:DateTime64(6, \'UTC\')} WHERE status IN {p0:Array(String)} GROUP BY k0, k1 ORDER BY k0, k1 ASC LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS max_execution_time = 10');
+    expect(query).toContain('PREWHERE org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)}) AND position(text, {p1:String}) > 0 AND created_at >= {p2:DateTime64(6, \'UTC\')} AND direction = {p3:String} WHERE status IN {p0:Array(String)} GROUP BY k0, k1 ORDER BY k0, k1 ASC LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS max_execution_time = 10');
     expect(params).toMatchObject({ __org: 'o1', __project: null, __limit: STATS_DEFAULT_LIMIT, __offset: 0 });
   });
 

@@ -4,7 +4,7 @@
 // and the fields country and status, comma-separated (`daily,country`). Each group becomes one
 // row of counts and sums (docs/grammar-a.md, "Statistics"). The SQL holds only our columns,
 // function names and `{name:Type}` placeholders; client values are in `params`.
-import type { Query } from './ast';
+import type { AndGroup, Node, Query } from './ast';
 import { LOOKUP_FIELDS, SMS_FIELDS, type Catalogue } from './catalogue';
 import { compile, type CompileOptions } from './compile';
 import { invalidFilter, quote, reservedParam } from './problems';
@@ -93,8 +93,9 @@ export function compileStats(query: Query, subject: StatsSubject, options: Omit<
     throw invalidFilter(`parameter "${reservedParam(query.origin, '_sort')}" is not accepted here: stats rows are ordered by their group keys`);
   }
   const keys = statsKeys(query);
-  const { group: _ignored, ...filterOnly } = query;
+  const { group: _ignored, ...grouped } = query;
   void _ignored;
+  const filterOnly = subject === 'sms' && !names(grouped.filter, 'direction') ? { ...grouped, filter: withOutboundOnly(grouped.filter) } : grouped;
   const base = compile(filterOnly, statsCatalogue(subject), { ...options, defaultLimit: STATS_DEFAULT_LIMIT, maxLimit: STATS_MAX_LIMIT });
   const params: Record<string, unknown> = { ...base.params };
   const bind = (name: string, type: string, value: unknown): string => {
@@ -115,6 +116,19 @@ export function compileStats(query: Query, subject: StatsSubject, options: Omit<
     limit: base.limit,
     offset: base.offset,
   };
+}
+
+/** Whether a condition anywhere in the filter names `field`. */
+function names(node: Node, field: string): boolean {
+  return node.kind === 'cond' ? node.field === field : node.children.some((child) => names(child, field));
+}
+
+/**
+ * Delivery statistics are about what the organization sends: inbound messages (stored beside
+ * them since migration 0014) count only when the filter names `direction`.
+ */
+function withOutboundOnly(filter: AndGroup): AndGroup {
+  return { kind: 'and', children: [...filter.children, { kind: 'cond', field: 'direction', operator: 'eq', value: 'outbound' }] };
 }
 
 type Bind = (name: string, type: string, value: unknown) => string;
