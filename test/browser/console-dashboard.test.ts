@@ -8,6 +8,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { audienceId } from '../../core/ingest/audience-identity';
 import { eventually } from '../support/eventually';
 import { addDatasource } from '../support/ingest';
 import { admin, api, stack } from '../support/stack';
@@ -277,6 +278,9 @@ describe('message log filters (docs/console.md, "Messages")', () => {
 
 describe('console layout and accessibility', () => {
   const pages = ['/dashboard', '/dashboard?range=30d', '/messages', `/messages?${new URLSearchParams({ filter: 'status_eq=delivered' }).toString()}`, '/projects', '/billing'];
+  // The builder's pages (the contact and datasource pages named once the tenant exists).
+  const builderPages = ['/audience', '/segments', '/opt-outs', '/scheduled', '/datasources'];
+  const recordPages = (): string[] => [`/datasources/${ingested.datasourceId}`, `/projects/${tenant.projectId}/contacts/${audienceId(tenant.projectId, 'u1')}`];
 
   test('at 390 px wide no page scrolls sideways', async () => {
     const narrow = await browser.newContext({ viewport: { width: 390, height: 844 }, timezoneId: TIME_ZONE });
@@ -285,12 +289,19 @@ describe('console layout and accessibility', () => {
       const p = await narrow.newPage();
       const message = ((await api(`${V1}/sms`, { token: tenant.token })).body as { entities: Entity[] }).entities[0]?.id ?? '';
       const wide: Array<{ path: string; width: number }> = [];
-      for (const path of [...pages, `/messages/${message}`]) {
+      for (const path of [...pages, `/messages/${message}`, ...builderPages, ...recordPages()]) {
         expect(await visit(p, path)).toBe(200);
         if (path.startsWith('/dashboard')) await p.waitForSelector('[data-chart-for="chart-status"][data-rendered="true"] canvas');
         const width = await narrowScroll(p);
         if (width > 390) wide.push({ path, width });
       }
+      // The audience builder's results (a POST): every contact of the project.
+      await visit(p, '/audience');
+      await p.fill('#audience-filter', JSON.stringify({ version: '0.0.1', limit: 50 }));
+      await Promise.all([p.waitForResponse((r) => r.url().endsWith('/console/audience') && r.request().method() === 'POST'), p.click('#builder-form button:has-text("Search")')]);
+      expect(await p.locator('#audience-results tr[data-user-id]').count()).toBe(3);
+      const width = await narrowScroll(p);
+      if (width > 390) wide.push({ path: 'POST /audience', width });
       expect(wide).toEqual([]);
     } finally {
       await narrow.close();
@@ -308,10 +319,18 @@ describe('console layout and accessibility', () => {
     expect((await page.request.get(new URL(icon ?? '', base).toString())).headers()['content-type']).toContain('image/svg+xml');
   });
 
-  test.each(pages)('axe-core finds no serious or critical violation on %s', async (path) => {
-    await visit(page, path);
+  test.each([...pages, ...builderPages])('axe-core finds no serious or critical violation on %s', async (path) => {
+    expect(await visit(page, path)).toBe(200);
     if (path.startsWith('/dashboard')) await page.waitForSelector('[data-chart-for="chart-status"][data-rendered="true"] canvas');
     expect(await axe(page)).toEqual([]);
+    expect(await violations(page)).toEqual([]);
+  });
+
+  test('axe-core finds no serious or critical violation on a datasource\'s and a contact\'s page', async () => {
+    for (const path of recordPages()) {
+      expect(await visit(page, path)).toBe(200);
+      expect({ path, found: await axe(page) }).toEqual({ path, found: [] });
+    }
     expect(await violations(page)).toEqual([]);
   });
 });

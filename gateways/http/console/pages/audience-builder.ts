@@ -13,7 +13,7 @@ import type { AttributeType } from '../../../../core/ingest/types';
 import type { SearchResult } from '../../../../stores/audience-search';
 import { InFlight } from '../../rate-limit';
 import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { csrfField, html, notice, projectOptions } from '../html';
+import { csrfField, html, notice, projectOptions, table } from '../html';
 
 export const FILTER_MAX_CHARS = 20_000;
 const RESULT_ROWS = 50;
@@ -108,9 +108,9 @@ export async function builderPage(routes: ConsoleRoutes, res: Response, ctx: Sig
   const columns = state.columns && state.columns.length > 0 ? state.columns : DEFAULT_COLUMNS;
   const filter = state.filter ?? JSON.stringify(EXAMPLE, null, 2);
   const results = state.result ? html`<section class="card" id="audience-results"><p id="audience-total">${state.result.total} contact(s) match; the first ${Math.min(state.result.entities.length, RESULT_ROWS)}:</p>
-${state.result.entities.length === 0 ? html`<p class="empty">(none)</p>` : html`<table><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}</tr></thead><tbody>${state.result.entities.slice(0, RESULT_ROWS).map((e) => html`<tr data-user-id="${cell(e['_user_id'])}">${columns.map((c, i) => (i === 0
+${table(columns, state.result.entities.slice(0, RESULT_ROWS).map((e) => html`<tr data-user-id="${cell(e['_user_id'])}">${columns.map((c, i) => (i === 0
     ? html`<td><a href="${ctx.base}/projects/${project.id}/contacts/${cell(e['_audience_id'])}">${cell(e[c]) || '(open)'}</a></td>`
-    : html`<td>${cell(e[c])}</td>`))}</tr>`)}</tbody></table>`}</section>` : '';
+    : html`<td>${cell(e[c])}</td>`))}</tr>`), '(none)')}</section>` : '';
   send(res, ctx, 'Audience', html`${state.error ? notice('error', state.error) : ''}
 <form method="post" action="${ctx.base}/audience" class="card builder" id="builder-form" data-count-url="${ctx.base}/audience/count" data-catalog="${JSON.stringify(found)}">${csrfField(ctx)}
 <p><label>Project <select name="project" id="builder-project" data-href="${ctx.base}/audience?project=">${projectOptions(projects, project.id)}</select></label>
