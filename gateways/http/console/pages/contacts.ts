@@ -2,7 +2,7 @@
 // `filterAudienceIds`), the datasources that hold it and its recent events (spec 2 §2.2).
 import { parseSearch } from '../../../../core/filters/grammar-b';
 import { ConsoleError, send, signed, type ConsoleRoutes } from '../handler';
-import { html, table } from '../html';
+import { html, table, time } from '../html';
 import { audienceOf, ownProject } from './audience-builder';
 
 const RECENT_EVENTS = 20;
@@ -32,7 +32,7 @@ export function contactRoutes(routes: ConsoleRoutes): void {
     send(res, ctx, `Contact ${shown(contact['_user_id'])}`, html`<p class="meta">project <a href="${ctx.base}/audience?project=${project.id}">${project.name}</a> · audience id <code>${audienceId}</code></p>
 <section class="card" id="contact-attributes"><h2>Attributes</h2>${table(['Attribute', 'Value'], attributes.map(([k, v]) => html`<tr><td><code>${k}</code></td><td>${shown(v)}</td></tr>`))}</section>
 <section class="card" id="contact-datasources"><h2>Datasources</h2><ul>${held.map((id) => html`<li><a href="${ctx.base}/datasources/${id}">${nameOf(id)}</a> <code>${id}</code></li>`)}</ul></section>
-<section class="card" id="contact-events"><h2>Recent events</h2>${table(['Date', 'Type', 'Event id', 'Datasource', 'Parameters'], events.map((e) => html`<tr><td>${e.eventDate}</td><td><code>${e.eventType}</code></td>
+<section class="card" id="contact-events"><h2>Recent events</h2>${table(['Date', 'Type', 'Event id', 'Datasource', 'Parameters'], events.map((e) => html`<tr><td>${time(e.eventDate)}</td><td><code>${e.eventType}</code></td>
 <td><code>${e.eventId}</code></td><td>${nameOf(e.datasourceId)}</td><td><code>${JSON.stringify(e.parameters)}</code></td></tr>`))}</section>`);
   }));
 }

@@ -4,7 +4,7 @@
 import type { OptOutEntry, OptOutList } from '../../../../core/sms/opt-out';
 import { checkPhoneNumber } from '../../../../core/sms/phone';
 import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { csrfField, html, notice, postButton, projectOptions, table } from '../html';
+import { csrfField, html, notice, postButton, projectOptions, table, time } from '../html';
 import { ownProject } from './audience-builder';
 
 const PAGE = 50;
@@ -45,7 +45,7 @@ export function optOutRoutes(routes: ConsoleRoutes): void {
 <label>Opt out a number <input name="to" required maxlength="20" placeholder="+4915112345678"></label> <button type="submit">Add to the opt-out list</button>
 <p class="meta">Sends to a number on the list are refused (spec 1 §6); an inbound STOP adds one, START removes it.</p></form>
 <section class="card"><h2>${project.name}: opted-out numbers</h2>${scanned >= SEARCH_SCAN ? html`<p class="meta">The search read the first ${SEARCH_SCAN} numbers of the list.</p>` : ''}
-${table(['Number', 'Since', 'Source', ''], entries.map((e) => html`<tr data-number="${e.number}"><td><code>${e.number}</code></td><td>${e.since}</td><td>${e.source}${e.keyword ? html` (${e.keyword})` : ''}</td>
+${table(['Number', 'Since', 'Source', ''], entries.map((e) => html`<tr data-number="${e.number}"><td><code>${e.number}</code></td><td>${time(e.since)}</td><td>${e.source}${e.keyword ? html` (${e.keyword})` : ''}</td>
 <td>${postButton(ctx, `${at}/remove`, 'Remove', { project: project.id, number: e.number }, `Remove ${e.number} from the opt-out list? Sends to it will be accepted again.`)}</td></tr>`))}${next}</section>`;
   };
 

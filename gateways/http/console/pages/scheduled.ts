@@ -6,7 +6,7 @@ import { compile, parseUrl, SMS_FIELDS } from '../../../../core/filters/grammar-
 import { isId } from '../../../../core/ids';
 import { fromMicros } from '../../../../core/money';
 import { ConsoleError, send, signed, type ConsoleRoutes } from '../handler';
-import { html, notice, postButton, table } from '../html';
+import { html, notice, postButton, table, time } from '../html';
 
 const PAGE = 50;
 
@@ -23,7 +23,7 @@ export function scheduledRoutes(routes: ConsoleRoutes): void {
     send(res, ctx, 'Scheduled messages', html`${canceled ? notice('ok', html`Message <code>${canceled}</code> canceled; its charge is refunded.`) : ''}
 ${cancelable ? '' : html`<p class="meta">Cancel is not served by this process (no Temporal client).</p>`}
 ${table(['Message', 'Scheduled for', 'To', 'Price', ''], rows.slice(0, PAGE).map((m) => html`<tr data-message="${m.id}"><td><a href="${ctx.base}/messages/${m.id}"><code>${m.id}</code></a></td>
-<td>${m.scheduledAt ?? ''}</td><td>${m.to}</td><td>${fromMicros(m.priceUserMicros)} ${m.currency}</td>
+<td>${time(m.scheduledAt)}</td><td>${m.to}</td><td>${fromMicros(m.priceUserMicros)} ${m.currency}</td>
 <td>${cancelable ? postButton(ctx, `${ctx.base}/scheduled/${m.id}/cancel`, 'Cancel', {}, 'Cancel this scheduled message? It will not be sent and its charge is refunded.') : ''}</td></tr>`))}${next}`);
   }));
 

@@ -4,7 +4,7 @@
 import { AppError } from '../../../../core/errors';
 import { saveSegment } from '../../../../core/filters/grammar-b';
 import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
-import { html, notice, postButton, table } from '../html';
+import { html, notice, postButton, table, time } from '../html';
 import { builderPage, FILTER_MAX_CHARS, filterObject, ownProject } from './audience-builder';
 
 type Segments = NonNullable<ConsoleRoutes['services']['segments']>;
@@ -27,7 +27,7 @@ export function segmentRoutes(routes: ConsoleRoutes): void {
       const list = await segments.list(p.id);
       return html`<section class="card segments" data-project="${p.id}"><h2>${p.name}</h2><p><a href="${ctx.base}/audience?project=${p.id}">New segment in the audience builder</a></p>
 ${table(['Segment', 'Name', 'Updated', ''], list.map((s) => html`<tr data-slug="${s.slug}"><td><a href="${ctx.base}/audience?project=${p.id}&amp;segment=${s.slug}"><code>${s.slug}</code></a></td>
-<td>${s.name}</td><td>${s.updatedAt}</td><td>${postButton(ctx, `${ctx.base}/segments/delete`, 'Delete', { project: p.id, slug: s.slug }, `Delete the segment ${s.slug}? Filters that refer to it will match no one.`)}</td></tr>`))}</section>`;
+<td>${s.name}</td><td>${time(s.updatedAt)}</td><td>${postButton(ctx, `${ctx.base}/segments/delete`, 'Delete', { project: p.id, slug: s.slug }, `Delete the segment ${s.slug}? Filters that refer to it will match no one.`)}</td></tr>`))}</section>`;
     }));
     send(res, ctx, 'Segments', html`${saved ? notice('ok', html`Segment <code>${saved}</code> saved.`) : ''}${sections}`);
   }));
