@@ -36,6 +36,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     maxAckPending: 20_000,
     ackWaitMs: 60_000,
   });
+  await redeliverHeld(nats, log);
   const writer = new AudienceWriter(ch);
   const states: ContactStates = new Map();
 
@@ -111,4 +112,26 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
   });
   log.info({ consumer: INGEST_CONSUMER }, 'ingest writer running');
   return running;
+}
+
+/**
+ * A writer that died holding messages (kill -9 between fetching a run and acknowledging it)
+ * leaves them pending on the consumer, and the server would deliver them again only after the
+ * ack wait, handing newer messages over first: a later request repeating an event id of the
+ * held run would then find the id unstored and trigger it a second time under its own msgID
+ * (the held run's triggers may have gone out before the kill). Resetting the consumer's
+ * delivery to its ack floor (ADR-60, nats-server 2.14+) delivers the held messages again at
+ * once and in stream order, so no run is overtaken; what was acknowledged beyond the floor is
+ * replayed, which changes nothing. One writer per deployment, so nobody else holds them.
+ */
+async function redeliverHeld(nats: Nats, log: Logger): Promise<void> {
+  const info = await nats.jsm.consumers.info(STREAMS.ingest.name, INGEST_CONSUMER);
+  if (info.num_ack_pending === 0) return;
+  try {
+    await nats.jsm.consumers.reset(STREAMS.ingest.name, INGEST_CONSUMER);
+    log.warn({ consumer: INGEST_CONSUMER, held: info.num_ack_pending, from: info.ack_floor.stream_seq + 1 }, 'ingest writer: messages held by a stopped writer delivered again, in order');
+  } catch (err) {
+    // An older NATS: they come back after the ack wait (later runs may overtake them).
+    log.warn({ err, consumer: INGEST_CONSUMER, held: info.num_ack_pending }, 'ingest writer: could not reset the consumer; held messages come back after the ack wait');
+  }
 }
