@@ -49,6 +49,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'INGEST_BASE_PATH', type: 'string', default: '/ingest/v1', description: 'Base path of the ingestion API (spec 2 {ingest_base_url}).' },
   { name: 'AUDIENCE_BASE_PATH', type: 'string', default: '/audience/v1', description: 'Base path of the audience search and segment API (spec 3 §4.2).' },
   { name: 'INGEST_RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per datasource per ingestion endpoint (one batch counts once).' },
+  { name: 'INGEST_MAX_LAG_SECONDS', type: 'integer', default: 10, description: 'Past this lag of the ingest writer (seconds), ingestion batches are answered 429 with Retry-After; 0: never.' },
   { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
   { name: 'CHARGE_HOLD_REFUND_SECONDS', type: 'integer', default: 60, description: 'A charge whose messages (or lookup) never reached the stream, because the process taking it died, is refunded by the charge settler once the stream has moved this far past it (at least 30: a request gives up within 30 s).' },
   { name: 'DEMO_SEED', type: 'boolean', default: true, description: 'Create the demo organization on first start with an empty data store.' },
@@ -83,7 +84,7 @@ export interface Config {
   readonly logLevel: string;
   readonly processLayout: 'split' | 'single';
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
-  readonly ingest: { readonly basePath: string; readonly ratePerMinute: number };
+  readonly ingest: { readonly basePath: string; readonly ratePerMinute: number; readonly maxLagSeconds: number };
   readonly audience: { readonly basePath: string };
   readonly messageStateTtlHours: number;
   readonly chargeHoldRefundSeconds: number;
@@ -213,7 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: str('LOG_LEVEL'),
     processLayout: processLayout(str('PROCESS_LAYOUT')),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
-    ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE') },
+    ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE'), maxLagSeconds: num('INGEST_MAX_LAG_SECONDS') },
     audience: { basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')) },
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
     chargeHoldRefundSeconds: atLeast('CHARGE_HOLD_REFUND_SECONDS', num('CHARGE_HOLD_REFUND_SECONDS'), 30),

@@ -70,7 +70,7 @@ export function createHttpApp(deps: HttpDeps & { readonly analytics?: AnalyticsS
   errorFormats.register(deps.config.ingest.basePath, ingestErrorFormat);
   if (deps.ingest) {
     app.use(`${deps.config.ingest.basePath}/project/:project/datasource/:datasource`, ingestRouter(deps.ingest, {
-      ratePerMinute: deps.config.ingest.ratePerMinute,
+      ratePerMinute: deps.config.ingest.ratePerMinute, maxLagSeconds: deps.config.ingest.maxLagSeconds,
       authFailuresPerMinute: addresses, deleteWaitMs: 5000,
     }));
   }

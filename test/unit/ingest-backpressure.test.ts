@@ -3,6 +3,7 @@
 // ingest_state), and past the lag limit a POST batch is a 429 with an empty body, Retry-After
 // and X-RateLimit-Reset, nothing published; under it the batch is accepted as before. The lag
 // is also the ingest_lag_seconds gauge and the `ingest` detail of /health.
+import { loadConfig } from '../../config';
 import express from 'express';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -132,5 +133,14 @@ describe('POST batches past the writer\'s lag limit are 429 with Retry-After (sp
     lag = { seconds: 13.2, unapplied: 900 };
     const health = await (await fetch(`${base}/health`)).json() as { ingest: unknown };
     expect(health.ingest).toEqual({ writerLagSeconds: 13.2, unappliedRequests: 900, maxLagSeconds: 10, refusing: true });
+  });
+});
+
+describe('INGEST_MAX_LAG_SECONDS sets the limit (docs/configuration.md)', () => {
+  test('10 s by default, as written, 0 turns the 429 off', () => {
+    expect(loadConfig({}).ingest.maxLagSeconds).toBe(10);
+    expect(loadConfig({ INGEST_MAX_LAG_SECONDS: '30' }).ingest.maxLagSeconds).toBe(30);
+    expect(loadConfig({ INGEST_MAX_LAG_SECONDS: '0' }).ingest.maxLagSeconds).toBe(0);
+    expect(() => loadConfig({ INGEST_MAX_LAG_SECONDS: 'soon' })).toThrow(/INGEST_MAX_LAG_SECONDS/);
   });
 });
