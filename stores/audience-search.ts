@@ -108,17 +108,14 @@ export class AudienceSearch {
     const totalSql = `SELECT count() AS n FROM ${c.tables.audience} FINAL WHERE ${plan.where}`;
     const pageSql = query.limit === 0 ? null : this.pageSql(query, plan, after);
     // Aggregations are not repeated on cursor pages (docs/grammar-b.md).
-    const aggs = query.aggregations.length === 0 || request.kind === 'cursor' ? [] : query.aggregations;
-    // A terms aggregation over the contacts counts them in the same statement (one FINAL read instead of two).
-    const counting = knownTotal === null ? aggs.find((a) => a.kind === 'terms') ?? null : null;
-    const [rows, counted, aggregated] = await Promise.all([
+    const aggregating = query.aggregations.length === 0 || request.kind === 'cursor' ? null : this.aggregate(query.aggregations, plan);
+    const [rows, counted, aggregations] = await Promise.all([
       pageSql === null ? Promise.resolve([]) : this.rows<ContactRow & { __sort: string | number }>(pageSql, c.binder.params),
       // A cursor page reports the first page's total instead of counting again.
-      knownTotal === null && counting === null ? this.rows<{ n: string | number }>(totalSql, c.binder.params) : Promise.resolve([{ n: knownTotal ?? 0 }]),
-      aggs.length === 0 ? null : this.aggregate(aggs, plan, counting),
+      knownTotal === null ? this.rows<{ n: string | number }>(totalSql, c.binder.params) : Promise.resolve([{ n: knownTotal }]),
+      aggregating,
     ]);
-    const total = aggregated?.total ?? Number(counted[0]?.n ?? 0);
-    const aggregations = aggregated?.out ?? null;
+    const total = Number(counted[0]?.n ?? 0);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     const cursor = rows.length > query.limit && last !== undefined
@@ -139,10 +136,8 @@ export class AudienceSearch {
     }
   }
 
-  /** Every aggregation, and the number of matching contacts when `counting` (a terms aggregation of `aggs`) counted them. */
-  private async aggregate(aggs: readonly Aggregation[], plan: Plan, counting: Aggregation | null): Promise<{ out: Record<string, unknown>; total: number | null }> {
+  private async aggregate(aggs: readonly Aggregation[], plan: Plan): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
-    let total: number | null = null;
     const contacts = `SELECT * FROM ${plan.c.tables.audience} FINAL WHERE ${plan.where}`;
     for (const agg of aggs) {
       if (agg.kind === 'nested') {
@@ -152,41 +147,23 @@ export class AudienceSearch {
         for (const a of agg.aggs) inner[a.name] = await this.one(a, `(${events}) AS e`, true, plan.c);
         const n = await this.rows<{ n: string }>(`SELECT count() AS n FROM (${events})`, plan.c.binder.params);
         out[agg.name] = { count: Number(n[0]?.n ?? 0), aggregations: inner };
-      } else if (agg === counting && agg.kind === 'terms') {
-        const counted = await this.terms(agg, `(${contacts})`, false, plan.c, true);
-        out[agg.name] = counted.result;
-        total = counted.contacts;
       } else {
         out[agg.name] = await this.one(agg, `(${contacts})`, false, plan.c);
       }
     }
-    return { out, total };
-  }
-
-  /**
-   * A terms aggregation. With `countRows`, every row also contributes one NULL key (values are
-   * never NULL), so the NULL group's count is the number of rows, read by the same statement.
-   */
-  private async terms(agg: Extract<Aggregation, { kind: 'terms' }>, from: string, events: boolean, c: SqlContext, countRows: boolean): Promise<{ result: unknown; contacts: number }> {
-    const values = termValues(agg.field, events, c);
-    const sql = countRows
-      ? `SELECT key, n, sumIf(n, isNotNull(key)) OVER () AS all FROM (SELECT arrayJoin(arrayPushFront(${values}, NULL)) AS key, count() AS n FROM ${from} GROUP BY key)
-        ORDER BY isNull(key) DESC, n DESC, key ASC LIMIT ${c.binder.bind('UInt32', agg.size + 1)}`
-      : `SELECT key, n, sum(n) OVER () AS all FROM (SELECT arrayJoin(${values}) AS key, count() AS n FROM ${from} GROUP BY key)
-        ORDER BY n DESC, key ASC LIMIT ${c.binder.bind('UInt32', agg.size)}`;
-    const all = await this.rows<{ key: string | null; n: string; all: string }>(sql, c.binder.params);
-    const counted = countRows && all[0]?.key === null ? all[0] : undefined;
-    const rows = counted === undefined ? all : all.slice(1);
-    const buckets = rows.map((r) => ({ key: r.key as string, count: Number(r.n) }));
-    const sum = Number((counted ?? rows[0])?.all ?? 0);
-    const shown = buckets.reduce((s, b) => s + b.count, 0);
-    const result = agg.otherBucket ? { buckets, other: { key: agg.otherLabel, count: sum - shown } } : { buckets };
-    return { result, contacts: Number(counted?.n ?? 0) };
+    return out;
   }
 
   private async one(agg: Aggregation, from: string, events: boolean, c: SqlContext): Promise<unknown> {
     if (agg.kind === 'terms') {
-      return (await this.terms(agg, from, events, c, false)).result;
+      const values = termValues(agg.field, events, c);
+      const sql = `SELECT key, n, sum(n) OVER () AS all FROM (SELECT arrayJoin(${values}) AS key, count() AS n FROM ${from} GROUP BY key)
+        ORDER BY n DESC, key ASC LIMIT ${c.binder.bind('UInt32', agg.size)}`;
+      const rows = await this.rows<{ key: string; n: string; all: string }>(sql, c.binder.params);
+      const buckets = rows.map((r) => ({ key: r.key, count: Number(r.n) }));
+      const all = Number(rows[0]?.all ?? 0);
+      const shown = buckets.reduce((s, b) => s + b.count, 0);
+      return agg.otherBucket ? { buckets, other: { key: agg.otherLabel, count: all - shown } } : { buckets };
     }
     if (agg.kind === 'range') {
       const v = rangeValue(agg.field, events, c);
