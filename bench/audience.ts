@@ -7,8 +7,8 @@
 //    contact upserts/s the way the ingest writer does (bench/support/audience-ingest.ts),
 //    after --ingest-warmup seconds (15) of it, so FINAL meets many small overlapping parts;
 //  - each scenario runs through the product's path (parseSearch → AudienceSearch.search: the
-//    page and the total) and beside it, interleaved, --runs times each, on a session of their
-//    own: "before", the statements the product ran before migration 0017 (page and count,
+//    page and the total) and beside it, interleaved, --runs times each, on the same read lane:
+//    "before", the statements the product ran before migration 0017 (page and count,
 //    FINAL, skip indexes off); "hand", the best exact SQL written by hand on the same storage;
 //    "plain", the same statements without FINAL on a plain MergeTree copy of the audience
 //    (audience_plain, the quiet state: a floor, not an exact answer under ingestion):
@@ -180,7 +180,11 @@ const ratio = (a: number[], b: number[]): number => Math.round((percentile(a, 50
 interface Context {
   readonly ch: ClickHouse;
   readonly search: AudienceSearch;
-  /** The session of the hand-written and plain statements (not the product's lane, not the writer's). */
+  /**
+   * The session of the hand-written and plain statements: the product's read lane, one statement
+   * at a time, so the columns differ only by their SQL (a session of their own measured 2-6x
+   * slower than the lane while the ingest load wrote on the main session, plain reads included).
+   */
   readonly other: ClickHouseClient;
   readonly contacts: number;
   readonly runs: number;
@@ -303,7 +307,7 @@ async function main(): Promise<void> {
       WHERE database = 'bench_audience' AND active AND table IN ('audience', 'events') GROUP BY table`);
     results['data'] = { contacts, events, ...data, parts };
     const x: Context = {
-      ch, search: new AudienceSearch(ch, { getRoot: async () => null }, Buffer.alloc(32, 3)), other: ch.isolatedSession?.() ?? ch.client,
+      ch, search: new AudienceSearch(ch, { getRoot: async () => null }, Buffer.alloc(32, 3)), other: ch.readLane?.() ?? ch.client,
       contacts, runs: Number(values.runs), pages: Number(values.pages),
       emails: (await rows<{ email: string }>(ch.client, `SELECT email FROM ${ch.table('audience_plain')} WHERE isNotNull(email) AND cityHash64(user_id) % 20000 = 7 ORDER BY email LIMIT 40`)).map((r) => r.email),
     };
