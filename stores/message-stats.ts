@@ -5,7 +5,7 @@
 // row) run as PREWHERE before FINAL, exactly as `_group` of GET /sms (stores/scoped-query.ts).
 import { AppError } from '../core/errors';
 import type { CompiledStats, StatsKey } from '../core/filters/grammar-a/stats';
-import { LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_FINAL_STATUSES, SMS_STATUS_COUNTERS } from '../core/filters/grammar-a/stats';
+import { costs, LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_FINAL_STATUSES, SMS_STATUS_COUNTERS } from '../core/filters/grammar-a/stats';
 import { fromMicros } from '../core/money';
 import type { Visibility } from '../core/sms/history-ports';
 import type { LookupStatsRow, SmsStatsRow, StatsKeys, StatsReader } from '../core/sms/stats';
@@ -198,7 +198,7 @@ export function rollupStatement(ch: ClickHouse, v: Visibility, compiled: Compile
   const fromLive = `SELECT ${[...keys,
     'count() AS x_messages', 'sum(messages_count) AS x_segments',
     ...SMS_STATUS_COUNTERS.map((s) => `countIf(status = {__s_${s}:String}) AS x_n_${s}`),
-    'countIf(status NOT IN {__final:Array(String)}) AS x_pending', 'sumIf(price_user_micros, charged) AS x_cost_micros',
+    'countIf(status NOT IN {__final:Array(String)}) AS x_pending', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS x_cost_micros`,
     `quantileExactInclusiveStateIf(0.5)(toUInt32(if(${ms} BETWEEN 0 AND 4294967295, ${ms}, 0)), ${delivered} AND ${ms} BETWEEN 0 AND 4294967295) AS x_delivery`,
     `countIf(${delivered} AND NOT (${ms} BETWEEN 0 AND 4294967295)) AS x_out_of_range`,
   ].join(', ')} FROM ${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${liveEnvelope(rolled, plan, bindTime)} AND ${notRolled} WHERE ${split.where}${groupBy}`;
@@ -290,7 +290,7 @@ export class StatsRollup {
     await (ch.readLane?.() ?? ch.client).command({
       query: `INSERT INTO ${ch.table('sms_stats_hourly')}
         SELECT org_id, toStartOfHour(created_at) AS hour, {generation:UInt64}, project_id, direction, country, status,
-               count(), sum(messages_count), sumIf(price_user_micros, charged),
+               count(), sum(messages_count), sumIf(price_user_micros, ${costs('{canceled:String}')}),
                quantileExactInclusiveStateIf(0.5)(toUInt32(if(${ms} BETWEEN 0 AND 4294967295, ${ms}, 0)), ${delivered} AND ${ms} BETWEEN 0 AND 4294967295),
                countIf(${delivered} AND NOT (${ms} BETWEEN 0 AND 4294967295))
         FROM ${ch.table('sms_messages')} FINAL
@@ -298,7 +298,7 @@ export class StatsRollup {
           AND toStartOfHour(created_at) IN {hours:Array(DateTime('UTC'))}
         GROUP BY org_id, hour, project_id, direction, country, status`,
       // Hours as 'YYYY-MM-DD hh:00:00' (DateTime); `hours` are in order.
-      query_params: { org, hours: hours.map((h) => h.hour.slice(0, 19)), first: hours[0]?.hour, last: hours[hours.length - 1]?.hour, generation },
+      query_params: { org, hours: hours.map((h) => h.hour.slice(0, 19)), first: hours[0]?.hour, last: hours[hours.length - 1]?.hour, generation, canceled: 'canceled' },
     });
     await ch.client.insert({
       table: ch.table('sms_stats_hours'),

@@ -163,6 +163,11 @@ describe('DESIGN §4 Scheduling: scheduled sends and cancel through HTTP on the 
     expect(receiver.forMessage(m.id).map((d) => `${String(d.body['status'])}:${String(d.body['code'])}`)).toEqual(['canceled:0']);
     await eventually(() => balanceMicros(tenant.orgId), { what: 'the charge refunded', until: (b) => b === before, timeoutMs: 10_000 });
     expect(await entity(m.id)).toMatchObject({ status: 'canceled' });
+    // Refunded, so it costs nothing in the delivery statistics (once the history has its canceled state).
+    const stats = await eventually(async () => ((await api(`${V1}/sms/stats?id_eq=${m.id}`, { token: tenant.token })).body as { entities: Array<Record<string, unknown>> }).entities, {
+      what: 'the canceled state in the statistics', until: (rows) => rows[0]?.['canceled'] === 1, timeoutMs: 15_000,
+    });
+    expect(stats[0]).toMatchObject({ messages: 1, canceled: 1, cost: 0 });
 
     const again = await api(`${V1}/sms/${m.id}/cancel`, { token: tenant.token, body: {} });
     expect(again.status).toBe(409);

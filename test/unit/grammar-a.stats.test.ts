@@ -85,7 +85,7 @@ describe('stats SQL shape: client values only as bound parameters', () => {
       'count() AS messages', 'sum(messages_count) AS segments', 'countIf(status = {s_delivered:String}) AS n_delivered',
       'countIf(status = {s_failed:String}) AS n_failed', 'countIf(status = {s_expired:String}) AS n_expired',
       'countIf(status = {s_rejected:String}) AS n_rejected', 'countIf(status NOT IN {s_final:Array(String)}) AS pending',
-      'sumIf(price_user_micros, charged) AS cost_micros',
+      'sumIf(price_user_micros, charged AND NOT (status = {s_canceled:String} AND sent_at IS NULL)) AS cost_micros',
       "quantileExactInclusiveIf(0.5)(dateDiff('millisecond', created_at, assumeNotNull(delivered_at)), status = {s_delivered:String} AND isNotNull(delivered_at)) AS p50_delivery_ms",
     ]) expect(c.select).toContain(measure);
     expect(c.params['s_final']).toEqual(['delivered', 'failed', 'expired', 'rejected', 'error', 'canceled', 'unknown']);

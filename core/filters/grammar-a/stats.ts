@@ -131,6 +131,15 @@ function withOutboundOnly(filter: AndGroup): AndGroup {
   return { kind: 'and', children: [...filter.children, { kind: 'cond', field: 'direction', operator: 'eq', value: 'outbound' }] };
 }
 
+/**
+ * What a message costs the organization: charged, unless it was canceled before it was sent (a
+ * scheduled message canceled, or a request the charge settler canceled), which is refunded. A
+ * message the carrier canceled after it was sent (DELETED) is not refunded and counts.
+ */
+export function costs(canceled: string): string {
+  return `charged AND NOT (status = ${canceled} AND sent_at IS NULL)`;
+}
+
 type Bind = (name: string, type: string, value: unknown) => string;
 
 /**
@@ -146,7 +155,7 @@ function smsMeasures(bind: Bind): string[] {
     'sum(messages_count) AS segments',
     ...perStatus,
     `countIf(status NOT IN ${final}) AS pending`,
-    'sumIf(price_user_micros, charged) AS cost_micros',
+    `sumIf(price_user_micros, ${costs('{s_canceled:String}')}) AS cost_micros`,
     `quantileExactInclusiveIf(0.5)(dateDiff('millisecond', created_at, assumeNotNull(delivered_at)), status = ${delivered} AND isNotNull(delivered_at)) AS p50_delivery_ms`,
   ];
 }
