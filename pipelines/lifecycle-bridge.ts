@@ -95,36 +95,20 @@ export type LifecycleStart =
  */
 export function lifecycleStarts(accepted: readonly SmsMessage[], options: Pick<BridgeDeps, 'batchMax' | 'validityMs' | 'webhook'>): LifecycleStart[] {
   const { batchMax, validityMs, webhook } = options;
+  const input = (m: SmsMessage): LifecycleInput & { webhook: WebhookSchedule } => ({
+    messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
+    chargedMicros: m.priceUserMicros, validityMs: m.validityPeriod === undefined ? validityMs : m.validityPeriod * 1000, webhooks: m.source !== 'legacy', webhook,
+  });
   // A scheduled message (DESIGN §4 Scheduling) waits on a timer of its own, in its own
   // smsScheduled workflow `sms-<id>` (its carrier events find it there, as a message without a
   // batch claim); the others are batched exactly as before.
-  const scheduled: LifecycleStart[] = [];
-  let messages = accepted;
-  if (accepted.some((m) => m.status === 'scheduled' && m.scheduledAt)) {
-    const now: SmsMessage[] = [];
-    messages = now;
-    for (const m of accepted) {
-      if (m.status !== 'scheduled' || !m.scheduledAt) {
-        now.push(m);
-        continue;
-      }
-      scheduled.push({
-        kind: 'scheduled', workflowId: WORKFLOW_IDS.lifecycle(m.id),
-        input: {
-          messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount, chargedMicros: m.priceUserMicros,
-          validityMs: m.validityPeriod === undefined ? validityMs : m.validityPeriod * 1000, webhooks: m.source !== 'legacy', webhook, scheduledAt: m.scheduledAt,
-        },
-      });
-    }
-  }
+  const isScheduled = (m: SmsMessage): m is SmsMessage & { scheduledAt: string } => m.status === 'scheduled' && !!m.scheduledAt;
+  const scheduled = accepted.filter(isScheduled).map((m): LifecycleStart => ({
+    kind: 'scheduled', workflowId: WORKFLOW_IDS.lifecycle(m.id), input: { ...input(m), scheduledAt: m.scheduledAt },
+  }));
+  const messages = scheduled.length === 0 ? accepted : accepted.filter((m) => !isScheduled(m));
   if (batchMax <= 1) {
-    return [...scheduled, ...messages.map((m): LifecycleStart => ({
-      kind: 'message', workflowId: WORKFLOW_IDS.lifecycle(m.id),
-      input: {
-        messageId: m.id, orgId: m.orgId, tokenId: m.tokenId, clientId: m.clientId, segments: m.messagesCount,
-        chargedMicros: m.priceUserMicros, validityMs: m.validityPeriod === undefined ? validityMs : m.validityPeriod * 1000, webhooks: m.source !== 'legacy', webhook,
-      },
-    }))];
+    return [...scheduled, ...messages.map((m): LifecycleStart => ({ kind: 'message', workflowId: WORKFLOW_IDS.lifecycle(m.id), input: input(m) }))];
   }
   const starts: LifecycleStart[] = scheduled;
   for (let i = 0; i < messages.length; i += batchMax) {
@@ -219,7 +203,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   // a per-message workflow was seen (2026-11-26, reliability at load 30) to continue without the
   // carrier signal that arrived meanwhile, though a replay of the same history applies it.
   const common = {
-    taskQueue: deps.taskQueue, workflowId: '', workflowTaskTimeout: LIFECYCLE_WORKFLOW_TASK_TIMEOUT,
+    taskQueue: deps.taskQueue, workflowTaskTimeout: LIFECYCLE_WORKFLOW_TASK_TIMEOUT,
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
   };
   const start = (s: LifecycleStart): Promise<unknown> => s.kind === 'message'
