@@ -66,9 +66,8 @@ function acceptedRows(msg: JsMsg): { rows: Uint8Array; sources: Map<string, numb
  */
 export function inboundRows(r: InboundRecord): { message: SmsMessage; transition: TransitionRecord } | null {
   if (r.orgId === undefined || r.projectId === undefined) return null;
-  const fields = { id: r.id, orgId: r.orgId, projectId: r.projectId, tokenId: r.tokenId, from: r.from, to: r.to, text: r.text, status: r.status, at: r.at, currency: r.currency ?? '' };
   return {
-    message: inboundMessage(fields),
+    message: inboundMessage({ ...r, orgId: r.orgId, projectId: r.projectId, currency: r.currency ?? '' }),
     transition: { messageId: r.id, seq: 1, status: r.status, code: 0, eventAt: r.at, orgId: r.orgId, projectId: r.projectId, tokenId: r.tokenId, clientId: null },
   };
 }

@@ -5,26 +5,12 @@
 // and GET /sms (direction_eq=inbound) answer them.
 import { createHash } from 'node:crypto';
 import { encodeText } from './encoding';
+import type { InboundRecord } from '../bus/payloads';
 import type { SmsMessage } from './message';
 import { checkPhoneNumber } from './phone';
 
-/** What the history needs of a routed inbound message (core/bus InboundRecord with its owner). */
-export interface InboundFields {
-  readonly id: string;
-  readonly orgId: string;
-  /** '' when the token has none. */
-  readonly projectId: string;
-  readonly tokenId: string;
-  /** The handset (E.164). */
-  readonly from: string;
-  /** Our number or sender id that received it. */
-  readonly to: string;
-  readonly text: string;
-  readonly status: 'inbound' | 'stop';
-  readonly at: string;
-  /** The organization's currency (the row's prices are 0 in it). */
-  readonly currency: string;
-}
+/** What the history needs of a routed inbound message: core/bus InboundRecord with its owner and currency. */
+export type InboundFields = Required<InboundRecord>;
 
 /**
  * The message id of an inbound message: a UUIDv7 whose time is when it arrived and whose other
