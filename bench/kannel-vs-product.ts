@@ -31,11 +31,11 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { startStack, freePort, type RunningStack } from '../test/support/global-setup';
-import { roleProcessName, roleProcessPids } from './support/cpu';
+import { ownCpuMs, roleProcessName, roleProcessPids } from './support/cpu';
 import { natsServerPid } from './support/nats-cost';
 import { temporalServerPid } from './support/temporal-cost';
 import { createTenantAt } from './support/tenant';
-import { percentile, writeResult } from './support/results';
+import { loadAverage, percentile, writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -78,18 +78,7 @@ const destination = (n: number): string => `+49151123456${String(n % 80).padStar
 const TEXT = 'Benchmark message, GSM-7 only, one segment.';
 
 // ---------------------------------------------------------------------------------------------
-// CPU of one process (its own threads only), from /proc/<pid>/stat.
-
-function ownCpuMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return Number.isFinite(ticks) ? ticks * 10 : undefined; // USER_HZ 100
-  } catch {
-    return undefined;
-  }
-}
+// CPU of one process (its own threads only): ownCpuMs of bench/support/cpu.ts.
 
 /** The processes whose CPU a phase reports, by name; `bench` is this process (load generator and DLR receiver). */
 type ProcessList = () => Record<string, number>;
@@ -511,7 +500,7 @@ async function main(): Promise<void> {
   const seenPids: number[] = [];
   const results: PhaseResult[] = [];
   try {
-    say(`systems ${SYSTEMS.join(', ')}; phases ${PHASES.join(', ')}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; DLR receiver ${base}`);
+    say(`systems ${SYSTEMS.join(', ')}; phases ${PHASES.join(', ')}; load ${loadAverage()}; DLR receiver ${base}`);
     for (const name of SYSTEMS) results.push(...(await runSystem(name, base, seenPids)));
   } finally {
     stopping = true;

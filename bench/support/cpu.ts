@@ -40,10 +40,12 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   return roleProcessPids(pid).reduce((sum, child) => sum + (ownCpuMs(child) ?? 0), own);
 }
 
-function ownCpuMs(pid: number): number | undefined {
+/** CPU milliseconds used so far by `pid` alone (its own threads, not its children). */
+export function ownCpuMs(pid: number): number | undefined {
   try {
-    // Fields after the command name `(…)`: state is field 3, utime 14, stime 15.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // Fields after the command name `(…)` (the last `) `: a name may hold one): state is field 3, utime 14, stime 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]);
     return Number.isFinite(ticks) ? (ticks * 1000) / TICKS_PER_SECOND : undefined;
   } catch {
