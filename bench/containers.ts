@@ -7,10 +7,10 @@
 //    embedded stack: /health 200), median of --runs, the container removed after each run.
 // Figures printed and written to bench/results/containers.json.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
-import { writeResult } from './support/results';
+import { loadAverage, writeResult } from './support/results';
 import { sleep } from '../infra/supervisor';
 import { freePort } from '../test/support/global-setup';
 
@@ -64,7 +64,7 @@ async function startSeconds(key: string, run: number): Promise<number> {
 async function main(): Promise<void> {
   const runs = Number(values.runs);
   const at = new Date().toISOString();
-  const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+  const load = loadAverage();
   const build: Record<string, number> = {};
   if (!values['skip-build']) {
     if (values.base) {
