@@ -60,6 +60,12 @@ export function field(req: Request, name: string): string {
   return typeof value === 'string' ? value.trim() : '';
 }
 
+/** A query parameter as a string ('' when absent or repeated). */
+export function queryParam(req: Request, name: string): string {
+  const value = req.query[name];
+  return typeof value === 'string' ? value : '';
+}
+
 /** The token of the path, when it belongs to the signed-in organization; otherwise a 404. */
 export async function ownToken(routes: ConsoleRoutes, ctx: Signed, id: string): Promise<Token> {
   const token = await routes.services.accounts.getToken(id).catch(() => null);

@@ -12,7 +12,7 @@ import { NATIVE_ATTRIBUTES, NATIVE_EVENT_ATTRIBUTES, OPERATOR_TYPES } from '../.
 import type { AttributeType } from '../../../../core/ingest/types';
 import type { SearchResult } from '../../../../stores/audience-search';
 import { InFlight } from '../../rate-limit';
-import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
+import { ConsoleError, field, queryParam, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { csrfField, html, notice, projectOptions, table } from '../html';
 
 export const FILTER_MAX_CHARS = 20_000;
@@ -142,9 +142,9 @@ export function audienceBuilderRoutes(routes: ConsoleRoutes): void {
 
   router.get('/audience', signed(routes, async (req, res, ctx) => {
     audienceOf(routes);
-    const projectId = typeof req.query['project'] === 'string' ? req.query['project'] : '';
+    const projectId = queryParam(req, 'project');
     const project = projectId ? await ownProject(routes, ctx, projectId) : undefined;
-    const slug = typeof req.query['segment'] === 'string' ? req.query['segment'] : '';
+    const slug = queryParam(req, 'segment');
     if (!slug || !project) {
       await builderPage(routes, res, ctx, project ? { project } : {});
       return;

@@ -1,6 +1,6 @@
 // Dead letters: DLRs of this organization's tokens whose webhook retry window closed, and
 // their re-drive on a fresh retry schedule (the admin CLI's `dlr redrive`).
-import { ConsoleError, field, send, signed, type ConsoleRoutes } from '../handler';
+import { ConsoleError, field, queryParam, send, signed, type ConsoleRoutes } from '../handler';
 import { html, notice, postButton, table } from '../html';
 
 export function deadLetterRoutes(routes: ConsoleRoutes): void {
@@ -9,7 +9,7 @@ export function deadLetterRoutes(routes: ConsoleRoutes): void {
 
   router.get('/dead-letters', signed(routes, async (req, res, ctx) => {
     const dead = await ofOrg(ctx.org.id);
-    const redriven = typeof req.query['redriven'] === 'string' ? req.query['redriven'] : '';
+    const redriven = queryParam(req, 'redriven');
     send(res, ctx, 'Dead letters', html`${redriven ? notice('ok', `${redriven} DLR(s) re-driven: they are delivered again on a fresh retry schedule.`) : ''}
 ${table(['Message', 'DLR', 'Status', 'Token', 'Failed', 'Reason', ''], dead.map((d) => html`<tr><td><a href="${ctx.base}/messages/${d.messageId}"><code>${d.messageId}</code></a></td>
 <td class="num">#${d.seq}</td><td>${d.payload.status}</td><td><a href="${ctx.base}/tokens/${d.tokenId}">${d.tokenId}</a></td><td>${d.failedAt}</td><td>${d.reason}</td>

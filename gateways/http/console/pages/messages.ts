@@ -12,7 +12,7 @@ import { isId } from '../../../../core/ids';
 import { fromMicros } from '../../../../core/money';
 import { FINAL_STATUSES, type MessageStatus, type SmsMessage } from '../../../../core/sms/message';
 import type { SmsStatsRow } from '../../../../core/sms/stats';
-import { ConsoleError, send, signed, type ConsoleRoutes, type Signed } from '../handler';
+import { ConsoleError, queryParam, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { html, notice, scrollBox, table, time, type Html } from '../html';
 
 const PAGE_SIZE = 50;
@@ -116,7 +116,7 @@ export function messageRoutes(routes: ConsoleRoutes): void {
   const { router, deps, services } = routes;
   const history = deps.services.messageHistory;
   const directed = SMS_FIELDS.some((f) => f.name === 'direction');
-  const query = (req: Request, name: string): string => (typeof req.query[name] === 'string' ? (req.query[name] as string).slice(0, 4000) : '');
+  const query = (req: Request, name: string): string => queryParam(req, name).slice(0, 4000);
 
   router.get('/messages', signed(routes, async (req, res, ctx) => {
     // The controls' form: its values become the filter, in the URL (one shareable form: ?filter=…).

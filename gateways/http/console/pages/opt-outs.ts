@@ -3,7 +3,7 @@
 // number checked as a send's `to` (core/sms/phone.ts).
 import type { OptOutEntry, OptOutList } from '../../../../core/sms/opt-out';
 import { checkPhoneNumber } from '../../../../core/sms/phone';
-import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
+import { ConsoleError, field, queryParam, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { csrfField, html, notice, postButton, projectOptions, table, time } from '../html';
 import { ownProject } from './audience-builder';
 
@@ -50,7 +50,7 @@ ${table(['Number', 'Since', 'Source', ''], entries.map((e) => html`<tr data-numb
   };
 
   router.get('/opt-outs', signed(routes, async (req, res, ctx) => {
-    const query = (name: string): string => (typeof req.query[name] === 'string' ? String(req.query[name]).trim() : '');
+    const query = (name: string): string => queryParam(req, name).trim();
     const projectId = query('project') || (await routes.services.accounts.listProjects(ctx.org.id))[0]?.id;
     if (!projectId) { send(res, ctx, 'Opt-outs', html`<p class="empty">No project yet.</p>`); return; }
     const start = Math.max(0, Math.min(SEARCH_SCAN, Number.parseInt(query('start'), 10) || 0));

@@ -5,7 +5,7 @@
 import { compile, parseUrl, SMS_FIELDS } from '../../../../core/filters/grammar-a';
 import { isId } from '../../../../core/ids';
 import { fromMicros } from '../../../../core/money';
-import { ConsoleError, send, signed, type ConsoleRoutes } from '../handler';
+import { ConsoleError, queryParam, send, signed, type ConsoleRoutes } from '../handler';
 import { html, notice, postButton, table, time } from '../html';
 
 const PAGE = 50;
@@ -17,7 +17,7 @@ export function scheduledRoutes(routes: ConsoleRoutes): void {
     const start = Math.max(0, Math.min(1_000_000, Number(req.query['start']) || 0));
     const query = parseUrl(new URLSearchParams({ status_eq: 'scheduled', _sort: 'scheduledAt', _start: String(start), _limit: String(PAGE + 1) }));
     const rows = await deps.services.messageHistory.list({ orgId: ctx.org.id, projectId: null }, compile(query, SMS_FIELDS));
-    const canceled = typeof req.query['canceled'] === 'string' ? req.query['canceled'] : '';
+    const canceled = queryParam(req, 'canceled');
     const cancelable = deps.services.scheduledCancel !== undefined;
     const next = rows.length > PAGE ? html`<p><a href="${ctx.base}/scheduled?start=${start + PAGE}">Next ${PAGE}</a></p>` : '';
     send(res, ctx, 'Scheduled messages', html`${canceled ? notice('ok', html`Message <code>${canceled}</code> canceled; its charge is refunded.`) : ''}

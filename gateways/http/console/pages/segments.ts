@@ -3,7 +3,7 @@
 // segment store of the audience API, checked by the same saveSegment as POST /segments.
 import { AppError } from '../../../../core/errors';
 import { saveSegment } from '../../../../core/filters/grammar-b';
-import { ConsoleError, field, send, signed, type ConsoleRoutes, type Signed } from '../handler';
+import { ConsoleError, field, queryParam, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { html, notice, postButton, table, time } from '../html';
 import { builderPage, FILTER_MAX_CHARS, filterObject, ownProject } from './audience-builder';
 
@@ -20,9 +20,9 @@ export function segmentRoutes(routes: ConsoleRoutes): void {
 
   router.get('/segments', signed(routes, async (req, res, ctx: Signed) => {
     const segments = segmentsOf(routes);
-    const only = typeof req.query['project'] === 'string' ? req.query['project'] : '';
+    const only = queryParam(req, 'project');
     const projects = only ? [await ownProject(routes, ctx, only)] : await routes.services.accounts.listProjects(ctx.org.id);
-    const saved = typeof req.query['saved'] === 'string' ? req.query['saved'] : '';
+    const saved = queryParam(req, 'saved');
     const sections = await Promise.all(projects.map(async (p) => {
       const list = await segments.list(p.id);
       return html`<section class="card segments" data-project="${p.id}"><h2>${p.name}</h2><p><a href="${ctx.base}/audience?project=${p.id}">New segment in the audience builder</a></p>
