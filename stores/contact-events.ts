@@ -8,9 +8,7 @@ export interface ContactEvent {
   readonly eventId: string;
   readonly eventType: string;
   readonly datasourceId: string;
-  readonly userId: string;
   readonly eventDate: string;
-  readonly receivedAt: string;
   readonly parameters: Readonly<Record<string, unknown>>;
 }
 
@@ -18,9 +16,7 @@ interface EventRow {
   event_id: string;
   event_type: string;
   datasource_id: string;
-  user_id: string;
   event_date: string;
-  received_at: string;
   params_string: Record<string, string>;
   params_number: Record<string, number>;
   params_bool: Record<string, boolean>;
@@ -46,15 +42,15 @@ export class ContactEvents {
   async recent(projectId: string, audienceId: string, limit: number): Promise<ContactEvent[]> {
     const client = this.ch.readLane?.() ?? this.ch.client;
     const result = await client.query({
-      query: `SELECT event_id, event_type, datasource_id, user_id, event_date, received_at, params_string, params_number, params_bool, params_date, params_array, params_json
+      query: `SELECT event_id, event_type, datasource_id, event_date, params_string, params_number, params_bool, params_date, params_array, params_json
         FROM ${this.ch.table('events')} FINAL WHERE project_id = {project:String} AND audience_id = {audience:String}
         ORDER BY event_date DESC, event_id LIMIT {limit:UInt32}`,
       query_params: { project: projectId, audience: audienceId, limit: Math.max(0, Math.min(MAX_EVENTS, Math.trunc(limit))) },
       format: 'JSONEachRow',
     });
     return (await result.json<EventRow>()).map((r) => ({
-      eventId: r.event_id, eventType: r.event_type, datasourceId: r.datasource_id, userId: r.user_id,
-      eventDate: fromClickHouseTime(r.event_date), receivedAt: fromClickHouseTime(r.received_at),
+      eventId: r.event_id, eventType: r.event_type, datasourceId: r.datasource_id,
+      eventDate: fromClickHouseTime(r.event_date),
       parameters: {
         ...r.params_string, ...r.params_number, ...r.params_bool, ...r.params_array,
         ...Object.fromEntries(Object.entries(r.params_date).map(([k, v]) => [k, fromClickHouseTime(v)])),
