@@ -4,8 +4,6 @@
 // the real stack, and submit_sm schedule_delivery_time + cancel_sm over an SMPP gateway.
 import { randomInt, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import type { PduOptions } from 'smpp';
 import type { LifecycleActivities } from '../../activities/lifecycle';
 import { UPDATE_IDS, WORKFLOW_IDS } from '../../core/bus/temporal';
@@ -24,6 +22,7 @@ import { createLogger } from '../../infra/logger';
 import type { WebhookSchedule } from '../../workflows/presets';
 import { cancelScheduledUpdate, carrierEventSignal, smsScheduled } from '../../workflows/sms-lifecycle';
 import { eventually } from '../support/eventually';
+import { mockedWorker } from '../support/mocked-worker';
 import { api, stack } from '../support/stack';
 import { issueSmpp, TestSmppClient } from '../support/smpp-client';
 import { accountsMirrored, balanceMicros, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
@@ -32,16 +31,12 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
 
 describe('DESIGN §4 Scheduling: smsScheduled with mocked activities', () => {
-  const taskQueue = `scheduled-${randomUUID()}`;
   const transitions: Transition[] = [];
   const released = new Map<string, number>();
   const dispatched: string[] = [];
   const refunds: string[] = [];
   const delivered: DlrDelivery[] = [];
   const optedOut = new Set<string>();
-  let env: TestWorkflowEnvironment;
-  let worker: Worker;
-  let running: Promise<void>;
   const activities: Pick<LifecycleActivities, 'dispatch' | 'settle' | 'refund' | 'releaseScheduled' | 'deliverDlrOnce' | 'deliverDlr' | 'deadLetter'> = {
     releaseScheduled: async (id) => { released.set(id, Date.now()); return optedOut.has(id) ? 'opted-out' : 'send'; },
     dispatch: async (id) => { dispatched.push(id); },
@@ -51,20 +46,10 @@ describe('DESIGN §4 Scheduling: smsScheduled with mocked activities', () => {
     deliverDlr: async (d) => { delivered.push(d); },
     deadLetter: async () => undefined,
   };
-  beforeAll(async () => {
-    const info = stack();
-    env = await TestWorkflowEnvironment.createFromExistingServer({ address: info.temporalAddress, namespace: info.namespace });
-    worker = await Worker.create({ connection: env.nativeConnection, namespace: info.namespace, taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
-    running = worker.run();
-  }, 60_000);
-  afterAll(async () => {
-    worker.shutdown();
-    await running;
-    await env.teardown();
-  });
+  const worker = mockedWorker('scheduled', activities);
 
-  const start = (id: string, scheduledAt: Date) => env.client.workflow.start(smsScheduled, {
-    taskQueue, workflowId: WORKFLOW_IDS.lifecycle(id),
+  const start = (id: string, scheduledAt: Date) => worker.env.client.workflow.start(smsScheduled, {
+    taskQueue: worker.taskQueue, workflowId: WORKFLOW_IDS.lifecycle(id),
     args: [{ messageId: id, orgId: 'org-1', tokenId: 'token-1', clientId: 'c-1', segments: 1, chargedMicros: 75_000, validityMs: 60_000, webhooks: true, webhook: SCHEDULE, scheduledAt: scheduledAt.toISOString() }],
   });
   const statusesOf = (id: string): string[] => transitions.filter((t) => t.messageId === id).map((t) => `${t.status}:${t.code}`);

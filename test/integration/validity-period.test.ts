@@ -3,8 +3,6 @@
 // batch's), then end to end on the stack (MESSAGE_VALIDITY_SECONDS=15, test/support/global-setup.ts).
 import { randomInt, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import type { BatchLifecycleActivities } from '../../activities/lifecycle-batch';
 import type { PduOptions } from 'smpp';
 import { QUERIES, WORKFLOW_IDS } from '../../core/bus/temporal';
@@ -17,6 +15,7 @@ import type { WebhookSchedule } from '../../workflows/presets';
 import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import { eventually } from '../support/eventually';
+import { mockedWorker } from '../support/mocked-worker';
 import { api, stack } from '../support/stack';
 import { issueSmpp, startGatewayHarness, TestSmppClient, type GatewayHarness } from '../support/smpp-client';
 import { accountsMirrored, createTenant, V1, type Tenant } from '../support/tenants';
@@ -24,11 +23,7 @@ import { accountsMirrored, createTenant, V1, type Tenant } from '../support/tena
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
 
 describe('DESIGN §4 Scheduling: smsBatchLifecycle with per-member validity periods (mocked activities)', () => {
-  const taskQueue = `validity-${randomUUID()}`;
   const transitions: Transition[] = [];
-  let env: TestWorkflowEnvironment;
-  let worker: Worker;
-  let running: Promise<void>;
   const activities: Pick<BatchLifecycleActivities, 'dispatchBatch' | 'settleBatch'> = {
     dispatchBatch: async (_owner, ids) => ids,
     settleBatch: async (_key, items) => {
@@ -36,21 +31,11 @@ describe('DESIGN §4 Scheduling: smsBatchLifecycle with per-member validity peri
       return { delivered: items.map((i) => i.deliverNow.length), unattempted: [] };
     },
   };
-  beforeAll(async () => {
-    const info = stack();
-    env = await TestWorkflowEnvironment.createFromExistingServer({ address: info.temporalAddress, namespace: info.namespace });
-    worker = await Worker.create({ connection: env.nativeConnection, namespace: info.namespace, taskQueue, workflowsPath: require.resolve('../../workflows'), activities });
-    running = worker.run();
-  }, 60_000);
-  afterAll(async () => {
-    worker.shutdown();
-    await running;
-    await env.teardown();
-  });
+  const worker = mockedWorker('validity', activities);
 
   const member = (overrides: Partial<BatchMember> = {}): BatchMember => ({ id: randomUUID(), orgId: 'org-1', tokenId: 'token-1', clientId: null, segments: 1, chargedMicros: 75_000, webhooks: false, ...overrides });
   const start = (members: BatchMember[], overrides: Partial<BatchInput> = {}) =>
-    env.client.workflow.start(smsBatchLifecycle, { taskQueue, workflowId: WORKFLOW_IDS.batch(members[0]?.id ?? '', 'validity'), args: [{ members, validityMs: 60_000, webhook: SCHEDULE, ...overrides }] });
+    worker.env.client.workflow.start(smsBatchLifecycle, { taskQueue: worker.taskQueue, workflowId: WORKFLOW_IDS.batch(members[0]?.id ?? '', 'validity'), args: [{ members, validityMs: 60_000, webhook: SCHEDULE, ...overrides }] });
   const submitted = (messageId: string): CarrierEvent => ({ messageId, segment: 0, segments: 1, carrier: 'sim', carrierMessageId: 'c-1', at: new Date().toISOString(), kind: 'submitted' }) as CarrierEvent;
   const delivered = (messageId: string): CarrierEvent => ({ ...submitted(messageId), kind: 'receipt', state: 'DELIVRD', err: 0 }) as CarrierEvent;
   const statusesOf = (messageId: string): string[] => transitions.filter((t) => t.messageId === messageId).map((t) => `${t.status}:${t.code}`);
@@ -88,7 +73,7 @@ describe('DESIGN §4 Scheduling: smsBatchLifecycle with per-member validity peri
     await handle.signal(batchEventsSignal, [submitted(short.id), submitted(usual.id)]);
     await eventually(async () => expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId), { what: 'the batch to continue as new' });
     await eventually(expiredOf(short.id), { what: 'the short member expired in the continued run' });
-    const continued = env.client.workflow.getHandle(handle.workflowId);
+    const continued = worker.env.client.workflow.getHandle(handle.workflowId);
     expect((await continued.query(batchStatusQuery)).find((s) => s.id === usual.id)).toMatchObject({ status: 'sent' });
     await continued.signal(batchEventsSignal, [delivered(usual.id)]);
     expect(await continued.result()).toMatchObject({ statuses: { delivered: 1 } });
