@@ -37,6 +37,8 @@ export interface ChargeSettler {
 export interface HoldLedger {
   /** Makes the named holds of `orgId` final (a hold already settled or refunded is skipped). */
   settleAll(orgId: string, holdIds: readonly string[]): Promise<void>;
+  /** The hold as the balance holds it now (a fresh read), or null when it is settled or refunded. */
+  openHold(orgId: string, holdId: string): Promise<ChargeHold | null>;
   /** Refunds the hold if it is still open and was taken before `heldBefore`: the hold taken, or null. */
   refundHold(orgId: string, holdId: string, heldBefore: number): Promise<ChargeHold | null>;
 }
@@ -156,6 +158,14 @@ export async function settleNamed(ledger: HoldLedger, headers: ReadonlyArray<str
  * Refunds every hold taken before `heldBefore` in the given balances (organization id → the
  * balance's stored value; of `orgIds` only, when given) and cancels the messages each names;
  * the holds refunded. A hold the ledger no longer has open (settled meanwhile) is left alone.
+ *
+ * The messages are canceled before the hold is refunded: a clientId retry reads a message's
+ * state, then its hold, and takes "queued, no hold open" for "on the stream" (core/sms/
+ * acceptance.ts). Refunding first left a moment in which a stale hold was gone while its
+ * messages were still queued, and a retry in that moment was answered 201 for messages that
+ * were then canceled (npm run reliability, 2026-11-26). A hold still open this far behind the
+ * handled stream cannot be settled any more, so canceling first is safe; a settler stopped in
+ * between refunds the hold on its next sweep (its messages are canceled already).
  */
 export async function refundStale(ports: SettlerPorts, balances: ReadonlyArray<readonly [string, Uint8Array]>, heldBefore: number, orgIds?: readonly string[]): Promise<number> {
   const { ledger, states, clientIds, log } = ports;
@@ -166,11 +176,16 @@ export async function refundStale(ports: SettlerPorts, balances: ReadonlyArray<r
     const holds = decode('balance', value).holds ?? {};
     for (const [holdId, hold] of Object.entries(holds)) {
       if (hold.at >= heldBefore) continue;
+      const open = await ledger.openHold(orgId, holdId);
+      if (!open || open.at >= heldBefore) continue;
+      const canceled = await cancelStates(states, clientIds, open);
       const taken = await ledger.refundHold(orgId, holdId, heldBefore);
-      if (!taken) continue;
+      if (!taken) {
+        log.error({ orgId, holdId, canceled }, 'charge settler: a stale hold was settled while its messages were being canceled; reconcile these messages by hand');
+        continue;
+      }
       refunded += 1;
       chargeHoldsRefunded.inc();
-      const canceled = await cancelStates(states, clientIds, taken);
       log.warn({ orgId, holdId, micros: taken.micros, heldAt: new Date(taken.at).toISOString(), canceled }, 'charge settler: refunded a charge whose messages never reached the stream (the process taking it stopped in between)');
     }
   }

@@ -80,12 +80,21 @@ export class BalanceLedger implements BalanceReader, Funds {
   }
 
   async isHeld(orgId: string, messageId: string): Promise<boolean> {
-    const entry = await this.cas.get(orgId);
-    if (!entry || entry.value.length === 0) return false;
-    const holds = decode('balance', entry.value).holds;
+    const holds = await this.holds(orgId);
     if (!holds) return false;
     if (holds[messageId]) return true;
     return Object.values(holds).some((h) => h.ids?.includes(messageId) ?? false);
+  }
+
+  async openHold(orgId: string, holdId: string): Promise<ChargeHold | null> {
+    return (await this.holds(orgId))?.[holdId] ?? null;
+  }
+
+  /** The open holds as stored now (a fresh read, never this process's last write). */
+  private async holds(orgId: string): Promise<Balance['holds']> {
+    const entry = await this.cas.get(orgId);
+    if (!entry || entry.value.length === 0) return undefined;
+    return decode('balance', entry.value).holds;
   }
 
   /** Settles several holds in one write (the charge settler, from the stream's headers). */

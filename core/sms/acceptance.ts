@@ -392,14 +392,20 @@ export class SmsAcceptance {
   private async original(id: string, clientId: string): Promise<SmsMessage | null> {
     const deadline = Date.now() + REPLAY_WAIT_MS;
     for (;;) {
-      const message = await this.deps.states.get(id);
+      let message = await this.deps.states.get(id);
+      // A queued message whose charge is still held has not reached the stream (yet, or ever:
+      // the charge settler cancels it and frees its clientId if its request died). Its hold gone
+      // means settled (the stream has it) or refunded; the settler cancels the messages before
+      // it refunds, so the state read again after the hold tells which.
+      if (message && (message.status === 'queued' || message.status === 'scheduled')) {
+        if (await this.deps.funds.isHeld(message.orgId, id)) message = null;
+        else message = await this.deps.states.get(id);
+      }
       // Canceled and refunded by the charge settler: its request died before the stream had it.
       // The settler frees the claim next; until then it is this retry's to take over (a replay
       // would answer 201 for a message that is never sent).
       if (message && refundedUnsent(message)) return null;
-      // A queued message whose charge is still held has not reached the stream (yet, or ever:
-      // the charge settler cancels it and frees its clientId if its request died).
-      if (message && !((message.status === 'queued' || message.status === 'scheduled') && (await this.deps.funds.isHeld(message.orgId, id)))) return message;
+      if (message) return message;
       const age = Date.now() - idTime(id);
       if (age >= CLAIM_TAKEOVER_MS) return null;
       if (Date.now() > deadline) {

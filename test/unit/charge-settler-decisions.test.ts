@@ -22,7 +22,13 @@ class FakeLedger implements HoldLedger {
     for (const id of holdIds) this.open.get(orgId)?.delete(id);
     return Promise.resolve();
   }
+  openHold(orgId: string, holdId: string): Promise<ChargeHold | null> {
+    return Promise.resolve(this.open.get(orgId)?.get(holdId) ?? null);
+  }
+  /** Set by a test: runs as a refund is applied (what the rest of the world sees at that moment). */
+  onRefund: (() => void) | undefined;
   refundHold(orgId: string, holdId: string, heldBefore: number): Promise<ChargeHold | null> {
+    this.onRefund?.();
     const hold = this.open.get(orgId)?.get(holdId);
     if (!hold || hold.at >= heldBefore) return Promise.resolve(null);
     this.open.get(orgId)?.delete(holdId);
@@ -133,6 +139,27 @@ describe('charge settler: the refund sweep (refundStale)', () => {
     await ledger.settleAll('org-a', ['h']);
     expect(await refundStale(ports, balances, NOW - WINDOW)).toBe(0);
     expect(states.byId.get('m1')?.message.status).toBe('queued');
+  });
+
+  test('the messages are canceled before their hold is refunded: no moment shows a stale hold gone while its messages are still queued (a clientId retry would replay them)', async () => {
+    const { ports, ledger, states, balances } = setup({ 'org-a': { h: { micros: 1, at: 0, ids: ['m1', 'm2'] } } });
+    states.put(makeMessage({ id: 'm1', orgId: 'org-a', status: 'queued', clientId: 'c1' }));
+    states.put(makeMessage({ id: 'm2', orgId: 'org-a', status: 'scheduled', clientId: 'c2' }));
+    const atRefund: string[] = [];
+    ledger.onRefund = () => { for (const id of ['m1', 'm2']) atRefund.push(states.byId.get(id)?.message.status ?? 'none'); };
+    expect(await refundStale(ports, balances, NOW - WINDOW)).toBe(1);
+    expect(atRefund).toEqual(['canceled', 'canceled']);
+    expect(ledger.open.get('org-a')?.has('h')).toBe(false);
+  });
+
+  test('a hold the balance no longer has open (the snapshot was older) cancels nothing and refunds nothing', async () => {
+    const { ports, ledger, states, clientIds, balances } = setup({ 'org-a': { h: { micros: 1, at: 0, ids: ['m1'] } } });
+    states.put(makeMessage({ id: 'm1', orgId: 'org-a', status: 'queued', clientId: 'c1' }));
+    ledger.open.get('org-a')?.delete('h');
+    ledger.onRefund = () => { throw new Error('refunded a hold that is not open'); };
+    expect(await refundStale(ports, balances, NOW - WINDOW)).toBe(0);
+    expect(states.byId.get('m1')?.message.status).toBe('queued');
+    expect(clientIds.released).toEqual([]);
   });
 
   test('with organization ids, only their balances are swept', async () => {
