@@ -2,7 +2,7 @@
 // a whole batch to the carrier connector, one records and delivers a whole batch of transitions.
 // The work inside each is concurrent across messages and in order within a message.
 import { Context } from '@temporalio/activity';
-import { KV_KEYS, SUBJECTS } from '../core/bus/names';
+import { SUBJECTS } from '../core/bus/names';
 import type { StatusPayload, TransitionRecord } from '../core/bus/payloads';
 import type { CarrierSubmit } from '../core/carrier/types';
 import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
@@ -68,7 +68,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 export function createBatchLifecycleActivities(deps: LifecycleDeps): BatchLifecycleActivities {
-  const { readAndKeep, writeState, attemptOnce } = createLifecycleIo(deps);
+  const { readAndKeep, writeState, attemptOnce, refund } = createLifecycleIo(deps);
 
   const handOver = async (owner: LifecycleOwner, messageId: string): Promise<boolean> => {
     const holder = await deps.owners.claim(messageId, owner);
@@ -91,12 +91,6 @@ export function createBatchLifecycleActivities(deps: LifecycleDeps): BatchLifecy
     };
     await deps.bus.publish(SUBJECTS.carrierSubmit, submit, `submit-${m.id}`);
     return true;
-  };
-
-  const refund = async (messageId: string, orgId: string, micros: number): Promise<void> => {
-    if (!(await deps.once.claim(KV_KEYS.refund(messageId), String(micros)))) return;
-    deps.log.info({ messageId, orgId, micros }, 'refunding a message that never reached a carrier');
-    await deps.funds.credit(orgId, micros);
   };
 
   const record = async (key: string, items: readonly BatchSettleItem[], states: readonly SmsMessage[]): Promise<void> => {

@@ -1,10 +1,12 @@
 // The I/O the lifecycle activities share: a message's KV state written forward only, and one
 // signed webhook attempt of a DLR (its record returned, not yet published).
 import { ApplicationFailure } from '@temporalio/common';
+import { KV_KEYS } from '../core/bus/names';
 import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
 import type { VersionedMessage } from '../core/sms/lifecycle-ports';
 import { isFinal, progressRank } from '../core/sms/lifecycle-rules';
 import type { SmsMessage } from '../core/sms/message';
+import { refundOnce } from '../core/sms/refund';
 import { webhookHeaders } from '../core/sms/webhook-signature';
 import type { LifecycleDeps } from './lifecycle-deps';
 
@@ -26,6 +28,8 @@ export interface LifecycleIo {
   writeState(transitions: readonly Transition[]): Promise<SmsMessage>;
   /** One webhook attempt; its record says how it went (outcome `failed` with the error). */
   attemptOnce(delivery: DlrDelivery, number: number): Promise<DlrAttempt>;
+  /** Refunds a message's charge exactly once, however often this runs (core/sms/refund.ts). */
+  refund(messageId: string, orgId: string, micros: number): Promise<void>;
 }
 
 export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
@@ -107,5 +111,11 @@ export function createLifecycleIo(deps: LifecycleDeps): LifecycleIo {
     return { ...base, outcome: error ? 'failed' : 'delivered', responseStatus, latencyMs, error, url: webhook.url, at: new Date().toISOString() };
   };
 
-  return { readState, readAndKeep, writeState, attemptOnce };
+  const refund = async (messageId: string, orgId: string, micros: number): Promise<void> => {
+    if (await refundOnce(deps.funds, deps.once, orgId, KV_KEYS.refund(messageId), micros)) {
+      deps.log.info({ messageId, orgId, micros }, 'refunded a message that never reached a carrier');
+    }
+  };
+
+  return { readState, readAndKeep, writeState, attemptOnce, refund };
 }

@@ -3,7 +3,7 @@
 // compare-and-set, the records for ClickHouse and the SMPP gateway); DLRs go to the token's
 // webhook, signed, each attempt recorded.
 import { Context } from '@temporalio/activity';
-import { KV_KEYS, SUBJECTS } from '../core/bus/names';
+import { SUBJECTS } from '../core/bus/names';
 import type { StatusPayload } from '../core/bus/payloads';
 import type { CarrierSubmit } from '../core/carrier/types';
 import type { DlrDelivery, Transition } from '../core/sms/dlr';
@@ -37,7 +37,7 @@ export interface LifecycleActivities {
 }
 
 export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivities {
-  const { readState, writeState, attemptOnce } = createLifecycleIo(deps);
+  const { readState, writeState, attemptOnce, refund } = createLifecycleIo(deps);
 
   /** One attempt, recorded on the bus; throws when it failed. */
   const attempt = async (delivery: DlrDelivery, number: number): Promise<void> => {
@@ -99,12 +99,6 @@ export function createLifecycleActivities(deps: LifecycleDeps): LifecycleActivit
       }
     },
 
-    async refund(messageId, orgId, micros) {
-      // The marker makes a retried refund a no-op; a crash between marker and credit loses a
-      // refund in the customer's disfavour, which is logged for reconciliation.
-      if (!(await deps.once.claim(KV_KEYS.refund(messageId), String(micros)))) return;
-      deps.log.info({ messageId, orgId, micros }, 'refunding a message that never reached a carrier');
-      await deps.funds.credit(orgId, micros);
-    },
+    refund,
   };
 }

@@ -72,6 +72,19 @@ export class BalanceLedger implements BalanceReader, Funds {
     await this.enqueue(orgId, { kind: 'credit', micros: Math.max(0, micros), holdId });
   }
 
+  /**
+   * Credits `micros` under `key` unless the balance already holds a refund under it: true when
+   * credited now. The key stays in the balance until forgetRefund (core/sms/refund.ts).
+   */
+  async refundOnce(orgId: string, key: string, micros: number): Promise<boolean> {
+    return (await this.enqueue(orgId, { kind: 'refund', key, refund: { micros, at: Date.now() } })) as boolean;
+  }
+
+  /** Drops a refund's key once its done-marker is written; rides with the next change of the balance. */
+  async forgetRefund(orgId: string, key: string): Promise<void> {
+    await this.enqueue(orgId, { kind: 'forget-refund', key }, SETTLE_DELAY_MS);
+  }
+
   /** The held charge is final; written with the next change of the balance (not awaited). */
   settle(orgId: string, holdId: string): void {
     this.enqueue(orgId, { kind: 'settle', holdId }, SETTLE_DELAY_MS).catch(() => {
@@ -154,12 +167,13 @@ export class BalanceLedger implements BalanceReader, Funds {
       const exists = known !== undefined || (entry !== null && entry.value.length > 0);
       const setOp = batch.find((p) => p.op.kind === 'set');
       if (!exists && !setOp) {
-        if (batch.some((p) => p.op.kind === 'credit' && p.op.micros > 0)) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
+        if (batch.some((p) => (p.op.kind === 'credit' && p.op.micros > 0) || p.op.kind === 'refund')) throw new BalanceNotFoundError(`organization ${orgId} has no balance`);
         return batch.map((p) => (p.op.kind === 'charge' ? false : p.op.kind === 'refund-hold' ? null : undefined));
       }
       const stored = known?.value ?? HeldBalance.from(exists && entry ? decode('balance', entry.value) : { currency: (setOp?.op as { balance: Balance }).balance.currency, availableMicros: 0 });
       const revision = known?.revision ?? entry?.revision ?? 0;
       const { next, outcomes, changed } = stored.apply(batch.map((p) => p.op));
+      // A refund found credited (false) is such an outcome too: decided on a fresh read.
       if (known && (!changed || outcomes.some((o) => o === false || o === null))) {
         this.known.forget(orgId);
         continue;

@@ -73,6 +73,10 @@ export class KvOnceKeys implements OnceKeys {
       throw err;
     }
   }
+
+  async has(key: string): Promise<boolean> {
+    return (await this.cas.get(key)) !== null;
+  }
 }
 
 const utf8 = new TextDecoder();

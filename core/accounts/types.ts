@@ -83,6 +83,18 @@ export interface Balance {
    * by the charge settler when they never got there (a process killed in between; docs/acceptance.md).
    */
   readonly holds?: Readonly<Record<string, ChargeHold>>;
+  /**
+   * Refunds credited whose done-marker is not written yet, by refund key: a retried refund finds
+   * its key here and credits nothing again (core/sms/refund.ts). An entry lives from the credit
+   * to the marker, milliseconds; one whose refund stopped in between waits for its retry.
+   */
+  readonly refunds?: Readonly<Record<string, PendingRefund>>;
+}
+
+export interface PendingRefund {
+  readonly micros: number;
+  /** When it was credited (ms since the epoch). */
+  readonly at: number;
 }
 
 export interface ChargeHold {

@@ -172,7 +172,8 @@ export const BUS_SCHEMAS: Readonly<Record<keyof BusPayloads, object>> = {
   balance: object({
     currency: str, availableMicros: int,
     holds: { type: 'object', additionalProperties: object({ micros: int, at: int, ids: { type: 'array', items: str } }, ['ids']) },
-  }, ['holds']),
+    refunds: { type: 'object', additionalProperties: object({ micros: int, at: int }) },
+  }, ['holds', 'refunds']),
   ingest: INGEST_MESSAGE_SCHEMA,
   deadDlr: object({ tokenId: str, messageId: str, seq: int, payload: dlrPayload, reason: str, failedAt: str }),
 };

@@ -36,6 +36,8 @@ export interface DeadLetters {
 /** Keys that can be claimed once: the first claim wins, later ones get false (idempotent side effects). */
 export interface OnceKeys {
   claim(key: string, value: string): Promise<boolean>;
+  /** Whether the key has been claimed. */
+  has(key: string): Promise<boolean>;
 }
 
 export interface TokenDirectory {

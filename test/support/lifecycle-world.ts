@@ -20,6 +20,10 @@ export class LifecycleWorld {
   readonly dead: DeadDlr[] = [];
   readonly claimed = new Set<string>();
   readonly credits: Array<[string, number]> = [];
+  /** Refund keys the balance holds (credited, marker not yet written): core/sms/refund.ts. */
+  readonly pendingRefunds = new Set<string>();
+  /** Set by a test: the next N balance writes of a refund apply and then fail (a write whose answer was lost). */
+  lostRefundAnswers = 0;
   readonly owners = new Map<string, LifecycleOwner>();
   /** `<project> <number>` pairs opted out (a scheduled message's release checks them). */
   readonly optedOut = new Set<string>();
@@ -45,13 +49,25 @@ export class LifecycleWorld {
       bus: { publish: async (subject, payload, msgId) => { this.published.push({ subject, payload, msgId }); } },
       webhooks: { post: async (request) => { this.posts.push(request); return this.down.has(request.url) ? 503 : this.answer; } },
       deadLetters: { put: async (dead) => { this.dead.push(dead); } },
-      once: { claim: async (key) => { if (this.claimed.has(key)) return false; this.claimed.add(key); return true; } },
+      once: { claim: async (key) => { if (this.claimed.has(key)) return false; this.claimed.add(key); return true; }, has: async (key) => this.claimed.has(key) },
       tokens: { token: (id) => this.tokens[id] },
       owners: {
         claim: async (id, owner) => { if (!this.owners.has(id)) this.owners.set(id, owner); return this.owners.get(id) ?? owner; },
         find: async (id) => this.owners.get(id) ?? null,
       },
-      funds: { credit: async (org, micros) => { this.credits.push([org, micros]); } },
+      funds: {
+        refundOnce: async (org, key, micros) => {
+          if (this.pendingRefunds.has(key)) return false;
+          this.pendingRefunds.add(key);
+          this.credits.push([org, micros]);
+          if (this.lostRefundAnswers > 0) {
+            this.lostRefundAnswers -= 1;
+            throw new Error('no publish acknowledgement within 5000 ms');
+          }
+          return true;
+        },
+        forgetRefund: async (_org, key) => { this.pendingRefunds.delete(key); },
+      },
       optOuts: { isOptedOut: (projectId, number) => this.optedOut.has(`${projectId} ${number}`) },
       webhookTimeoutMs: 1000,
       log: { info: () => undefined, warn: () => undefined },

@@ -54,6 +54,21 @@ describe('applyOps', () => {
     expect(again.changed).toBe(false);
   });
 
+  test('a refund under a key is credited once while the balance holds the key, with its holds kept; forgetting the key drops it and nothing else', () => {
+    const held = applyOps(start, [charge(75_000, 'h1', 1_000)]).balance;
+    const refund: BalanceOp = { kind: 'refund', key: 'refund.m1', refund: { micros: 75_000, at: 7 } };
+    const first = applyOps(held, [refund, refund]);
+    expect(first.outcomes).toEqual([true, false]);
+    expect(first.balance).toEqual({ currency: 'EUR', availableMicros: 1_000_000, holds: { h1: { micros: 75_000, at: 1_000 } }, refunds: { 'refund.m1': { micros: 75_000, at: 7 } } });
+    const again = applyOps(first.balance, [refund]);
+    expect(again).toMatchObject({ outcomes: [false], changed: false });
+    const forgotten = applyOps(first.balance, [{ kind: 'forget-refund', key: 'refund.m1' }, { kind: 'forget-refund', key: 'refund.m1' }]);
+    expect(forgotten.balance).toEqual({ currency: 'EUR', availableMicros: 1_000_000, holds: { h1: { micros: 75_000, at: 1_000 } } });
+    expect(applyOps(start, [{ kind: 'forget-refund', key: 'none' }]).changed).toBe(false);
+    const text = HeldBalance.from(first.balance).text();
+    expect(text).toBe(JSON.stringify(first.balance));
+  });
+
   test('a settled hold is never refunded (the stream had it)', () => {
     const held = applyOps(start, [charge(75_000, 'h1', 1_000)]).balance;
     const { balance, outcomes } = applyOps(held, [{ kind: 'settle', holdId: 'h1' }, { kind: 'refund-hold', holdId: 'h1', heldBefore: 99_000 }]);

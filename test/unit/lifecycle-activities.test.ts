@@ -88,5 +88,17 @@ describe('lifecycle activities in MockActivityEnvironment (docs/lifecycle.md)', 
     await env.run(acts().refund, ID, 'org-1', 75_000);
     expect(world.credits).toEqual([['org-1', 75_000]]);
     expect(world.claimed.has(KV_KEYS.refund(ID))).toBe(true);
+    expect(world.pendingRefunds.size).toBe(0);
+  });
+
+  test('DESIGN §4: a refund whose balance write applied but whose answer was lost (nats-server restarting) is credited once when the activity runs again, neither lost nor paid twice', async () => {
+    world.lostRefundAnswers = 1;
+    await expect(env.run(acts().refund, ID, 'org-1', 75_000)).rejects.toThrow('no publish acknowledgement');
+    expect(world.claimed.has(KV_KEYS.refund(ID))).toBe(false);
+    await env.run(acts().refund, ID, 'org-1', 75_000);
+    await env.run(acts().refund, ID, 'org-1', 75_000);
+    expect(world.credits).toEqual([['org-1', 75_000]]);
+    expect(world.claimed.has(KV_KEYS.refund(ID))).toBe(true);
+    expect(world.pendingRefunds.size).toBe(0);
   });
 });
