@@ -1,5 +1,5 @@
 // Experiment (the acceptance path, bulk: docs/acceptance.md): the 100 message states of a bulk request written as 100 acked
-// publishes (as stores/message-state.ts does) or as one JetStream atomic batch (ADR-50: no reply
+// publishes (as infra/bus/accepted-queue.ts does) or as one JetStream atomic batch (ADR-50: no reply
 // but on the commit, one ack), against a nats-server of its own from .tools/bin; 16 requests in
 // flight; client and nats-server CPU per message, 3 interleaved rounds; written to
 // bench/results/nats-atomic-batch.json. Measured 2026-11-23: the atomic batch costs the server

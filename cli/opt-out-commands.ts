@@ -8,7 +8,7 @@ import type { Token } from '../core/accounts/types';
 import { checkPhoneNumber } from '../core/sms/phone';
 import type { Nats } from '../infra/nats';
 import type { AccountStore } from '../stores/account-store';
-import { KvOptOutList } from '../stores/message-state';
+import { KvOptOutList } from '../stores/opt-outs';
 
 export interface OptOutCommandContext {
   readonly nats: Nats;

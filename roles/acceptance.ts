@@ -4,7 +4,10 @@
 import { SmsAcceptance } from '../core/sms/acceptance';
 import { ScheduledCancel } from '../core/sms/schedule';
 import type { Funds, PriceBook } from '../core/sms/ports';
-import { JetStreamAcceptedQueue, KvClientIds, KvMessageStates, MirroredOptOuts } from '../stores/message-state';
+import { JetStreamAcceptedQueue } from '../infra/bus/accepted-queue';
+import { KvClientIds } from '../stores/client-ids';
+import { KvMessageStates } from '../stores/message-state';
+import { MirroredOptOuts } from '../stores/opt-outs';
 import { TemporalScheduledSends } from '../stores/scheduled-sends';
 import type { Engines } from './engines';
 

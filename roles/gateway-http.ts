@@ -14,7 +14,7 @@ import { LookupHistory, NatsLookupStore } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
 import { MessageStats } from '../stores/message-stats';
 import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
-import { JetStreamIngestBus } from '../stores/ingest-bus';
+import { JetStreamIngestBus } from '../infra/bus/ingest-bus';
 import { IngestUsage } from '../stores/ingest-usage';
 import { AudienceReader } from '../stores/audience-reader';
 import type { AudienceServices } from '../gateways/http/audience-api';

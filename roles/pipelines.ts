@@ -15,7 +15,7 @@ import { startLifecycleBridge } from '../pipelines/lifecycle-bridge';
 import { startPipelineMetrics } from '../pipelines/pipeline-metrics';
 import { startStatsRollup } from '../pipelines/stats-rollup';
 import { KvLifecycleStates } from '../stores/lifecycle-records';
-import { KvClientIds } from '../stores/message-state';
+import { KvClientIds } from '../stores/client-ids';
 import { StatsRollup } from '../stores/message-stats';
 import type { Engines } from './engines';
 import type { WorkerRole } from './worker';

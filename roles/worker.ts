@@ -4,7 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from 
 import type { LifecycleDeps } from '../activities/lifecycle';
 import { BUCKETS } from '../core/bus/names';
 import type { WebhookTargetPolicy } from '../core/sms/webhook-target';
-import { PipelinedBus } from '../infra/pipelined-bus';
+import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
 import { temporalTelemetry } from '../infra/temporal';
 import type { Nats } from '../infra/nats';

@@ -7,7 +7,7 @@
 import { CLAIM_TAKEOVER_MS } from '../../core/sms/acceptance';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { KvClientIds } from '../../stores/message-state';
+import { KvClientIds } from '../../stores/client-ids';
 import { KV_KEYS } from '../../core/bus/names';
 import { CANCELED_CODE } from '../../pipelines/charge-settler';
 import { idAt, makeMessage } from '../support/message-rows';

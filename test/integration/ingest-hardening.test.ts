@@ -8,7 +8,7 @@ import { capMessages, type IngestContactsMessage } from '../../core/ingest';
 import { LIMITS, INFERRED_CAPS } from '../../core/ingest/values';
 import { STREAMS } from '../../core/bus/names';
 import type { Nats } from '../../infra/nats';
-import { JetStreamIngestBus } from '../../stores/ingest-bus';
+import { JetStreamIngestBus } from '../../infra/bus/ingest-bus';
 import { listRecords } from '../../stores/kv-records';
 import { eventually } from '../support/eventually';
 import { createIngestTenant, type IngestTenant } from '../support/ingest';

@@ -4,7 +4,7 @@
 import type { ClickHouse } from '../../infra/clickhouse';
 import { MessageHistory } from '../../stores/message-history';
 
-/** The inside of an sms.accepted body, as the accepted queue writes it (stores/message-state.ts). */
+/** The inside of an sms.accepted body, as the accepted queue writes it (infra/bus/accepted-queue.ts). */
 export const acceptedRows = (messages: readonly object[]): Buffer => Buffer.from(messages.map((m) => JSON.stringify(m)).join(','));
 
 /** Rows of `orgId` in sms_messages (every state row). */

@@ -18,7 +18,7 @@ import { createLogger } from '../../infra/logger';
 import { ErrorFormats, errorHandler } from '../../gateways/http/errors';
 import { ingestErrorFormat, ingestRouter, retryAfterSeconds, type IngestServices } from '../../gateways/http/ingest-api';
 import { opsRouter } from '../../gateways/http/ops';
-import { JetStreamIngestBus } from '../../stores/ingest-bus';
+import { JetStreamIngestBus } from '../../infra/bus/ingest-bus';
 
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
 

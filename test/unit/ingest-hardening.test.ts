@@ -7,7 +7,7 @@ import { numberProblem } from '../../core/ingest/numbers';
 import { INFERRED_CAPS, LIMITS } from '../../core/ingest/values';
 import { isAppError } from '../../core/errors';
 import { bodyLimitOf } from '../../infra/pipelined-jetstream';
-import { MESSAGE_CAP, splitIngestMessage } from '../../stores/ingest-bus';
+import { MESSAGE_CAP, splitIngestMessage } from '../../infra/bus/ingest-bus';
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z');
 const datasource: Datasource = { id: 'd', orgId: 'o', projectId: 'p', name: 'd', strict: false, createdAt: '2026-01-01T00:00:00.000Z' };

@@ -9,12 +9,12 @@
 // sequence in KV `ingest_state`), which the API turns into back-pressure (a 429 past a limit).
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import { AppError } from '../core/errors';
-import type { IngestContactsMessage, IngestEventsMessage, IngestMessage } from '../core/ingest';
-import type { IngestBus, IngestLag } from '../core/ingest/ports';
-import { INGEST_STATE_KEYS, SUBJECTS } from '../core/bus/names';
-import { ingestLag } from '../infra/metrics';
-import { bodyLimitOf } from '../infra/pipelined-jetstream';
+import { AppError } from '../../core/errors';
+import type { IngestContactsMessage, IngestEventsMessage, IngestMessage } from '../../core/ingest';
+import type { IngestBus, IngestLag } from '../../core/ingest/ports';
+import { INGEST_STATE_KEYS, SUBJECTS } from '../../core/bus/names';
+import { ingestLag } from '../metrics';
+import { bodyLimitOf } from '../pipelined-jetstream';
 
 /** How often the applied sequence is read while some publish is not applied yet. */
 export const APPLIED_POLL_MS = 200;
