@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { chromium } from 'playwright-core';
 import { ensureChromium } from '../test/browser/chromium';
-import { startStack } from '../test/support/global-setup';
+import { startStack } from '../support/stack';
 import { OperatorStore } from '../stores/operator-store';
 import { api } from '../test/support/stack';
 import { createTenant, V1, withAccounts } from '../test/support/tenants';

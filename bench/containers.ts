@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { loadAverage, writeResult } from './support/results';
 import { sleep } from '../infra/supervisor';
-import { freePort } from '../test/support/global-setup';
+import { freePort } from '../infra/local-engines';
 
 const { values } = benchArgs({ options: { runs: { type: 'string', default: '3' }, base: { type: 'boolean', default: false }, 'skip-build': { type: 'boolean', default: false }, images: { type: 'string', default: 'nats,temporal-dev,temporal,postgres,prometheus,platform' }, out: { type: 'string', default: 'containers.json' } } });
 const ROOT = join(__dirname, '..');

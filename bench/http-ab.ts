@@ -7,6 +7,7 @@
 //   [--only send,bulk,read] [--rate 0 (req/s per side; 0 = as fast as it goes)] [--roles gateway-http]
 import autocannon from 'autocannon';
 import { loadavg } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { benchArgs } from './cli-args';
 import { processCpuMs, threadCpuDelta, threadCpuMs } from './support/cpu';
@@ -49,7 +50,9 @@ const BULK = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ from: 'Benc
 
 async function startSide(name: string, root: string): Promise<Side> {
   // Each revision starts its own product with its own stack and tenant code.
-  const { startStack } = (await import(join(root, 'test', 'support', 'global-setup.ts'))) as StackModule;
+  // support/stack.ts since 2026-11-26; an older revision starts its stack from test/support/global-setup.ts.
+  const stackModule = existsSync(join(root, 'support', 'stack.ts')) ? join(root, 'support', 'stack.ts') : join(root, 'test', 'support', 'global-setup.ts');
+  const { startStack } = (await import(stackModule)) as StackModule;
   const { createTenantAt } = (await import(join(root, 'bench', 'support', 'tenant.ts'))) as TenantModule;
   const roles = values.roles === 'all' ? [] : values.roles.split(',');
   const stack = await startStack({ LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800' }, (l) => process.stderr.write(`[${name}] ${l}`), roles);

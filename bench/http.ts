@@ -9,7 +9,7 @@
 import autocannon from 'autocannon';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchArgs } from './cli-args';
-import { startStack } from '../test/support/global-setup';
+import { startStack } from '../support/stack';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
 import { writeResult } from './support/results';

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { migrate, openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
-import { startStack } from '../test/support/global-setup';
+import { startStack } from '../support/stack';
 import { createDatasourceAt } from './support/tenant';
 import { loadAverage, writeResult } from './support/results';
 

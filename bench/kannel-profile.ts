@@ -12,7 +12,8 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg } from 'node:os';
 import { benchArgs } from './cli-args';
-import { freePort, startStack } from '../test/support/global-setup';
+import { freePort } from '../infra/local-engines';
+import { startStack } from '../support/stack';
 import { createTenantAt } from './support/tenant';
 
 const { values } = benchArgs({

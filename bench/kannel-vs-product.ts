@@ -3,7 +3,7 @@
 // its own (bench/support/smsc.ts, receipts ENROUTE then DELIVRD, latency 0), one fresh instance
 // per system. Kannel: bearerbox (SMPP transceiver to the SMSC, window 64 as the product's
 // route) + smsbox (HTTP sendsms, DLR callbacks by GET to dlr-url), configured in a temp dir.
-// The product: every role as `npm start` runs them (test/support/global-setup startStack: the
+// The product: every role as `npm start` runs them (support/stack.ts startStack: the
 // gateway process with the lifecycle and carrier role processes, nats-server, the Temporal dev
 // server), CARRIER_ROUTES to the same SMSC, its webhook to the receiver of this process.
 // Phases, the same load shape for both (autocannon):
@@ -30,7 +30,8 @@ import { createConnection } from 'node:net';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
-import { startStack, freePort, type RunningStack } from '../test/support/global-setup';
+import { freePort } from '../infra/local-engines';
+import { startStack, type RunningStack } from '../support/stack';
 import { ownCpuMs, roleProcessName, roleProcessPids } from './support/cpu';
 import { natsServerPid } from './support/nats-cost';
 import { temporalServerPid } from './support/temporal-cost';

@@ -27,7 +27,7 @@ import type { SmsMessage } from '../core/sms/message';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { fromRow, MESSAGE_COLUMNS, MessageHistory } from '../stores/message-history';
-import { generateMessageBatches, GENERATED_COUNTRIES, seededRandom } from '../test/support/message-rows';
+import { generateMessageBatches, GENERATED_COUNTRIES, seededRandom } from '../support/message-rows';
 
 const { values } = benchArgs({
   options: {

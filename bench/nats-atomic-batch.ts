@@ -6,12 +6,14 @@
 // about 2.5x per message and runs at a quarter of the rate, so the product keeps per-message
 // publishes (docs/acceptance.md); the same with DISCARD=old.
 // Usage: [DISCARD=old] node --import tsx bench/nats-atomic-batch.ts
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, headers as natsHeaders, createInbox } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { freePort, natsServerSpec } from '../infra/local-engines';
+import { createLogger } from '../infra/logger';
+import { Supervisor } from '../infra/supervisor';
 import { processCpuMs } from './support/cpu';
 import { writeResult } from './support/results';
 
@@ -19,9 +21,11 @@ const body = Buffer.from(JSON.stringify({ id: '0190f0f0-0000-7000-8000-000000000
 
 async function main(): Promise<void> {
   const storeDir = mkdtempSync(join(tmpdir(), 'nats-atomic-batch-'));
-  const server = spawn(join(__dirname, '..', '.tools', 'bin', 'nats-server'), ['-js', '-p', '14999', '-sd', storeDir], { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 800));
-  const nc = await connect({ servers: '127.0.0.1:14999' });
+  const port = await freePort();
+  const engines = new Supervisor(storeDir, createLogger('warn', { component: 'nats-atomic-batch' }));
+  await engines.start(natsServerSpec({ storeDir: join(storeDir, 'js'), port }));
+  const server = { pid: engines.pid('nats-server') };
+  const nc = await connect({ servers: `127.0.0.1:${port}` });
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: 'KV_m', subjects: ['$KV.m.>'], max_msgs_per_subject: 1, discard: (process.env['DISCARD'] ?? 'new') as never, allow_direct: true, allow_rollup_hdrs: true, allow_atomic: true } as never);
   const prefix = `${createInbox()}.`;
@@ -50,8 +54,8 @@ async function main(): Promise<void> {
       console.log(`round ${round} ${name.padEnd(12)} ${figure.messagesPerSecond} msg/s  client ${figure.clientUsPerMessage} µs/msg  server ${figure.serverUsPerMessage} µs/msg`);
     }
   }
-  await nc.close(); server.kill();
-  await new Promise((r) => server.once('exit', r));
+  await nc.close();
+  await engines.stopAll();
   rmSync(storeDir, { recursive: true, force: true });
   const file = `nats-atomic-batch${process.env['DISCARD'] === 'old' ? '-discard-old' : ''}.json`;
   console.log(`written to ${writeResult(file, { at: new Date().toISOString(), conditions: '16 requests of 100 messages in flight, 400 requests per variant and round; nats-server of its own; CPU from /proc', rounds })}`);

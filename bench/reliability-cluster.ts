@@ -9,7 +9,7 @@ import { HTTP_URLS, NATS_URL, PORTS } from '../scripts/topology/plan';
 import { kill, start, startProduct, up } from '../scripts/topology/topology';
 import { stop as stopProcess } from '../scripts/topology/processes';
 import { productProcesses } from '../scripts/topology/plan';
-import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
 import { writeResult } from './support/results';
 

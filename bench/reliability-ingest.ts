@@ -17,8 +17,8 @@ import { openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { STREAMS, SUBJECTS } from '../infra/nats';
 import { sleep } from '../infra/supervisor';
-import { freePort, removeData } from '../test/support/global-setup';
-import { startBenchEngines } from './support/engines';
+import { freePort, startLocalEngines } from '../infra/local-engines';
+import { removeData } from '../support/stack';
 import { createDatasourceAt } from './support/tenant';
 import { writeResult } from './support/results';
 import { ensureBuilt } from '../infra/paths';
@@ -34,7 +34,7 @@ interface SentEvent { _user_id: string; _event_id: string; _event_type: string; 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ingest-reliability-'));
   const log = createLogger('warn', { component: 'reliability-ingest' });
-  const engines = await startBenchEngines(dir, log);
+  const engines = await startLocalEngines(dir, log);
 
   const httpPort = await freePort();
   const natsUrl = engines.natsUrl;

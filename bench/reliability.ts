@@ -21,9 +21,9 @@ import { createLogger } from '../infra/logger';
 import { connectNats } from '../infra/nats';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { sleep } from '../infra/supervisor';
-import { freePort, removeData } from '../test/support/global-setup';
-import { startBenchEngines } from './support/engines';
-import { startWebhookReceiver } from '../test/support/webhook-receiver';
+import { freePort, startLocalEngines } from '../infra/local-engines';
+import { removeData } from '../support/stack';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 import { createTenantAt } from './support/tenant';
 import { runCluster } from './reliability-cluster';
 import { writeResult } from './support/results';
@@ -57,7 +57,7 @@ const say = (line: string): void => { process.stderr.write(`[reliability ${new D
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sms-reliability-'));
   const log = createLogger('warn', { component: 'reliability' });
-  const engines = await startBenchEngines(dir, log);
+  const engines = await startLocalEngines(dir, log);
 
   const httpPort = await freePort();
   const env = {

@@ -20,7 +20,7 @@ import { SUBJECTS } from '../core/bus/names';
 import { KvLifecycleStates } from '../stores/lifecycle-records';
 import { connectNats } from '../infra/nats';
 import { AccountDirectory } from '../stores/account-directory';
-import { startStack } from '../test/support/global-setup';
+import { startStack } from '../support/stack';
 import { issueSmpp, startGatewayHarness } from '../test/support/smpp-client';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';

@@ -14,7 +14,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { sleep } from '../infra/supervisor';
-import { freePort } from '../test/support/global-setup';
+import { freePort } from '../infra/local-engines';
 import { roleProcessName, roleProcessPids } from './support/cpu';
 import { writeResult } from './support/results';
 import { ensureBuilt } from '../infra/paths';

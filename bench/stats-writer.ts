@@ -12,7 +12,7 @@ import { loadAverage as load, percentile, writeResult } from './support/results'
 import { loadMigrations, migrate, openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { MessageHistory } from '../stores/message-history';
-import { generateMessageBatches } from '../test/support/message-rows';
+import { generateMessageBatches } from '../support/message-rows';
 
 const { values } = benchArgs({ options: { rounds: { type: 'string', default: '6' }, batch: { type: 'string', default: '20000' }, batches: { type: 'string', default: '5' } } });
 

@@ -28,7 +28,7 @@ import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { MessageHistory } from '../stores/message-history';
 import { MessageStats, statsStatement, StatsRollup, STATS_ROLLUP_DEFAULTS } from '../stores/message-stats';
-import { generateMessageBatches } from '../test/support/message-rows';
+import { generateMessageBatches } from '../support/message-rows';
 
 const { values } = benchArgs({
   options: {

@@ -8,9 +8,9 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { createLogger } from '../infra/logger';
-import { portOpen, Supervisor } from '../infra/supervisor';
-import { DEV_SERVER_TUNING, devServerSpec, type DevServerTuning } from '../infra/temporal';
-import { freePort } from '../test/support/global-setup';
+import { Supervisor } from '../infra/supervisor';
+import { DEV_SERVER_TUNING, type DevServerTuning } from '../infra/temporal';
+import { freePort, temporalDevSpec } from '../infra/local-engines';
 import { bundleCeilingWorkflow, measureCeiling, type CeilingResult } from './support/ceiling';
 import { writeResult } from './support/results';
 
@@ -61,8 +61,8 @@ async function measure(tuning: DevServerTuning, code: string): Promise<Measured>
   const engines = new Supervisor(dir, createLogger('warn', { component: 'temporal-tuning' }));
   const port = await freePort();
   try {
-    await engines.start(devServerSpec({ binary: join(__dirname, '..', '.tools', 'bin', 'temporal'), dataDir: dir, port, uiPort: await freePort(), namespace: 'default' }, () => portOpen(port), tuning));
-    const serverPid = Number(readFileSync(join(dir, 'run', 'temporal.pid'), 'utf8'));
+    await engines.start(temporalDevSpec({ dataDir: dir, port, uiPort: await freePort(), namespace: 'default', tuning }));
+    const serverPid = engines.pid('temporal') ?? 0;
     const serverBefore = processCpuSeconds(serverPid);
     const sdkBefore = process.cpuUsage();
     const result = await measureCeiling(`127.0.0.1:${port}`, code, WORKFLOWS, SIGNALS, say);

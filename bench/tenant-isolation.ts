@@ -13,7 +13,7 @@ import { connectNats } from '../infra/nats';
 import { AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { DatasourceStore } from '../stores/datasource-store';
-import { startStack } from '../test/support/global-setup';
+import { startStack } from '../support/stack';
 import { loadAverage as load, percentile, writeResult } from './support/results';
 
 const { values } = benchArgs({

@@ -42,6 +42,11 @@ export class Supervisor {
     mkdirSync(this.runDir, { recursive: true });
   }
 
+  /** The pid of the running child named `name` (a benchmark reads its CPU time from /proc). */
+  pid(name: string): number | undefined {
+    return this.running.find((r) => r.spec.name === name)?.child.pid;
+  }
+
   async start(spec: ChildSpec): Promise<void> {
     const tail: string[] = [];
     // Own process group: a terminal's Ctrl-C reaches only us, and we stop the engines after

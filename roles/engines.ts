@@ -6,15 +6,13 @@ import type { CarrierRoute, Config } from '../config';
 import { clickhouseRtt, migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { connectNats, natsRtt, type Nats } from '../infra/nats';
+import { natsServerSpec, temporalDevSpec } from '../infra/local-engines';
 import { Supervisor, portOpen } from '../infra/supervisor';
-import { connectTemporal, devServerSpec, temporalRtt, type Temporal } from '../infra/temporal';
+import { connectTemporal, temporalRtt, type Temporal } from '../infra/temporal';
 import { AccountDirectory } from '../stores/account-directory';
 import { AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
 import { RateLimiter } from '../stores/rate-limiter';
-import { projectPath } from '../infra/paths';
-
-export const TOOLS_BIN = projectPath('.tools', 'bin');
 
 export interface Engines {
   readonly nats: Nats;
@@ -72,32 +70,13 @@ export async function startEngines(config: Config, log: Logger, options: { click
     const natsUrl = config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`;
     if (!config.nats.url) {
       await assertFree(config.nats.port, 'NATS', 'NATS_PORT');
-      await supervisor.start({
-        name: 'nats-server',
-        command: join(TOOLS_BIN, 'nats-server'),
-        args: ['-js', '-sd', join(config.dataDir, 'nats'), '-a', '127.0.0.1', '-p', String(config.nats.port), '--server_name', 'sms-embedded'],
-        ready: () => portOpen(config.nats.port),
-        ports: [config.nats.port],
-      });
+      await supervisor.start(natsServerSpec({ storeDir: join(config.dataDir, 'nats'), port: config.nats.port, serverName: 'sms-embedded' }));
     }
     const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
     if (!config.temporal.address) {
       await assertFree(config.temporal.port, 'Temporal', 'TEMPORAL_PORT');
       await assertFree(config.temporal.uiPort, 'Temporal UI', 'TEMPORAL_UI_PORT');
-      const spec = devServerSpec(
-        { binary: join(TOOLS_BIN, 'temporal'), dataDir: config.dataDir, port: config.temporal.port, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace },
-        async () => {
-          if (!(await portOpen(config.temporal.port))) return false;
-          const probe = await connectTemporal({ address: temporalAddress, namespace: config.temporal.namespace });
-          try {
-            await temporalRtt(probe);
-            return true;
-          } finally {
-            await probe.close();
-          }
-        },
-      );
-      await supervisor.start({ ...spec, ports: [config.temporal.port, config.temporal.uiPort] });
+      await supervisor.start(temporalDevSpec({ dataDir: config.dataDir, port: config.temporal.port, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace }));
     }
 
     const nats = await connectNats({ servers: natsUrl, replicas: config.nats.replicas, messageStateTtlHours: config.messageStateTtlHours, name: options.processName }, log);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { audienceId } from '../../core/ingest/audience-identity';
 import { toMicros } from '../../core/money';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { createIngestTenant, INGEST, productToken, type IngestTenant } from '../support/ingest';
 import { OperatorStore } from '../../stores/operator-store';
 import { api, stack } from '../support/stack';

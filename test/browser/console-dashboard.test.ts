@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { audienceId } from '../../core/ingest/audience-identity';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { addDatasource } from '../support/ingest';
 import { admin, api, stack } from '../support/stack';
 import { createTenant, V1, type Tenant } from '../support/tenants';

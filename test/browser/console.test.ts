@@ -11,7 +11,7 @@ import { connectTemporal } from '../../infra/temporal';
 import { DatasourceStore } from '../../stores/datasource-store';
 import { admin, api, stack } from '../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 import { ensureChromium } from './chromium';
 
 const XSS = '<script>alert(1)</script><img src=x onerror=alert(2)>';

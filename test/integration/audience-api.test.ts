@@ -1,7 +1,7 @@
 // Audience API black-box tests over HTTP against the real stack (spec 3 §4.2, spec 2 §5,
 // DESIGN §5): contacts and events go in through the ingestion API, come out through
 // POST /audience/v1/project/{p}/audience/search; tokens, errors, paging, segments, aggregations.
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { createIngestTenant, productToken, type IngestTenant } from '../support/ingest';
 import { admin, api } from '../support/stack';
 import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';

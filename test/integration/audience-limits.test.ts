@@ -3,7 +3,7 @@
 // whose values are past the bound-values limit is a 400 naming it, and every path of
 // /openapi.json, under the server its path item names (or the document's), is a route the app
 // serves (a generated client reading those servers calls real URLs).
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { createIngestTenant, productToken, type IngestTenant } from '../support/ingest';
 import { api, stack } from '../support/stack';
 

@@ -1,7 +1,7 @@
 // The carrier simulator and the carrier connector in-process against the test stack's NATS:
 // every path of the simulator's number table (docs/carrier.md) ends as the exact sequence of
 // carrier.events it should; concatenation, receipt redelivery, MO, no route and reconnects.
-import { freePort } from '../support/global-setup';
+import { freePort } from '../../infra/local-engines';
 import { randomBytes, randomInt } from 'node:crypto';
 import { createConnection } from 'node:net';
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
@@ -16,7 +16,7 @@ import { STREAMS, SUBJECTS } from '../../core/bus/names';
 import { connectNats, type Nats } from '../../infra/nats';
 import { sleep } from '../../infra/supervisor';
 import { startCarrierConnector, startCarrierSimulator, type CarrierConnector, type CarrierSimulator, type MoReply } from '../../gateways/carrier';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { stack } from '../support/stack';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { suite: 'carrier' });

@@ -22,7 +22,7 @@ import { KvLifecycleStates } from '../../stores/lifecycle-records';
 import { JetStreamAcceptedQueue } from '../../infra/bus/accepted-queue';
 import { KvClientIds } from '../../stores/client-ids';
 import { KvMessageStates } from '../../stores/message-state';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { admin, api, stack } from '../support/stack';
 import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
 

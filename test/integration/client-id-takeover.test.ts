@@ -10,7 +10,7 @@ import { connectNats, type Nats } from '../../infra/nats';
 import { KvClientIds } from '../../stores/client-ids';
 import { KV_KEYS } from '../../core/bus/names';
 import { CANCELED_CODE } from '../../pipelines/charge-settler';
-import { idAt, makeMessage } from '../support/message-rows';
+import { idAt, makeMessage } from '../../support/message-rows';
 import { api, stack } from '../support/stack';
 import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
 

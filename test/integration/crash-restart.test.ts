@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
 import { Supervisor, portOpen, processRunning, reapStale } from '../../infra/supervisor';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
-import { freePort } from '../support/global-setup';
+import { freePort, natsServerSpec } from '../../infra/local-engines';
 
 const ROOT = join(__dirname, '..', '..');
 const V1 = '/transactional/v1';
@@ -172,13 +172,7 @@ test('reapStale returns once the engine it killed is gone: its port is free at o
   for (let round = 0; round < 5; round++) {
     const port = await freePort();
     const running = new Supervisor(dataDir, log);
-    await running.start({
-      name: 'nats-server',
-      command: join(ROOT, '.tools', 'bin', 'nats-server'),
-      args: ['-js', '-sd', join(dataDir, `nats-${round}`), '-a', '127.0.0.1', '-p', String(port)],
-      ready: () => portOpen(port),
-      ports: [port],
-    });
+    await running.start(natsServerSpec({ storeDir: join(dataDir, `nats-${round}`), port }));
     // The supervisor is left running, as by a parent killed with -9; the next start reaps its run directory.
     await reapStale(join(dataDir, 'run'), log);
     expect({ round, taken: await portOpen(port) }).toEqual({ round, taken: false });

@@ -20,7 +20,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import type { ClickHouse } from '../../infra/clickhouse';
 import { fromRow as fromMessageRow, MESSAGE_COLUMNS, MessageHistory, type Visibility } from '../../stores/message-history';
 import { listRows, topLevelConjuncts } from '../../stores/scoped-query';
-import { idAt, iso, makeMessage, seededRandom } from '../support/message-rows';
+import { idAt, iso, makeMessage, seededRandom } from '../../support/message-rows';
 import { HOSTILE_VALUES } from '../support/hostile-values';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 

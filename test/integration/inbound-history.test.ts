@@ -12,7 +12,7 @@ import { createLogger } from '../../infra/logger';
 import { MessageHistory, type Visibility } from '../../stores/message-history';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { acceptedRows } from '../support/intake';
-import { idAt, iso, makeMessage } from '../support/message-rows';
+import { idAt, iso, makeMessage } from '../../support/message-rows';
 
 const ORG: Visibility = { orgId: 'org-in', projectId: 'p1' };
 const T0 = Date.UTC(2026, 10, 26, 9, 0, 0);

@@ -6,7 +6,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { STREAMS, SUBJECTS } from '../../core/bus/names';
 import { DatasourceStore } from '../../stores/datasource-store';
 import { ingestWriterCaughtUp } from '../support/bus-conditions';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { addDatasource, createIngestTenant, productToken, streamBase, type IngestTenant } from '../support/ingest';
 import { admin, api, stack } from '../support/stack';
 import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';

@@ -10,7 +10,7 @@ import { STREAMS } from '../../core/bus/names';
 import type { Nats } from '../../infra/nats';
 import { JetStreamIngestBus } from '../../infra/bus/ingest-bus';
 import { listRecords } from '../../stores/kv-records';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { createIngestTenant, type IngestTenant } from '../support/ingest';
 import { startSmallPayloadNats, type SmallPayloadNats } from '../support/small-payload-nats';
 import { api } from '../support/stack';

@@ -2,7 +2,7 @@
 // at the root of the host, authenticated by an account-wide `legacy` token that sees every
 // project of its organization. Every test sets up its own tenant.
 import { newId } from '../../core/ids';
-import { clockPast, eventually } from '../support/eventually';
+import { clockPast, eventually } from '../../support/eventually';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { sumOf } from '../support/prometheus-text';
 import { api } from '../support/stack';

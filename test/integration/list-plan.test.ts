@@ -15,7 +15,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { MessageHistory, type Visibility } from '../../stores/message-history';
-import { idAt, iso, makeMessage } from '../support/message-rows';
+import { idAt, iso, makeMessage } from '../../support/message-rows';
 
 const ORG: Visibility = { orgId: 'org-a', projectId: null };
 const T0 = Date.UTC(2026, 10, 20, 8, 0, 0);

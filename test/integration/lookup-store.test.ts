@@ -13,10 +13,9 @@ import { OutcomeUnknownError } from '../../core/errors';
 import { newId } from '../../core/ids';
 import type { Lookup } from '../../core/lookup/lookup';
 import { createLogger } from '../../infra/logger';
-import { Supervisor, portOpen } from '../../infra/supervisor';
-import { TOOLS_BIN } from '../../roles/engines';
+import { Supervisor } from '../../infra/supervisor';
 import { NatsLookupStore } from '../../stores/lookup-history';
-import { freePort } from '../support/global-setup';
+import { freePort, natsServerSpec } from '../../infra/local-engines';
 
 let dir: string;
 let supervisor: Supervisor;
@@ -36,7 +35,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'lookup-store-'));
   const port = await freePort();
   supervisor = new Supervisor(dir, createLogger('error'));
-  await supervisor.start({ name: 'nats-server', command: join(TOOLS_BIN, 'nats-server'), args: ['-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port)], ready: () => portOpen(port) });
+  await supervisor.start(natsServerSpec({ storeDir: join(dir, 'js'), port }));
   nc = await connect({ servers: `127.0.0.1:${port}` });
   const kv = await new Kvm(nc).create(BUCKETS.messages, { history: 1 });
   store = new NatsLookupStore(kv, jetstream(nc, { timeout: 500 }));

@@ -15,7 +15,7 @@ import type { ClickHouse } from '../../infra/clickhouse';
 import type { MessageHistory } from '../../stores/message-history';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { acceptedRows, countMessages, intakePaths } from '../support/intake';
-import { iso, makeMessage } from '../support/message-rows';
+import { iso, makeMessage } from '../../support/message-rows';
 
 let engine: EmbeddedClickHouse;
 let ch: ClickHouse;

@@ -18,7 +18,7 @@ import { dashboardExpressions, idLikeLabels, isExported, maxOf, metricNamesOf, s
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { api, stack } from '../support/stack';
 import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 
 const ROOT = join(__dirname, '..', '..');
 const log = createLogger('warn');

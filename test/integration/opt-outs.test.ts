@@ -3,7 +3,7 @@
 // (GET, POST, DELETE) with tenant isolation, and the admin CLI's `opt-out list|add|remove`.
 // Sends are checked against each process's KV mirror of the opt-outs, so the tests wait for the
 // quote (priced and checked like a send, nothing charged) to change before asserting the send.
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { admin, api } from '../support/stack';
 import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 

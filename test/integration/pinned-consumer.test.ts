@@ -10,7 +10,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { consumeBatches, ensureDurable, type RunningConsumer } from '../../infra/consumer';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { stack } from '../support/stack';
 
 const log = createLogger('error');

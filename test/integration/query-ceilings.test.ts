@@ -16,7 +16,7 @@ import { MessageHistory } from '../../stores/message-history';
 import { MessageStats } from '../../stores/message-stats';
 import { contact, contactRow } from '../support/audience-model';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 let engine: EmbeddedClickHouse;
 let ch: ClickHouse;

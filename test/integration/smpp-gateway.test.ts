@@ -9,7 +9,7 @@ import { toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
 import { CONSUMERS, STREAMS, SUBJECTS } from '../../core/bus/names';
 import { STATUS } from '../../gateways/smpp/protocol';
 import { consumerPassed, statusSequence } from '../support/bus-conditions';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { api, stack } from '../support/stack';
 import { createTenant, revokeToken, V1, type Tenant } from '../support/tenants';
 import { issueSmpp, startGatewayHarness, TestSmppClient, textOf, type GatewayHarness } from '../support/smpp-client';

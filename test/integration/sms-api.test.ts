@@ -4,7 +4,7 @@ import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { newId } from '../../core/ids';
 import { weakEtag } from '../../gateways/http/respond';
 import { historyWriterCaughtUp } from '../support/bus-conditions';
-import { clockPast, eventually } from '../support/eventually';
+import { clockPast, eventually } from '../../support/eventually';
 import { api, stack } from '../support/stack';
 import { accountsMirrored, addProject, addToken, balanceMicros, createTenant, revokeToken, setBalance, V1, type Tenant } from '../support/tenants';
 

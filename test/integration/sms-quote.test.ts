@@ -6,7 +6,7 @@
 // v1-sms-quote is its own, and `POST /sms?dryRun=true` is a 400 that sends and charges nothing.
 import { toMicros } from '../../core/money';
 import { KV_KEYS } from '../../core/bus/names';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { api } from '../support/stack';
 import { balanceMicros, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
 

@@ -21,8 +21,8 @@ import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse
 import { createLogger } from '../../infra/logger';
 import { MessageHistory } from '../../stores/message-history';
 import { MessageStats, rolledHoursStatement, rollupPlan, StatsRollup, STATS_ROLLUP_DEFAULTS } from '../../stores/message-stats';
-import { eventually } from '../support/eventually';
-import { idAt, iso, makeMessage, seededRandom } from '../support/message-rows';
+import { eventually } from '../../support/eventually';
+import { idAt, iso, makeMessage, seededRandom } from '../../support/message-rows';
 
 const HOUR = 3_600_000;
 const ORG = 'org-r';

@@ -4,7 +4,7 @@
 // simulator by the last digit), exact counts, delivery rate and cost per group, each row equal to
 // what GET /sms with the same filter lists, two organizations and two projects kept apart, the
 // counters v1-sms-stats / v1-lookup-stats, and 400 { title, status, detail } for bad input.
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { api } from '../support/stack';
 import { addProject, createTenant, V1, type Tenant } from '../support/tenants';
 

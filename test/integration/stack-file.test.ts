@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readStackFile, stackFilePath, stackRunning, type StackRecord } from '../../infra/stack-file';
-import { freePort } from '../support/global-setup';
+import { freePort } from '../../infra/local-engines';
 import { stack } from '../support/stack';
 
 const run = promisify(execFile);

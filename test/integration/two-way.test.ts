@@ -5,10 +5,10 @@
 // read by id (direction inbound) and in the list (direction_eq) → a reply, an ordinary
 // POST /sms from our number to the handset → delivered. Another organization gets a 404.
 import { SUBJECTS } from '../../core/bus/names';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { api } from '../support/stack';
 import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
-import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../../support/webhook-receiver';
 
 let receiver: WebhookReceiver;
 let tenant: Tenant;

@@ -14,7 +14,7 @@ import type { Transition } from '../../core/sms/dlr';
 import type { WebhookSchedule } from '../../workflows/presets';
 import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { mockedWorker } from '../support/mocked-worker';
 import { api, stack } from '../support/stack';
 import { issueSmpp, startGatewayHarness, TestSmppClient, type GatewayHarness } from '../support/smpp-client';

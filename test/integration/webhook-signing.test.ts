@@ -7,7 +7,7 @@ import { KEYS } from '../../stores/account-store';
 import { signLegacy } from '../../core/sms/webhook-signature';
 import { admin, api } from '../support/stack';
 import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
-import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../support/webhook-receiver';
+import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../../support/webhook-receiver';
 
 let receiver: WebhookReceiver;
 let tenant: Tenant;

@@ -15,7 +15,7 @@ import { carrierEventSignal, smsLifecycle } from '../../workflows/sms-lifecycle'
 import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../../workflows/types';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 import { stack } from '../support/stack';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };

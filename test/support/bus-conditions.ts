@@ -3,7 +3,7 @@
 // fixed wait: the ingest writer's applied INGEST sequence (KV ingest_state), a durable consumer's
 // ack floor.
 import { CONSUMERS, INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../../core/bus';
-import { eventually } from './eventually';
+import { eventually } from '../../support/eventually';
 import { withAccounts } from './tenants';
 
 /**

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { HTTP_URLS, NATS_URL, PORTS, productEnv, productProcesses, STATE, TEMPORAL_ADDRESS, TOPOLOGY } from '../../scripts/topology/plan';
 import { pidOf, stop } from '../../scripts/topology/processes';
 import { down, startProduct, up } from '../../scripts/topology/topology';
-import type { RunningStack } from './global-setup';
+import type { RunningStack } from '../../support/stack';
 import type { StackInfo } from './stack';
 
 /** The settings startStack gives the embedded product, so that the same assertions hold. */

@@ -3,7 +3,7 @@
 // helpers to call the ingestion API and wait for the ingest writer.
 import type { AttributeType } from '../../core/ingest';
 import { DatasourceStore } from '../../stores/datasource-store';
-import { eventually } from './eventually';
+import { eventually } from '../../support/eventually';
 import { api } from './stack';
 import { createTenant, withAccounts } from './tenants';
 

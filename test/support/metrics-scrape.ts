@@ -3,7 +3,7 @@
 // scrape reads every process's /metrics, as Prometheus would, and labels each sample with its
 // `instance`: sumOf then sums a counter over the processes that own it (the history writer runs
 // in three), and a gauge only one process exports reads the same as on the embedded stack.
-import { eventually } from './eventually';
+import { eventually } from '../../support/eventually';
 import { parseExposition, type Exposition, type Sample } from './prometheus-text';
 import { stack } from './stack';
 

@@ -5,9 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
-import { Supervisor, portOpen } from '../../infra/supervisor';
-import { TOOLS_BIN } from '../../roles/engines';
-import { freePort } from './global-setup';
+import { Supervisor } from '../../infra/supervisor';
+import { freePort, natsServerSpec } from '../../infra/local-engines';
 
 export interface SmallPayloadNats {
   readonly nats: Nats;
@@ -26,10 +25,7 @@ export async function startSmallPayloadNats(name: string, maxPayload = 65536): P
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await supervisor.start({
-      name: 'nats-server', command: join(TOOLS_BIN, 'nats-server'),
-      args: ['-c', join(dir, 'nats.conf'), '-js', '-sd', join(dir, 'js'), '-a', '127.0.0.1', '-p', String(port)], ready: () => portOpen(port),
-    });
+    await supervisor.start(natsServerSpec({ configFile: join(dir, 'nats.conf'), storeDir: join(dir, 'js'), port }));
     const nats = await connectNats({ servers: `nats://127.0.0.1:${port}`, replicas: 1, messageStateTtlHours: 1, name }, createLogger('error'));
     return {
       nats,

@@ -10,7 +10,7 @@ import { buildSmppServices, startSmppGateway, type SmppGatewayRole } from '../..
 import { AccountDirectory } from '../../stores/account-directory';
 import { AccountStore } from '../../stores/account-store';
 import { BalanceLedger } from '../../stores/balance-ledger';
-import { eventually } from './eventually';
+import { eventually } from '../../support/eventually';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 

@@ -3,19 +3,9 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { StackInfo } from '../../support/stack';
 
-export interface StackInfo {
-  readonly httpUrl: string;
-  readonly natsUrl: string;
-  readonly temporalAddress: string;
-  readonly namespace: string;
-  readonly taskQueue: string;
-  readonly dataDir: string;
-  readonly productDataDir: string;
-  readonly productEnv: Record<string, string | undefined>;
-  /** Every /metrics of the stack, by process (TEST_TOPOLOGY=cluster); absent: the one process at httpUrl. */
-  readonly metrics?: ReadonlyArray<{ readonly instance: string; readonly url: string }>;
-}
+export type { StackInfo };
 
 export function stack(): StackInfo {
   const file = process.env['STACK_FILE'];

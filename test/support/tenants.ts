@@ -9,7 +9,7 @@ import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { AccountStore } from '../../stores/account-store';
 import { BalanceLedger } from '../../stores/balance-ledger';
-import { eventually } from './eventually';
+import { eventually } from '../../support/eventually';
 import { api, stack } from './stack';
 
 export const V1 = '/transactional/v1';

@@ -34,7 +34,7 @@ describe('scripts/build.mjs: dist/ built when stale, left alone when current', (
   test('files that are not code are found from dist/ in the source tree (migrations, console assets, tools)', () => {
     const run = spawnSync(process.execPath, ['-e', [
       "const { MIGRATIONS_DIR } = require('./dist/infra/clickhouse');",
-      "const { TOOLS_BIN } = require('./dist/roles/engines');",
+      "const { TOOLS_BIN } = require('./dist/infra/local-engines');",
       'process.stdout.write(JSON.stringify({ MIGRATIONS_DIR, TOOLS_BIN }));',
     ].join('\n')], { cwd: PROJECT_ROOT, encoding: 'utf8' });
     expect(run.status).toBe(0);

@@ -11,7 +11,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import type { ClientIds } from '../../core/sms/ports';
 import { createLogger } from '../../infra/logger';
 import { CANCELED_CODE, refundStale, settleNamed, type HoldLedger, type SettlerPorts } from '../../pipelines/charge-settler';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 /** A ledger over plain maps: org → open holds; what was settled and refunded. */
 class FakeLedger implements HoldLedger {

@@ -6,7 +6,7 @@
 import type { Price } from '../../core/accounts/types';
 import { SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
 import type { SmsMessage } from '../../core/sms/message';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 const submitter: Submitter = { orgId: 'org-a', projectId: 'project-1', tokenId: 't1', source: 'http', currency: 'EUR' };
 const item = { from: 'TestCo', to: '+4915112345678', text: 'Hello', clientId: 'order-1' };

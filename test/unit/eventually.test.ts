@@ -1,6 +1,6 @@
 // test/support/eventually.ts, the one polling helper of the suites: it returns once the probe
 // passes (no throw, not false, `until` holds) and otherwise fails naming what was awaited.
-import { clockPast, eventually } from '../support/eventually';
+import { clockPast, eventually } from '../../support/eventually';
 
 describe('eventually (test/support/eventually.ts)', () => {
   test('returns the value of the first passing probe: an assertion, a boolean check, a read with until', async () => {

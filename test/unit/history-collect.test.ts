@@ -6,7 +6,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { ACCEPTED_FRAME, formatSourceCounts, HEADERS, parseSourceCounts, SUBJECTS } from '../../core/bus';
 import { createLogger } from '../../infra/logger';
 import { collect } from '../../pipelines/history-writer';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 const log = createLogger('silent');
 

@@ -9,7 +9,7 @@ import type { LifecycleOwner } from '../../core/sms/lifecycle-ports';
 import type { NumberDirectory } from '../../core/sms/ports';
 import { lifecycleStarts, routeEvents, routeInbound } from '../../pipelines/lifecycle-bridge';
 import type { WebhookSchedule } from '../../workflows/presets';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 const webhook = { attempts: 3 } as unknown as WebhookSchedule;
 const id = (n: number): string => `00000000-0000-7000-8000-${String(n).padStart(12, '0')}`;

@@ -10,7 +10,7 @@ import { roleProcessRestarts } from '../../infra/metrics';
 import { RoleProcessError, startRoleProcesses, type RoleProcesses } from '../../infra/role-processes';
 import { processRunning as alive } from '../../infra/supervisor';
 import { planProcesses, ROLES } from '../../roles/process-plan';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 
 const FIXTURE = join(__dirname, '..', 'support', 'role-process');
 const TSX = ['--import', 'tsx'];

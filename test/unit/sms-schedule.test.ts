@@ -15,7 +15,7 @@ import { WORKFLOW_IDS } from '../../core/bus/temporal';
 import { cancelStates } from '../../pipelines/charge-settler';
 import { lifecycleStarts } from '../../pipelines/lifecycle-bridge';
 import type { WebhookSchedule } from '../../workflows/presets';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 const DAY = 86_400_000;

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { findInStateBatch, KV_KEYS, stateBatchRecord } from '../../core/bus';
 import { batchOf, idTime, isId, newId, newIds } from '../../core/ids';
 import { StateBatches } from '../../stores/state-batches';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 const json = (m: object): Buffer => Buffer.from(JSON.stringify(m));
 

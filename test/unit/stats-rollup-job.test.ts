@@ -3,7 +3,7 @@
 // is logged and retried; passes never overlap; stop waits for the running pass.
 import { startStatsRollup } from '../../pipelines/stats-rollup';
 import type { RollupPass } from '../../stores/message-stats';
-import { eventually } from '../support/eventually';
+import { eventually } from '../../support/eventually';
 
 const log = { info: jest.fn(), warn: jest.fn() } as unknown as Parameters<typeof startStatsRollup>[0]['log'];
 

@@ -21,7 +21,7 @@ import { collect, inboundRows } from '../../pipelines/history-writer';
 import { routeInbound } from '../../pipelines/lifecycle-bridge';
 import { fromRow, MESSAGE_COLUMNS, toRow } from '../../stores/message-history';
 import { splitWhere } from '../../stores/scoped-query';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 const OURS = '+4915100000001';
 const HANDSET = '+4917600000002';

@@ -6,7 +6,7 @@ import { BUS_SCHEMAS } from '../../core/bus/payloads';
 import { lifecycleStarts } from '../../pipelines/lifecycle-bridge';
 import { deadlineOf } from '../../workflows/batch-track';
 import type { WebhookSchedule } from '../../workflows/presets';
-import { makeMessage } from '../support/message-rows';
+import { makeMessage } from '../../support/message-rows';
 
 const webhook = { attempts: 3 } as unknown as WebhookSchedule;
 const id = (n: number): string => `00000000-0000-7000-8000-${String(n).padStart(12, '0')}`;
