@@ -13,6 +13,21 @@ const folders = (...names) => names.flatMap((name) => [`**/${name}`, `**/${name}
 const engineClients = ['express', '@nats-io/*', '@temporalio/*', '@clickhouse/*', 'chdb', 'chdb/*', 'smpp', 'pino', 'prom-client'];
 const inward = (message, ...groups) => ({ group: groups.flat(), message });
 
+// Homes (docs/architecture.md): engines are started by infra/local-engines.ts alone (the
+// topology's clustered engines: scripts/topology/engines.ts); JetStream messages are published
+// by infra/bus/ (over the pipelined client, infra/pipelined-jetstream.ts), not with the client
+// library's js.publish elsewhere in the product.
+const engineHome = [
+  { selector: "CallExpression[callee.name='join'] > Literal:last-child[value=/^(nats-server|temporal|temporal-server)$/], CallExpression[callee.name='spawn'] > Literal:first-child[value=/^(nats-server|temporal|temporal-server)$/]", message: 'Engines are started by infra/local-engines.ts (natsServerSpec, temporalDevSpec, startLocalEngines).' },
+  { selector: "CallExpression[callee.name='devServerSpec']", message: 'The Temporal dev server is started with infra/local-engines.ts temporalDevSpec.' },
+];
+const busHome = [
+  { selector: "CallExpression[callee.property.name='publish'][callee.object.name='js'], CallExpression[callee.property.name='publish'][callee.object.property.name='js']", message: 'JetStream publishing lives in infra/bus/ (or goes through the pipelined client, infra/pipelined-jetstream.ts).' },
+];
+const productFiles = ['*.ts', 'config/**/*.ts', 'core/**/*.ts', 'infra/**/*.ts', 'stores/**/*.ts', 'gateways/**/*.ts', 'pipelines/**/*.ts', 'activities/**/*.ts', 'cli/**/*.ts'];
+/** Publishing with the library client still, to move onto infra/bus/ (docs/architecture.md). */
+const busHomeLeft = ['stores/lookup-history.ts', 'pipelines/lifecycle-bridge.ts', 'pipelines/ingest-writer.ts'];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', '.tools/**', 'coverage/**', 'dist/**', 'scripts/**', '*.js', '*.mjs'] },
   ...tseslint.configs.recommended,
@@ -76,6 +91,7 @@ export default tseslint.config(
         { selector: 'ClassDeclaration[superClass.name!="Error"], ClassExpression', message: 'roles/ is wiring: a class with behaviour is an adapter or a service (pipelines/).' },
         { selector: 'CallExpression[callee.name=/^(setTimeout|setInterval)$/]', message: 'roles/ is wiring: a timer is a running service; put it in pipelines/.' },
         { selector: 'ForOfStatement[await=true]', message: 'roles/ is wiring: a loop over a stream or a watch is a running service; put it in pipelines/.' },
+        ...engineHome, ...busHome,
       ],
       'no-restricted-imports': ['error', {
         patterns: [inward('roles/ is wiring: the durable-consumer loop runs in pipelines/ (or a gateway), not in the wiring.', ['**/infra/consumer'])],
@@ -100,6 +116,18 @@ export default tseslint.config(
           { group: folders('workflows'), message: 'Pipelines import workflow types only (import type); signal and workflow names are in core/bus.', allowTypeImports: true },
           inward('Pipelines are built by roles/ and take ports; they never reach up into the wiring, activities, the CLI or benchmarks.', folders('roles', 'activities', 'cli', 'bench')),
         ],
+      }],
+    },
+  },
+  // After the folder blocks: no-restricted-syntax of roles/ above carries the same selectors.
+  { files: productFiles, ignores: ['infra/local-engines.ts', 'infra/bus/**', ...busHomeLeft], rules: { 'no-restricted-syntax': ['error', ...engineHome, ...busHome] } },
+  { files: ['infra/bus/**/*.ts', 'test/**/*.ts', 'support/**/*.ts', 'bench/**/*.ts', ...busHomeLeft], rules: { 'no-restricted-syntax': ['error', ...engineHome] } },
+  {
+    // What the test suites and the benchmarks share is in support/ (the stack, generated rows, a webhook receiver).
+    files: ['bench/**/*.ts', 'support/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [inward('bench/ and support/ never import test/: what the suites and the benchmarks share lives in support/ (docs/architecture.md).', folders('test'))],
       }],
     },
   },

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { Readable } from 'node:stream';
-import { openEmbeddedClickHouse } from '../test/support/embedded-clickhouse';
+import { openEmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { makeMessage } from '../support/message-rows';
 import { benchArgs } from './cli-args';
 import { writeResult } from './support/results';

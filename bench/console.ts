@@ -8,11 +8,11 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { chromium } from 'playwright-core';
-import { ensureChromium } from '../test/browser/chromium';
+import { ensureChromium } from '../support/chromium';
 import { startStack } from '../support/stack';
 import { OperatorStore } from '../stores/operator-store';
-import { api } from '../test/support/stack';
-import { createTenant, V1, withAccounts } from '../test/support/tenants';
+import { api } from '../support/stack';
+import { createTenant, V1, withAccounts } from '../support/tenants';
 import { writeResult } from './support/results';
 
 const { values } = benchArgs({ options: { runs: { type: 'string', default: '5' }, messages: { type: 'string', default: '1000' } } });

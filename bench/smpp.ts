@@ -21,7 +21,7 @@ import { KvLifecycleStates } from '../stores/lifecycle-records';
 import { connectNats } from '../infra/nats';
 import { AccountDirectory } from '../stores/account-directory';
 import { startStack } from '../support/stack';
-import { issueSmpp, startGatewayHarness } from '../test/support/smpp-client';
+import { issueSmpp, startGatewayHarness } from '../support/smpp-client';
 import { processCpuMs } from './support/cpu';
 import { createTenantAt } from './support/tenant';
 import { writeResult } from './support/results';

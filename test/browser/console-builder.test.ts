@@ -13,9 +13,9 @@ import { toMicros } from '../../core/money';
 import { eventually } from '../../support/eventually';
 import { createIngestTenant, INGEST, productToken, type IngestTenant } from '../support/ingest';
 import { OperatorStore } from '../../stores/operator-store';
-import { api, stack } from '../support/stack';
-import { addToken, balanceMicros, createTenant, V1, waitForToken, withAccounts, type Tenant } from '../support/tenants';
-import { ensureChromium } from './chromium';
+import { api, stack } from '../../support/stack';
+import { addToken, balanceMicros, createTenant, V1, waitForToken, withAccounts, type Tenant } from '../../support/tenants';
+import { ensureChromium } from '../../support/chromium';
 
 jest.setTimeout(120_000);
 

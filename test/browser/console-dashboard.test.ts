@@ -11,9 +11,9 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { audienceId } from '../../core/ingest/audience-identity';
 import { eventually } from '../../support/eventually';
 import { addDatasource } from '../support/ingest';
-import { admin, api, stack } from '../support/stack';
-import { createTenant, V1, type Tenant } from '../support/tenants';
-import { ensureChromium } from './chromium';
+import { admin, api, stack } from '../../support/stack';
+import { createTenant, V1, type Tenant } from '../../support/tenants';
+import { ensureChromium } from '../../support/chromium';
 
 const PAGE_LIMIT_BYTES = 200 * 1024;
 /** The browser's time zone: not UTC, so a date picker's local time must be converted. */

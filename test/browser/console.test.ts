@@ -9,10 +9,10 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { KV_KEYS } from '../../core/bus/names';
 import { connectTemporal } from '../../infra/temporal';
 import { DatasourceStore } from '../../stores/datasource-store';
-import { admin, api, stack } from '../support/stack';
-import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { admin, api, stack } from '../../support/stack';
+import { createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
-import { ensureChromium } from './chromium';
+import { ensureChromium } from '../../support/chromium';
 
 const XSS = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 const PAGE_LIMIT_BYTES = 200 * 1024;

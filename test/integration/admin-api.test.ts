@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { startStack, type RunningStack } from '../../support/stack';
-import { api, stack } from '../support/stack';
+import { api, stack } from '../../support/stack';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 import { ensureBuilt } from '../../infra/paths';
 

@@ -3,8 +3,8 @@
 // history; each organization's query sees its own only. The hostile cases of the engine are in
 // analytics-sql.test.ts; here: authentication, scope, body, errors, rate-limit headers, formats.
 import { eventually } from '../../support/eventually';
-import { api, stack } from '../support/stack';
-import { createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { api, stack } from '../../support/stack';
+import { createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 
 const SQL = '/analytics/v1/sql';
 let a: Tenant;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDemoIngest, type DemoCredentials } from '../../pipelines/demo-seed';
 import { AccountStore } from '../../stores/account-store';
-import { withAccounts } from '../support/tenants';
+import { withAccounts } from '../../support/tenants';
 
 test('a demo product token created before analytics:read gets it on the next start, once', async () => {
   await withAccounts(async (_accounts, _balances, nats) => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { AppError } from '../../core/errors';
 import { DEFAULT_ANALYTICS_CEILINGS, RELATIONS } from '../../core/analytics';
 import { AnalyticsSql, type AnalyticsScope } from '../../stores/analytics-sql';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 
 let engine: EmbeddedClickHouse;
 let sql: AnalyticsSql;

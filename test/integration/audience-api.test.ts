@@ -3,8 +3,8 @@
 // POST /audience/v1/project/{p}/audience/search; tokens, errors, paging, segments, aggregations.
 import { eventually } from '../../support/eventually';
 import { createIngestTenant, productToken, type IngestTenant } from '../support/ingest';
-import { admin, api } from '../support/stack';
-import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';
+import { admin, api } from '../../support/stack';
+import { addToken, createTenant, revokeToken, withAccounts } from '../../support/tenants';
 
 jest.setTimeout(60_000);
 

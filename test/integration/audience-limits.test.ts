@@ -5,7 +5,7 @@
 // serves (a generated client reading those servers calls real URLs).
 import { eventually } from '../../support/eventually';
 import { createIngestTenant, productToken, type IngestTenant } from '../support/ingest';
-import { api, stack } from '../support/stack';
+import { api, stack } from '../../support/stack';
 
 jest.setTimeout(120_000);
 

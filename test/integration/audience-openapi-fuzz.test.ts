@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productToken } from '../support/ingest';
 import { FUZZ_CHECKS, FUZZ_COMMON_ARGS, SCHEMATHESIS_CONFIG, runSchemathesis } from '../support/schemathesis';
-import { stack } from '../support/stack';
-import { createTenant } from '../support/tenants';
+import { stack } from '../../support/stack';
+import { createTenant } from '../../support/tenants';
 
 const SEED = '12';
 const MAX_EXAMPLES = '30';

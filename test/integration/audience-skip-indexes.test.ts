@@ -10,7 +10,7 @@ import { AppError } from '../../core/errors';
 import type { ClickHouse } from '../../infra/clickhouse';
 import { AudienceSearch, type SearchScope } from '../../stores/audience-search';
 import { contact, contactRow } from '../support/audience-model';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 
 const CONTACTS = 300_000;
 const scope: SearchScope = { project: 'p1', timezone: 'UTC', now: new Date('2026-11-26T12:00:00Z') };

@@ -8,7 +8,7 @@ import { parseSearch } from '../../core/filters/grammar-b';
 import type { ClickHouse } from '../../infra/clickhouse';
 import { AudienceSearch, type SearchScope } from '../../stores/audience-search';
 import { contact, contactRow } from '../support/audience-model';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 
 const scope: SearchScope = { project: 'p1', timezone: 'UTC', now: new Date('2026-11-26T12:00:00Z') };
 let engine: EmbeddedClickHouse | undefined;

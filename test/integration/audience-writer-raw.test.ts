@@ -6,7 +6,7 @@ import { planWrites, type ContactStates, type IngestMessage } from '../../core/i
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { AudienceWriter } from '../../stores/audience-writer';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 
 jest.setTimeout(120_000);
 

@@ -17,7 +17,7 @@ import { connectNats, type Nats } from '../../infra/nats';
 import { sleep } from '../../infra/supervisor';
 import { startCarrierConnector, startCarrierSimulator, type CarrierConnector, type CarrierSimulator, type MoReply } from '../../gateways/carrier';
 import { eventually } from '../../support/eventually';
-import { stack } from '../support/stack';
+import { stack } from '../../support/stack';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { suite: 'carrier' });
 const RUN = randomBytes(4).toString('hex');

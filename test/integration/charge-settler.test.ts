@@ -23,8 +23,8 @@ import { JetStreamAcceptedQueue } from '../../infra/bus/accepted-queue';
 import { KvClientIds } from '../../stores/client-ids';
 import { KvMessageStates } from '../../stores/message-state';
 import { eventually } from '../../support/eventually';
-import { admin, api, stack } from '../support/stack';
-import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
+import { admin, api, stack } from '../../support/stack';
+import { balanceMicros, createTenant, V1, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 interface Entity { id: string; clientId: string | null; status: string }

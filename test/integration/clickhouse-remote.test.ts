@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveClickHouse, serveSecret, serveSecretPath } from '../../infra/clickhouse-remote';
 import { createLogger } from '../../infra/logger';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 import { freePort } from '../../infra/local-engines';
 
 const log = createLogger('warn', { component: 'clickhouse-remote-test' });

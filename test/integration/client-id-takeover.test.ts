@@ -11,8 +11,8 @@ import { KvClientIds } from '../../stores/client-ids';
 import { KV_KEYS } from '../../core/bus/names';
 import { CANCELED_CODE } from '../../pipelines/charge-settler';
 import { idAt, makeMessage } from '../../support/message-rows';
-import { api, stack } from '../support/stack';
-import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
+import { api, stack } from '../../support/stack';
+import { balanceMicros, createTenant, V1, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 interface Entity { id: string; clientId: string | null; status: string }

@@ -22,7 +22,7 @@ import { fromRow as fromMessageRow, MESSAGE_COLUMNS, MessageHistory, type Visibi
 import { listRows, topLevelConjuncts } from '../../stores/scoped-query';
 import { idAt, iso, makeMessage, seededRandom } from '../../support/message-rows';
 import { HOSTILE_VALUES } from '../support/hostile-values';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const A: Visibility = { orgId: 'org-a', projectId: null };

@@ -13,7 +13,7 @@ import { AudienceSearch, type SearchScope } from '../../stores/audience-search';
 import { contact, contactRow, insertModel } from '../support/audience-model';
 import { AUTUMN_CASES, AUTUMN_CONTACTS, AUTUMN_NOW, AUTUMN_TZ, CASES, CONTACTS, EVENTS, NOW, SEGMENTS, TZ } from '../support/grammar-b-cases';
 import { HOSTILE_VALUES } from '../support/hostile-values';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 
 let engine: EmbeddedClickHouse | undefined;
 let ch: ClickHouse;

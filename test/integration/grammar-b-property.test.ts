@@ -10,7 +10,7 @@ import { AudienceSearch } from '../../stores/audience-search';
 import { insertModel } from '../support/audience-model';
 import { CITIES, DISTANCES_KM, filterArb, restrictionsArb, worldArb, type World } from '../support/grammar-b-arbitraries';
 import { evaluate, sorted, type World as EvalWorld } from '../support/grammar-b-evaluator';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 
 const WORLDS = 4;
 const RUNS = Number(process.env['GRAMMAR_B_RUNS'] ?? 250);

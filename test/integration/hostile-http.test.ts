@@ -4,8 +4,8 @@
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { newId } from '../../core/ids';
-import { admin, api, stack } from '../support/stack';
-import { balanceMicros, createTenant, V1, type Tenant } from '../support/tenants';
+import { admin, api, stack } from '../../support/stack';
+import { balanceMicros, createTenant, V1, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 

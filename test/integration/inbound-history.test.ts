@@ -10,7 +10,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import { loadMigrations, migrate, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { MessageHistory, type Visibility } from '../../stores/message-history';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 import { acceptedRows } from '../support/intake';
 import { idAt, iso, makeMessage } from '../../support/message-rows';
 

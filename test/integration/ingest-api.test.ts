@@ -8,8 +8,8 @@ import { DatasourceStore } from '../../stores/datasource-store';
 import { ingestWriterCaughtUp } from '../support/bus-conditions';
 import { eventually } from '../../support/eventually';
 import { addDatasource, createIngestTenant, productToken, streamBase, type IngestTenant } from '../support/ingest';
-import { admin, api, stack } from '../support/stack';
-import { addToken, createTenant, revokeToken, withAccounts } from '../support/tenants';
+import { admin, api, stack } from '../../support/stack';
+import { addToken, createTenant, revokeToken, withAccounts } from '../../support/tenants';
 
 jest.setTimeout(60_000);
 

@@ -13,8 +13,8 @@ import { listRecords } from '../../stores/kv-records';
 import { eventually } from '../../support/eventually';
 import { createIngestTenant, type IngestTenant } from '../support/ingest';
 import { startSmallPayloadNats, type SmallPayloadNats } from '../support/small-payload-nats';
-import { api } from '../support/stack';
-import { createTenant, V1, withAccounts } from '../support/tenants';
+import { api } from '../../support/stack';
+import { createTenant, V1, withAccounts } from '../../support/tenants';
 
 jest.setTimeout(120_000);
 

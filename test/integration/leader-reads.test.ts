@@ -6,7 +6,7 @@ import { BUCKETS } from '../../core/bus/names';
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { JetStreamPublishError, PipelinedJetStream } from '../../infra/pipelined-jetstream';
-import { stack } from '../support/stack';
+import { stack } from '../../support/stack';
 
 const KV_STREAM = `KV_${BUCKETS.ratelimits}`;
 const subject = (key: string): string => `$KV.${BUCKETS.ratelimits}.${key}`;

@@ -5,8 +5,8 @@ import { newId } from '../../core/ids';
 import { clockPast, eventually } from '../../support/eventually';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { sumOf } from '../support/prometheus-text';
-import { api } from '../support/stack';
-import { addProject, balanceMicros, createTenant, revokeToken, V1, type Tenant } from '../support/tenants';
+import { api } from '../../support/stack';
+import { addProject, balanceMicros, createTenant, revokeToken, V1, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 type Json = Record<string, unknown>;

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consumerPassed } from '../support/bus-conditions';
 import { eventually } from '../../support/eventually';
-import { admin, api, stack } from '../support/stack';
-import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { admin, api, stack } from '../../support/stack';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../../support/webhook-receiver';
 
 let receiver: WebhookReceiver;

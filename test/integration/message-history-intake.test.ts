@@ -13,7 +13,7 @@ import { ACCEPTED_FRAME } from '../../core/bus';
 import type { SmsMessage } from '../../core/sms/message';
 import type { ClickHouse } from '../../infra/clickhouse';
 import type { MessageHistory } from '../../stores/message-history';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 import { acceptedRows, countMessages, intakePaths } from '../support/intake';
 import { iso, makeMessage } from '../../support/message-rows';
 

@@ -13,8 +13,8 @@ import { KvMessageStates } from '../../stores/message-state';
 import { eventually } from '../../support/eventually';
 import { makeMessage } from '../../support/message-rows';
 import { startSmallPayloadNats, type SmallPayloadNats } from '../support/small-payload-nats';
-import { api, stack } from '../support/stack';
-import { createTenant, V1 } from '../support/tenants';
+import { api, stack } from '../../support/stack';
+import { createTenant, V1 } from '../../support/tenants';
 
 let nats: Nats;
 let states: KvMessageStates;

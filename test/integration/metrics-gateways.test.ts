@@ -10,9 +10,9 @@ import { AccountDirectory } from '../../stores/account-directory';
 import { createIngestTenant } from '../support/ingest';
 import { sumOf, type Exposition } from '../support/prometheus-text';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
-import { issueSmpp, TestSmppClient } from '../support/smpp-client';
-import { api, stack } from '../support/stack';
-import { createTenant } from '../support/tenants';
+import { issueSmpp, TestSmppClient } from '../../support/smpp-client';
+import { api, stack } from '../../support/stack';
+import { createTenant } from '../../support/tenants';
 
 const log = createLogger('warn');
 

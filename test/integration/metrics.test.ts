@@ -16,8 +16,8 @@ import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { dashboardExpressions, idLikeLabels, isExported, maxOf, metricNamesOf, seriesPerFamily, sumOf, valuesPerLabel, type Exposition } from '../support/prometheus-text';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
-import { api, stack } from '../support/stack';
-import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { api, stack } from '../../support/stack';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 
 const ROOT = join(__dirname, '..', '..');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { eventually } from '../../support/eventually';
 import { createIngestTenant } from '../support/ingest';
 import { FUZZ_CHECKS, FUZZ_COMMON_ARGS, SCHEMATHESIS_CONFIG, runSchemathesis } from '../support/schemathesis';
-import { api, stack } from '../support/stack';
+import { api, stack } from '../../support/stack';
 
 const SEED = '2';
 const MAX_EXAMPLES = '25';

@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { stack } from '../support/stack';
-import { createTenant } from '../support/tenants';
+import { stack } from '../../support/stack';
+import { createTenant } from '../../support/tenants';
 
 const ROOT = join(__dirname, '..', '..');
 const SCHEMATHESIS = join(ROOT, '.tools', 'py', 'bin', 'schemathesis');

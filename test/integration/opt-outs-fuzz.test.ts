@@ -7,8 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FUZZ_CHECKS, FUZZ_COMMON_ARGS, SCHEMATHESIS, SCHEMATHESIS_CONFIG, runSchemathesis } from '../support/schemathesis';
-import { stack } from '../support/stack';
-import { createTenant } from '../support/tenants';
+import { stack } from '../../support/stack';
+import { createTenant } from '../../support/tenants';
 
 /** Keep in step with scripts/bootstrap.mjs. */
 const VERSION = '4.32.5';

@@ -4,8 +4,8 @@
 // Sends are checked against each process's KV mirror of the opt-outs, so the tests wait for the
 // quote (priced and checked like a send, nothing charged) to change before asserting the send.
 import { eventually } from '../../support/eventually';
-import { admin, api } from '../support/stack';
-import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { admin, api } from '../../support/stack';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 interface Entry { number: string; since: string; source: string; keyword?: string }

@@ -11,7 +11,7 @@ import { consumeBatches, ensureDurable, type RunningConsumer } from '../../infra
 import { createLogger } from '../../infra/logger';
 import { connectNats, type Nats } from '../../infra/nats';
 import { eventually } from '../../support/eventually';
-import { stack } from '../support/stack';
+import { stack } from '../../support/stack';
 
 const log = createLogger('error');
 const open = (name: string): Promise<Nats> => connectNats({ servers: stack().natsUrl, replicas: 1, messageStateTtlHours: 1, name }, log);

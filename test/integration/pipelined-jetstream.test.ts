@@ -9,7 +9,7 @@ import { connectNats, isRevisionConflict, type Nats } from '../../infra/nats';
 import { JetStreamPublishError, PipelinedJetStream } from '../../infra/pipelined-jetstream';
 import { BalanceLedger } from '../../stores/balance-ledger';
 import { RateLimiter } from '../../stores/rate-limiter';
-import { stack } from '../support/stack';
+import { stack } from '../../support/stack';
 
 const KV_STREAM = `KV_${BUCKETS.ratelimits}`;
 const subject = (key: string): string => `$KV.${BUCKETS.ratelimits}.${key}`;

@@ -15,7 +15,7 @@ import { AudienceSearch } from '../../stores/audience-search';
 import { MessageHistory } from '../../stores/message-history';
 import { MessageStats } from '../../stores/message-stats';
 import { contact, contactRow } from '../support/audience-model';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 import { makeMessage } from '../../support/message-rows';
 
 let engine: EmbeddedClickHouse;

@@ -23,9 +23,9 @@ import type { WebhookSchedule } from '../../workflows/presets';
 import { cancelScheduledUpdate, carrierEventSignal, smsScheduled } from '../../workflows/sms-lifecycle';
 import { eventually } from '../../support/eventually';
 import { mockedWorker } from '../support/mocked-worker';
-import { api, stack } from '../support/stack';
-import { issueSmpp, TestSmppClient } from '../support/smpp-client';
-import { accountsMirrored, balanceMicros, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { api, stack } from '../../support/stack';
+import { issueSmpp, TestSmppClient } from '../../support/smpp-client';
+import { accountsMirrored, balanceMicros, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };

@@ -7,9 +7,9 @@ import { createLogger } from '../../infra/logger';
 import { STREAMS } from '../../core/bus/names';
 import { connectNats, type Nats } from '../../infra/nats';
 import { connectTemporal, type Temporal } from '../../infra/temporal';
-import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../support/embedded-clickhouse';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
 import { MessageHistory } from '../../stores/message-history';
-import { admin, api, stack } from '../support/stack';
+import { admin, api, stack } from '../../support/stack';
 
 const log = createLogger('warn');
 

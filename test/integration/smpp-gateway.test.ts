@@ -10,9 +10,9 @@ import { CONSUMERS, STREAMS, SUBJECTS } from '../../core/bus/names';
 import { STATUS } from '../../gateways/smpp/protocol';
 import { consumerPassed, statusSequence } from '../support/bus-conditions';
 import { eventually } from '../../support/eventually';
-import { api, stack } from '../support/stack';
-import { createTenant, revokeToken, V1, type Tenant } from '../support/tenants';
-import { issueSmpp, startGatewayHarness, TestSmppClient, textOf, type GatewayHarness } from '../support/smpp-client';
+import { api, stack } from '../../support/stack';
+import { createTenant, revokeToken, V1, type Tenant } from '../../support/tenants';
+import { issueSmpp, startGatewayHarness, TestSmppClient, textOf, type GatewayHarness } from '../../support/smpp-client';
 
 /** A German mobile number whose last two digits pick the simulator's path (docs/carrier.md). */
 const number = (ending = '78'): string => `49151${String(randomInt(100_000, 999_999))}${ending}`;

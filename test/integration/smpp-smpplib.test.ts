@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { api, stack } from '../support/stack';
-import { createTenant, V1, type Tenant } from '../support/tenants';
-import { issueSmpp, startGatewayHarness, type GatewayHarness } from '../support/smpp-client';
+import { api, stack } from '../../support/stack';
+import { createTenant, V1, type Tenant } from '../../support/tenants';
+import { issueSmpp, startGatewayHarness, type GatewayHarness } from '../../support/smpp-client';
 
 const ROOT = join(__dirname, '..', '..');
 const VENV = join(ROOT, '.tools', 'py');

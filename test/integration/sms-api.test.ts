@@ -1,12 +1,12 @@
 // Black-box suite of the SMS API v1 (spec 1 §2, §4, §5, §7, §8, §9; DESIGN §4) over real
-// HTTP against the integration stack. Every test sets up its own tenant (test/support/tenants.ts).
+// HTTP against the integration stack. Every test sets up its own tenant (support/tenants.ts).
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { newId } from '../../core/ids';
 import { weakEtag } from '../../gateways/http/respond';
 import { historyWriterCaughtUp } from '../support/bus-conditions';
 import { clockPast, eventually } from '../../support/eventually';
-import { api, stack } from '../support/stack';
-import { accountsMirrored, addProject, addToken, balanceMicros, createTenant, revokeToken, setBalance, V1, type Tenant } from '../support/tenants';
+import { api, stack } from '../../support/stack';
+import { accountsMirrored, addProject, addToken, balanceMicros, createTenant, revokeToken, setBalance, V1, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 type Json = Record<string, unknown>;

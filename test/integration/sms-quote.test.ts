@@ -7,8 +7,8 @@
 import { toMicros } from '../../core/money';
 import { KV_KEYS } from '../../core/bus/names';
 import { eventually } from '../../support/eventually';
-import { api } from '../support/stack';
-import { balanceMicros, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { api } from '../../support/stack';
+import { balanceMicros, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 interface QuoteItem { index: number; messagesCount: number; encoding: string; charsCount: number; country: string; pricePerSms: number; priceUser: number; currency: string }

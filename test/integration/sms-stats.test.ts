@@ -5,8 +5,8 @@
 // what GET /sms with the same filter lists, two organizations and two projects kept apart, the
 // counters v1-sms-stats / v1-lookup-stats, and 400 { title, status, detail } for bad input.
 import { eventually } from '../../support/eventually';
-import { api } from '../support/stack';
-import { addProject, createTenant, V1, type Tenant } from '../support/tenants';
+import { api } from '../../support/stack';
+import { addProject, createTenant, V1, type Tenant } from '../../support/tenants';
 
 type Res = Awaited<ReturnType<typeof api>>;
 type Row = Record<string, unknown> & { messages: number };

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readStackFile, stackFilePath, stackRunning, type StackRecord } from '../../infra/stack-file';
 import { freePort } from '../../infra/local-engines';
-import { stack } from '../support/stack';
+import { stack } from '../../support/stack';
 
 const run = promisify(execFile);
 const ROOT = join(__dirname, '..', '..');

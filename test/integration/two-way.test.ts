@@ -6,8 +6,8 @@
 // POST /sms from our number to the handset → delivered. Another organization gets a 404.
 import { SUBJECTS } from '../../core/bus/names';
 import { eventually } from '../../support/eventually';
-import { api } from '../support/stack';
-import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { api } from '../../support/stack';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../../support/webhook-receiver';
 
 let receiver: WebhookReceiver;

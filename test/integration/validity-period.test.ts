@@ -16,9 +16,9 @@ import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import { eventually } from '../../support/eventually';
 import { mockedWorker } from '../support/mocked-worker';
-import { api, stack } from '../support/stack';
-import { issueSmpp, startGatewayHarness, TestSmppClient, type GatewayHarness } from '../support/smpp-client';
-import { accountsMirrored, createTenant, V1, type Tenant } from '../support/tenants';
+import { api, stack } from '../../support/stack';
+import { issueSmpp, startGatewayHarness, TestSmppClient, type GatewayHarness } from '../../support/smpp-client';
+import { accountsMirrored, createTenant, V1, type Tenant } from '../../support/tenants';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
 

@@ -5,8 +5,8 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { Token } from '../../core/accounts/types';
 import { KEYS } from '../../stores/account-store';
 import { signLegacy } from '../../core/sms/webhook-signature';
-import { admin, api } from '../support/stack';
-import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { admin, api } from '../../support/stack';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type ReceivedDlr, type WebhookReceiver } from '../../support/webhook-receiver';
 
 let receiver: WebhookReceiver;

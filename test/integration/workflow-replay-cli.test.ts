@@ -4,8 +4,8 @@
 // closed batches of the task queue) against this checkout's workflow code is deterministic.
 import { connectTemporal } from '../../infra/temporal';
 import { eventually } from '../../support/eventually';
-import { admin, api, stack } from '../support/stack';
-import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../support/tenants';
+import { admin, api, stack } from '../../support/stack';
+import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 
 interface Report {

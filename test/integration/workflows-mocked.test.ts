@@ -16,7 +16,7 @@ import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../../workflows/types';
 import { eventually } from '../../support/eventually';
-import { stack } from '../support/stack';
+import { stack } from '../../support/stack';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
 

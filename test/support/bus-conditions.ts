@@ -4,7 +4,7 @@
 // ack floor.
 import { CONSUMERS, INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../../core/bus';
 import { eventually } from '../../support/eventually';
-import { withAccounts } from './tenants';
+import { withAccounts } from '../../support/tenants';
 
 /**
  * Waits until the ingest writer has applied everything on the INGEST stream now (its applied

@@ -11,7 +11,7 @@ import { HTTP_URLS, NATS_URL, PORTS, productEnv, productProcesses, STATE, TEMPOR
 import { pidOf, stop } from '../../scripts/topology/processes';
 import { down, startProduct, up } from '../../scripts/topology/topology';
 import type { RunningStack } from '../../support/stack';
-import type { StackInfo } from './stack';
+import type { StackInfo } from '../../support/stack';
 
 /** The settings startStack gives the embedded product, so that the same assertions hold. */
 export const CLUSTER_TEST_ENV: Readonly<Record<string, string>> = {

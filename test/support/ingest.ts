@@ -4,8 +4,8 @@
 import type { AttributeType } from '../../core/ingest';
 import { DatasourceStore } from '../../stores/datasource-store';
 import { eventually } from '../../support/eventually';
-import { api } from './stack';
-import { createTenant, withAccounts } from './tenants';
+import { api } from '../../support/stack';
+import { createTenant, withAccounts } from '../../support/tenants';
 
 export const INGEST = '/ingest/v1';
 

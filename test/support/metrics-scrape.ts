@@ -5,7 +5,7 @@
 // in three), and a gauge only one process exports reads the same as on the embedded stack.
 import { eventually } from '../../support/eventually';
 import { parseExposition, type Exposition, type Sample } from './prometheus-text';
-import { stack } from './stack';
+import { stack } from '../../support/stack';
 
 async function scrapeOne(url: string): Promise<Exposition> {
   const res = await fetch(url);

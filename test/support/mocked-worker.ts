@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { stack } from './stack';
+import { stack } from '../../support/stack';
 
 export interface MockedWorker {
   /** Set in beforeAll: its client starts the workflows on `taskQueue`. */

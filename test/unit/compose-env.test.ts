@@ -394,14 +394,14 @@ describe('compose/Dockerfile (the product image, built by scripts/images.mjs)', 
     expect(text).toMatch(/^ENTRYPOINT \["tini", "--", "node", "dist\/main\.js"\]\s*$/m);
   });
 
-  test('images.mjs stages the folders of tsconfig.build.json, and they cover main.ts and every source folder of tsconfig.json (test/, bench/ and packages/ excepted)', () => {
+  test('images.mjs stages the folders of tsconfig.build.json, and they cover main.ts and every source folder of tsconfig.json (test/, bench/, support/ and packages/ excepted)', () => {
     const script = read(IMAGES_SCRIPT);
     expect(script).toMatch(/productFolders = \(\) => JSON\.parse\(readFileSync\(join\(root, 'tsconfig\.build\.json'\)/);
     expect(script).toMatch(/npm', \['install', '--omit=dev'/);
     const build = JSON.parse(read(join(ROOT, 'tsconfig.build.json'))) as { include: string[] };
     const tsconfig = JSON.parse(read(join(ROOT, 'tsconfig.json'))) as { include: string[] };
-    // packages/: npm packages of their own for users (not the product), not in the image.
-    const folders = tsconfig.include.filter((p) => !p.includes('*') && !['test', 'bench', 'packages'].includes(p) && existsSync(join(ROOT, p)));
+    // packages/: npm packages of their own for users (not the product); support/: what tests and benchmarks share; neither in the image.
+    const folders = tsconfig.include.filter((p) => !p.includes('*') && !['test', 'bench', 'support', 'packages'].includes(p) && existsSync(join(ROOT, p)));
     const rootTs = readdirSync(ROOT).filter((f) => f.endsWith('.ts'));
     expect(folders).toEqual(expect.arrayContaining(PRODUCT_DIRS.filter((d) => existsSync(join(ROOT, d)))));
     expect([...rootTs, ...folders].filter((p) => !build.include.includes(p))).toEqual([]);

@@ -12,7 +12,7 @@ import { smppBindFailures, smppBindLockouts } from '../../infra/metrics';
 import { startSmppServer, type SmppOptions, type SmppServer } from '../../gateways/smpp';
 import { STATUS } from '../../gateways/smpp/protocol';
 import { FakeBindClock } from '../support/fake-bind-clock';
-import { TestSmppClient } from '../support/smpp-client';
+import { TestSmppClient } from '../../support/smpp-client';
 
 jest.mock('../../core/accounts/secrets', () => {
   const actual = jest.requireActual<typeof import('../../core/accounts/secrets')>('../../core/accounts/secrets');

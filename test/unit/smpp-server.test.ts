@@ -11,7 +11,7 @@ import type { SmsMessage } from '../../core/sms/message';
 import { createLogger } from '../../infra/logger';
 import { startSmppServer, type Deliverable, type DeliveryResult, type ReceiptFeed, type SmppOptions, type SmppServer } from '../../gateways/smpp';
 import { STATUS } from '../../gateways/smpp/protocol';
-import { TestSmppClient, textOf } from '../support/smpp-client';
+import { TestSmppClient, textOf } from '../../support/smpp-client';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
 const PASSWORD = 'pw123456';

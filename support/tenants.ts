@@ -3,13 +3,13 @@
 // stores (AccountStore, BalanceLedger), instead of the ~2 s per call admin CLI. The product
 // sees these writes through its KV-watch mirror within milliseconds; `createTenant` waits
 // until its tokens authenticate before it returns.
-import type { TokenKind } from '../../core/accounts/types';
-import { toMicros } from '../../core/money';
-import { createLogger } from '../../infra/logger';
-import { connectNats, type Nats } from '../../infra/nats';
-import { AccountStore } from '../../stores/account-store';
-import { BalanceLedger } from '../../stores/balance-ledger';
-import { eventually } from '../../support/eventually';
+import type { TokenKind } from '../core/accounts/types';
+import { toMicros } from '../core/money';
+import { createLogger } from '../infra/logger';
+import { connectNats, type Nats } from '../infra/nats';
+import { AccountStore } from '../stores/account-store';
+import { BalanceLedger } from '../stores/balance-ledger';
+import { eventually } from './eventually';
 import { api, stack } from './stack';
 
 export const V1 = '/transactional/v1';

@@ -3,8 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
-import { createLogger } from '../../infra/logger';
+import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
+import { createLogger } from '../infra/logger';
 
 export interface EmbeddedClickHouse {
   readonly ch: ClickHouse;

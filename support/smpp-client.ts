@@ -3,14 +3,14 @@
 // sends kept in order (deliver_sm answered automatically with a configurable status). Also a
 // harness that runs the SMPP gateway in-process against a running stack.
 import { connect, PDU, type PduOptions, type Session } from 'smpp';
-import type { SmppOptions } from '../../gateways/smpp';
-import { createLogger } from '../../infra/logger';
-import { connectNats, type Nats } from '../../infra/nats';
-import { buildSmppServices, startSmppGateway, type SmppGatewayRole } from '../../roles/gateway-smpp';
-import { AccountDirectory } from '../../stores/account-directory';
-import { AccountStore } from '../../stores/account-store';
-import { BalanceLedger } from '../../stores/balance-ledger';
-import { eventually } from '../../support/eventually';
+import type { SmppOptions } from '../gateways/smpp';
+import { createLogger } from '../infra/logger';
+import { connectNats, type Nats } from '../infra/nats';
+import { buildSmppServices, startSmppGateway, type SmppGatewayRole } from '../roles/gateway-smpp';
+import { AccountDirectory } from '../stores/account-directory';
+import { AccountStore } from '../stores/account-store';
+import { BalanceLedger } from '../stores/balance-ledger';
+import { eventually } from './eventually';
 
 export type BindMode = 'transmitter' | 'receiver' | 'transceiver';
 
