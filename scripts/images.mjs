@@ -280,7 +280,7 @@ function stageTemporal(dir) {
   if (!existsSync(schema)) fail(`the Temporal schema files are not in the Go module cache (${schema})`);
   mirror(schema, join(dir, 'schema'));
   mkdirSync(join(dir, 'scripts'), { recursive: true });
-  for (const f of ['setup-postgres.sh', 'create-namespace.sh', 'server-entrypoint.sh']) copyInto(join(dir, 'scripts'), join(root, 'compose', 'temporal', f));
+  for (const f of ['setup-postgres.sh', 'create-namespace.sh', 'server-entrypoint.sh', 'server-config.yaml']) copyInto(join(dir, 'scripts'), join(root, 'compose', 'temporal', f));
   mirror(join(root, 'compose', 'temporal', 'dynamicconfig'), join(dir, 'dynamicconfig'));
 }
 

@@ -1,102 +1,58 @@
 #!/bin/sh
 # Entrypoint of the `temporal` service (image localhost/sms-temporal, compose/images/
-# temporal.Containerfile): writes the server's config from the environment (the variable names
+# temporal.Containerfile): renders the server's config from the environment (the variable names
 # of the temporalio/server image) and runs every Temporal service in this one process, with
-# PostgreSQL persistence and visibility. The same settings as the topology's
-# scripts/topology/temporal-config.ts, on the container's address instead of loopback.
+# PostgreSQL persistence and visibility. The config is the template next to this script,
+# server-config.yaml, which scripts/topology/temporal-config.ts renders for the topology too
+# (on loopback ports instead of the container's address).
+# `server-entrypoint.sh --print-config` prints the rendered config and exits
+# (test/unit/temporal-server-config.test.ts compares it with the topology's rendering).
 set -eu
 
 : "${POSTGRES_SEEDS:?POSTGRES_SEEDS must name the PostgreSQL host}"
 : "${POSTGRES_PWD:?POSTGRES_PWD must be set}"
 DB_PORT="${DB_PORT:-5432}"
 POSTGRES_USER="${POSTGRES_USER:-temporal}"
-SHARDS="${NUM_HISTORY_SHARDS:-8}"
-BIND="${BIND_ON_IP:-0.0.0.0}"
 DYNAMIC="${DYNAMIC_CONFIG_FILE_PATH:-config/dynamicconfig/sms-platform.yaml}"
-ADDRESS="$(hostname -i | awk '{print $1}')"
+case "$DYNAMIC" in /*) ;; *) DYNAMIC="/etc/temporal/$DYNAMIC" ;; esac
+TEMPLATE="$(dirname "$0")/server-config.yaml"
+
+# The template's values (its placeholders: ${NAME}).
+export SHARDS="${NUM_HISTORY_SHARDS:-8}"
+export DB_ADDRESS="${POSTGRES_SEEDS}:${DB_PORT}"
+export DB_USER="${POSTGRES_USER}"
+export DB_PASSWORD="${POSTGRES_PWD}"
+export BIND_IP="${BIND_ON_IP:-0.0.0.0}"
+export BROADCAST_ADDRESS="${BROADCAST_ADDRESS:-$(hostname -i | awk '{print $1}')}"
+export FRONTEND_PORT=7233 FRONTEND_MEMBERSHIP_PORT=6933 FRONTEND_HTTP_PORT=7243
+export HISTORY_PORT=7234 HISTORY_MEMBERSHIP_PORT=6934
+export MATCHING_PORT=7235 MATCHING_MEMBERSHIP_PORT=6935
+export WORKER_PORT=7239 WORKER_MEMBERSHIP_PORT=6939
+export DYNAMIC_CONFIG="$DYNAMIC"
+
+# Each ${NAME} replaced by the environment's NAME, once (a value is never read as a template);
+# an unset NAME stops the start. The same rule as renderServerConfig in scripts/topology/temporal-config.ts.
+render() {
+  awk '{
+    out = ""; line = $0
+    while (match(line, /\$\{[A-Z_]+\}/)) {
+      name = substr(line, RSTART + 2, RLENGTH - 3)
+      if (!(name in ENVIRON)) { print "server-config.yaml: no value for " name > "/dev/stderr"; exit 1 }
+      out = out substr(line, 1, RSTART - 1) ENVIRON[name]
+      line = substr(line, RSTART + RLENGTH)
+    }
+    print out line
+  }' "$TEMPLATE"
+}
+
+if [ "${1:-}" = "--print-config" ]; then
+  render
+  exit 0
+fi
+
 ROOT="$(mktemp -d)"
 mkdir -p "$ROOT/config"
-case "$DYNAMIC" in /*) ;; *) DYNAMIC="/etc/temporal/$DYNAMIC" ;; esac
+render > "$ROOT/config/docker.yaml"
 
-store() {
-  cat <<YAML
-    $1:
-      sql:
-        pluginName: "postgres12"
-        databaseName: "$2"
-        connectAddr: "${POSTGRES_SEEDS}:${DB_PORT}"
-        connectProtocol: "tcp"
-        user: "${POSTGRES_USER}"
-        password: "${POSTGRES_PWD}"
-        maxConns: $3
-        maxIdleConns: $3
-        maxConnLifetime: "1h"
-YAML
-}
-service() {
-  cat <<YAML
-  $1:
-    rpc:
-      grpcPort: $2
-      membershipPort: $3
-      bindOnIP: "${BIND}"
-YAML
-}
-
-{
-  cat <<YAML
-log:
-  stdout: true
-  level: warn
-persistence:
-  defaultStore: default
-  visibilityStore: visibility
-  numHistoryShards: ${SHARDS}
-  datastores:
-YAML
-  store default temporal 20
-  store visibility temporal_visibility 4
-  cat <<YAML
-global:
-  membership:
-    maxJoinDuration: 30s
-    broadcastAddress: "${ADDRESS}"
-services:
-YAML
-  service frontend 7233 6933
-  service history 7234 6934
-  service matching 7235 6935
-  service worker 7239 6939
-  cat <<YAML
-clusterMetadata:
-  enableGlobalNamespace: false
-  failoverVersionIncrement: 10
-  masterClusterName: "active"
-  currentClusterName: "active"
-  clusterInformation:
-    active:
-      enabled: true
-      initialFailoverVersion: 1
-      rpcName: "frontend"
-      rpcAddress: "${ADDRESS}:7233"
-dcRedirectionPolicy:
-  policy: "noop"
-archival:
-  history:
-    state: "disabled"
-  visibility:
-    state: "disabled"
-namespaceDefaults:
-  archival:
-    history:
-      state: "disabled"
-    visibility:
-      state: "disabled"
-dynamicConfigClient:
-  filepath: "${DYNAMIC}"
-  pollInterval: "10s"
-YAML
-} > "$ROOT/config/docker.yaml"
-
-echo "Temporal server: ${SHARDS} history shards, PostgreSQL at ${POSTGRES_SEEDS}:${DB_PORT}, frontend on ${BIND}:7233 (${ADDRESS})"
+echo "Temporal server: ${SHARDS} history shards, PostgreSQL at ${DB_ADDRESS}, frontend on ${BIND_IP}:${FRONTEND_PORT} (${BROADCAST_ADDRESS})"
 exec temporal-server --root "$ROOT" --config config --env docker --allow-no-auth start
