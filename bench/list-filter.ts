@@ -1,5 +1,5 @@
 // List-filter benchmark (Grammar A, GET /sms):
-//  - data: --messages generated messages (default 10 million, test/support/message-rows.ts) in
+//  - data: --messages generated messages (default 10 million, support/message-rows.ts) in
 //    an embedded chdb in a temp dir (or --data DIR, kept and reused on the next run), inserted
 //    through MessageHistory.insert in batches of --batch (default 100k) with progress;
 //  - queries: the GET /sms path for the big organization: parseUrl → compile(SMS_FIELDS) →

@@ -1,6 +1,6 @@
 // What the statistics rollup (migration 0015) costs the history writer: the view
 // sms_stats_touched_mv runs on every insert into sms_messages. Inserts of generated messages
-// (test/support/message-rows.ts, the list benchmark's mix, ~1.3 rows per message) through
+// (support/message-rows.ts, the list benchmark's mix, ~1.3 rows per message) through
 // MessageHistory.insert into a fresh embedded database, in alternating rounds with the view and
 // without it (dropped, then created again from the migration's own statement), rows per second
 // per round; medians printed with the machine's load and written to bench/results/stats-writer.json.

@@ -1,5 +1,5 @@
 // Delivery statistics benchmark (GET /sms/stats, docs/grammar-a.md "Statistics"):
-//  - data: the list benchmark's generated messages (npm run bench:list, test/support/message-rows.ts):
+//  - data: the list benchmark's generated messages (npm run bench:list, support/message-rows.ts):
 //    --data DIR reuses a data dir that bench:list (--data DIR) filled; without it, --messages
 //    are generated into a temp dir first (default 10 million; slow: ~15-30 min on 2 cores);
 //  - queries: a few GET /sms/stats queries for the big organization (account-wide, like a legacy

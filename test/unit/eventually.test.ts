@@ -1,8 +1,8 @@
-// test/support/eventually.ts, the one polling helper of the suites: it returns once the probe
+// support/eventually.ts, the one polling helper of the suites: it returns once the probe
 // passes (no throw, not false, `until` holds) and otherwise fails naming what was awaited.
 import { clockPast, eventually } from '../../support/eventually';
 
-describe('eventually (test/support/eventually.ts)', () => {
+describe('eventually (support/eventually.ts)', () => {
   test('returns the value of the first passing probe: an assertion, a boolean check, a read with until', async () => {
     let calls = 0;
     await eventually(() => { calls += 1; expect(calls).toBeGreaterThanOrEqual(3); }, { what: 'the third call', intervalMs: 1 });
