@@ -2,7 +2,8 @@
 // (docs/architecture.md): the core imports no adapter, engine client or framework; workflow
 // files import only the workflow SDK, types and pure code (Temporal determinism); gateways,
 // activities, stores and pipelines never reach up into the wiring (roles/); only roles/ and
-// main.ts (and tests, benchmarks) import the running services of pipelines/.
+// main.ts (and tests, benchmarks) import the running services of pipelines/. schemas/ (the JSON
+// Schemas of the wire contracts) is a leaf: it imports nothing of the project, and anyone may import it.
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = ['fs', 'path', 'os', 'crypto', 'http', 'https', 'net', 'child_process', 'worker_threads', 'timers', 'process'];
@@ -24,7 +25,7 @@ const engineHome = [
 const busHome = [
   { selector: "CallExpression[callee.property.name='publish'][callee.object.name='js'], CallExpression[callee.property.name='publish'][callee.object.property.name='js']", message: 'JetStream publishing lives in infra/bus/ (or goes through the pipelined client, infra/pipelined-jetstream.ts).' },
 ];
-const productFiles = ['*.ts', 'config/**/*.ts', 'core/**/*.ts', 'infra/**/*.ts', 'stores/**/*.ts', 'gateways/**/*.ts', 'pipelines/**/*.ts', 'activities/**/*.ts', 'cli/**/*.ts'];
+const productFiles = ['*.ts', 'config/**/*.ts', 'core/**/*.ts', 'schemas/**/*.ts', 'infra/**/*.ts', 'stores/**/*.ts', 'gateways/**/*.ts', 'pipelines/**/*.ts', 'activities/**/*.ts', 'cli/**/*.ts'];
 /** Publishing with the library client still, to move onto infra/bus/ (docs/architecture.md). */
 const busHomeLeft = ['stores/lookup-history.ts', 'pipelines/lifecycle-bridge.ts', 'pipelines/ingest-writer.ts'];
 
@@ -45,8 +46,22 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
+          // schemas/ (the wire contracts, a leaf) is not listed: the core validates with it.
           inward('The core is the hub: it declares ports and imports no adapter (docs/architecture.md).', folders('gateways', 'roles', 'pipelines', 'stores', 'infra', 'activities', 'workflows', 'cli', 'bench')),
           inward('The core imports no engine client or framework; declare a port instead.', engineClients),
+        ],
+      }],
+    },
+  },
+  {
+    // The wire contracts are data: the core validates with them, the HTTP gateway builds the
+    // OpenAPI document from them (gateways/http/openapi.ts); they read nothing back.
+    files: ['schemas/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          inward('schemas/ is a leaf: it imports nothing of the project (derive from the schemas instead; docs/architecture.md).', ['..', '../*', '../**', '../../**'], folders('core', 'config', 'gateways', 'roles', 'pipelines', 'stores', 'infra', 'activities', 'workflows', 'cli', 'bench', 'support', 'test', 'types', 'packages')),
+          inward('schemas/ is a leaf: no engine client or framework.', engineClients),
         ],
       }],
     },

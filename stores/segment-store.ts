@@ -3,7 +3,7 @@
 // read while compiling a filter that refers to them (core/filters/grammar-b/segments.ts).
 import type { KV } from '@nats-io/kv';
 import type { SegmentSource } from '../core/filters/grammar-b';
-import { SEGMENT_SLUG_PATTERN } from '../core/schemas/audience';
+import { SEGMENT_SLUG_PATTERN } from '../schemas/audience';
 
 const SLUG = new RegExp(SEGMENT_SLUG_PATTERN);
 

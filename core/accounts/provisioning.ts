@@ -9,6 +9,7 @@ import { AppError, validationError } from '../errors';
 import type { Datasource } from '../ingest/types';
 import { fromMicros, toMicros } from '../money';
 import { isWebhookTargetRefused } from '../sms/webhook-target';
+import { MAX_AMOUNT } from '../../schemas/admin';
 import { PRODUCT_SCOPES, TOKEN_KINDS, type Balance, type Organization, type Price, type PriceKind, type Project, type Token, type TokenKind } from './types';
 
 /** What provisioning writes and reads of the accounts (stores/account-store.ts). */
@@ -52,8 +53,8 @@ export interface ProvisioningPorts {
 
 /** The ids records are stored under are KV key tokens: letters, digits, `-` and `_` (UUIDv7s in practice). */
 export const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
-/** Largest amount (balance, top-up) and price accepted, in the currency unit: far below the safe range of micro-units. */
-export const MAX_AMOUNT = 1_000_000_000;
+/** Largest amount (balance, top-up) and price accepted, in the currency unit (schemas/admin.ts, the admin API's schemas bound it too). */
+export { MAX_AMOUNT } from '../../schemas/admin';
 
 const CURRENCY = /^[A-Z]{3}$/;
 const COUNTRY = /^[A-Z]{2}$/;

@@ -1,10 +1,9 @@
 // Accounts domain (DESIGN §4): organizations own projects; tokens of four kinds authenticate
 // requests; balances and price profiles are per organization.
-export const TOKEN_KINDS = ['api_sms', 'legacy', 'datasource', 'product'] as const;
+// The token kinds and product scopes are enumerated by the wire contract (schemas/admin.ts).
+import { TOKEN_KINDS } from '../../schemas/admin';
+export { PRODUCT_SCOPES, TOKEN_KINDS } from '../../schemas/admin';
 export type TokenKind = (typeof TOKEN_KINDS)[number];
-
-/** `analytics:read`: SQL over the organization's documented relations (POST /analytics/v1/sql, docs/analytics.md). */
-export const PRODUCT_SCOPES = ['ingest:write', 'ingest:read', 'audience:search', 'PROJECT_AGGREGATIONS', 'analytics:read'] as const;
 
 export interface Organization {
   readonly id: string;

@@ -1,9 +1,8 @@
 // Ingestion domain (spec 2): datasources of a project, their attribute and event specs, and
 // the records a validated batch turns into. Wire shapes (the spec's JSON) live in
-// core/schemas/ingest.ts; bus payloads in core/bus/ingest.ts.
-
-/** The JSON type an attribute or event parameter holds; `date` and `geopoint` only when declared or native. */
-export const ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'date', 'array', 'object', 'geopoint'] as const;
+// schemas/ingest.ts (with ATTRIBUTE_TYPES, the types an attribute holds); bus payloads in core/bus/ingest.ts.
+import { ATTRIBUTE_TYPES } from '../../schemas/ingest';
+export { ATTRIBUTE_TYPES } from '../../schemas/ingest';
 export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
 
 /** Who typed an attribute: the product (native `_` names), an operator (declared), or the first value seen (inferred). */

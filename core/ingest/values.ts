@@ -3,8 +3,10 @@
 // names custom attributes may take, and the check of a value against a type. Nothing is
 // repaired: a value that cannot be stored faithfully is an item error naming why.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import type { NATIVE_NAMES } from '../../schemas/ingest';
 import type { AttributeType, TypedValue } from './types';
 
+/** The type of each reserved attribute: exactly the names of the contact schema (schemas/ingest.ts), checked by the compiler. */
 export const NATIVE_ATTRIBUTES: Readonly<Record<string, AttributeType>> = {
   _first_name: 'string',
   _last_name: 'string',
@@ -16,7 +18,7 @@ export const NATIVE_ATTRIBUTES: Readonly<Record<string, AttributeType>> = {
   _date_birthday: 'date',
   _date_imported: 'date',
   _geopoint: 'geopoint',
-};
+} satisfies Record<(typeof NATIVE_NAMES)[number], AttributeType>;
 
 /** Custom attribute and event parameter names: safe as map keys, KV keys and Grammar B keys. */
 export const CUSTOM_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;

@@ -4,7 +4,7 @@
 // on JetStream) before answering. Spec 1 §2.1, §4 (bulk rules), §7, §8; DESIGN §4.
 import { AppError, OutcomeUnknownError, unconfirmed, validationError, type FieldErrors } from '../errors';
 import type { Price } from '../accounts/types';
-import { MAX_BULK_ITEMS, type SmsCreateItem } from '../schemas/sms';
+import { MAX_BULK_ITEMS, type SmsCreateItem } from '../../schemas/sms';
 import { idTime, newIds } from '../ids';
 import { encodeText, type EncodedText } from './encoding';
 import type { MessageSource, ReceiptRequest, SmsMessage } from './message';

@@ -1,7 +1,7 @@
 // The wire shape of POST /sms/quote (DESIGN §4 "POST /sms/quote prices without charging"): per
 // item what sending it would be (segments, encoding, country, price per segment and in total),
 // and the total a send would charge, from the acceptance core's quote (core/sms/acceptance.ts).
-// Schemas: core/schemas/sms.ts smsQuoteItemSchema, smsQuoteTotalSchema.
+// Schemas: schemas/sms.ts smsQuoteItemSchema, smsQuoteTotalSchema.
 import { fromMicros } from '../money';
 import type { PricedItem, Quote } from './acceptance';
 

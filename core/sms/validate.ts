@@ -3,7 +3,7 @@
 // one clear message per field and rule (spec 1 §7). Beyond the schema: a text that cannot be
 // sent faithfully as GSM-7 while Unicode is not allowed is a 422 naming the characters.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { lookupCreateSchema, SCHEDULE_IMMEDIATE_MS, SCHEDULE_MAX_DAYS, smsCreateItemSchema, VALIDITY_PERIOD_MAX_SECONDS, VALIDITY_PERIOD_MIN_SECONDS, type LookupCreate, type SmsCreateItem } from '../schemas/sms';
+import { lookupCreateSchema, SCHEDULE_IMMEDIATE_MS, SCHEDULE_MAX_DAYS, smsCreateItemSchema, VALIDITY_PERIOD_MAX_SECONDS, VALIDITY_PERIOD_MIN_SECONDS, type LookupCreate, type SmsCreateItem } from '../../schemas/sms';
 import type { FieldErrors } from '../errors';
 import { describeChar, untransliterable } from './encoding';
 

@@ -14,7 +14,7 @@ import type { Authenticator } from '../../core/accounts/ports';
 import { tokenView, type Provisioning } from '../../core/accounts/provisioning';
 import type { Organization, Price, PriceKind, Project, Token } from '../../core/accounts/types';
 import { AppError, ERRORS } from '../../core/errors';
-import { parseAdminBody } from '../../core/schemas/admin';
+import { parseAdminBody } from '../../core/accounts/admin-body';
 import { receiverSecret } from '../../core/sms/webhook-signature';
 import type { Logger } from '../../infra/logger';
 import type { ErrorFormatter } from './errors';
@@ -22,7 +22,7 @@ import type { AddressCounter } from './rate-limit';
 import { rateLimitHeaderValues } from './rate-limit';
 import { sendJson } from './respond';
 
-export { ADMIN_BASE } from '../../core/schemas/admin';
+export { ADMIN_BASE } from '../../schemas/admin';
 
 /** What the serving process reads of the accounts: its mirror (stores/account-directory.ts). */
 export interface AdminMirror extends Authenticator {

@@ -7,7 +7,7 @@ import { routeGuard, wellFormedUrl } from './guards';
 import { requestObservability } from './observability';
 import { opsRouter } from './ops';
 import { knownQueryParameters, postQueryNames, type PostQueryNames } from './query-guard';
-import { openApiDocument } from '../../core/schemas/openapi';
+import { openApiDocument } from './openapi';
 import { AddressCounter, bindAddressCounter, rateLimitHeadersOnEveryResponse } from './rate-limit';
 import { routePattern } from './routes';
 import { smsApiRouter } from './sms-api';

@@ -13,7 +13,7 @@ import { idProblem } from '../../core/ingest/values';
 import type { RateLimits } from '../../core/accounts/ports';
 import type { Organization, Project } from '../../core/accounts/types';
 import type { ContactReader, DatasourceCatalog, IngestAccounts, IngestBus, IngestLag, SpecRecorder, UsageReader } from '../../core/ingest/ports';
-import { MAX_BATCH_ITEMS } from '../../core/schemas/ingest';
+import { MAX_BATCH_ITEMS } from '../../schemas/ingest';
 import { authenticate } from './auth';
 import { rateLimit } from './rate-limit';
 import type { ErrorFormatter } from './errors';

@@ -13,8 +13,9 @@ import { Provisioning, type ProvisioningPorts } from '../../core/accounts/provis
 import type { Balance, Organization, Price, Project, Token } from '../../core/accounts/types';
 import { AppError } from '../../core/errors';
 import type { Datasource } from '../../core/ingest/types';
-import { ADMIN_SCHEMAS, parseAdminBody } from '../../core/schemas/admin';
-import { openApiDocument } from '../../core/schemas/openapi';
+import { ADMIN_SCHEMAS } from '../../schemas/admin';
+import { parseAdminBody } from '../../core/accounts/admin-body';
+import { openApiDocument } from '../../gateways/http/openapi';
 import { WebhookTargetRefusedError } from '../../core/sms/webhook-target';
 import { adminErrorFormat, type AdminServices } from '../../gateways/http/admin-api';
 import { createHttpApp, type SmsServices } from '../../gateways/http/app';
@@ -136,7 +137,7 @@ const rejection = async (promise: Promise<unknown>): Promise<AppError> => {
   throw new Error('not refused');
 };
 
-describe('DESIGN §4 admin API: request bodies (core/schemas/admin.ts)', () => {
+describe('DESIGN §4 admin API: request bodies (schemas/admin.ts, core/accounts/admin-body.ts)', () => {
   test.each([
     ['AdminOrganizationCreate', { name: 'Acme' }],
     ['AdminOrganizationCreate', { name: 'Acme', currency: 'usd', smppEnabled: true }],

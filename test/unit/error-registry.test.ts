@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, ERRORS, SMPP_STATUS, type ErrorCode } from '../../core/errors';
 import { smsErrorFormat } from '../../gateways/http/errors';
-import { openApiDocument } from '../../core/schemas/openapi';
+import { openApiDocument } from '../../gateways/http/openapi';
 
 const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'errors.md'), 'utf8');
 const codes = Object.keys(ERRORS) as ErrorCode[];

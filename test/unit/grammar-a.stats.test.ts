@@ -7,7 +7,7 @@ import { parseJson, parseUrl } from '../../core/filters/grammar-a';
 import { compileStats, STATS_DEFAULT_LIMIT, STATS_MAX_LIMIT, type StatsSubject } from '../../core/filters/grammar-a/stats';
 import { statsStatement } from '../../stores/message-stats';
 import type { ClickHouse } from '../../infra/clickhouse';
-import { openApiDocument } from '../../core/schemas/openapi';
+import { openApiDocument } from '../../gateways/http/openapi';
 
 const now = new Date('2026-11-22T12:00:00.000Z');
 const stats = (qs: string, subject: StatsSubject = 'sms') => compileStats(parseUrl(new URLSearchParams(qs), { ignore: ['access_token'] }), subject, { now });

@@ -4,7 +4,7 @@
 // JSON", a body without a JSON Content-Type a 415. In-process over the real app (test/support/sms-world.ts).
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openApiDocument } from '../../core/schemas/openapi';
+import { openApiDocument } from '../../gateways/http/openapi';
 import { createHttpApp, SMS_API_BASE, type SmsServices } from '../../gateways/http/app';
 import { postQueryNames } from '../../gateways/http/query-guard';
 import type { SmsMessage } from '../../core/sms/message';

@@ -6,7 +6,7 @@
 // does take (access_token, spec 1 §5) still pass.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { openApiDocument } from '../../core/schemas/openapi';
+import { openApiDocument } from '../../gateways/http/openapi';
 import { createLogger } from '../../infra/logger';
 import { createHttpApp, SMS_API_BASE, type SmsServices } from '../../gateways/http/app';
 import type { AnalyticsServices } from '../../gateways/http/analytics-api';

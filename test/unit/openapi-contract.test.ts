@@ -8,7 +8,7 @@ import { parseSearch } from '../../core/filters/grammar-b';
 import { MAX_BULK_ITEMS } from '../../core/sms/acceptance';
 import { isId, newId } from '../../core/ids';
 import { checkSmsItem } from '../../core/sms/validate';
-import { openApiDocument } from '../../core/schemas/openapi';
+import { openApiDocument } from '../../gateways/http/openapi';
 
 interface Operation {
   parameters?: { name: string; schema: { pattern?: string; enum?: string[] } }[];

@@ -1,8 +1,8 @@
 // The audience filter object (spec 3 §2.3) of a search: ajv checks the shape against
-// core/schemas/audience.ts, then the tree, sort, restrictions and aggregations are parsed. A request
+// schemas/audience.ts, then the tree, sort, restrictions and aggregations are parsed. A request
 // carrying a cursor may carry only the cursor (and a new `limit`); the rest comes from it.
 import Ajv, { type ErrorObject } from 'ajv';
-import { aggregationSchema, audienceNodeSchema, audienceSearchSchema, segmentCreateSchema } from '../../schemas/audience';
+import { aggregationSchema, audienceNodeSchema, audienceSearchSchema, segmentCreateSchema } from '../../../schemas/audience';
 import { parseAggregations, type Aggregation } from './aggregations';
 import type { Node } from './ast';
 import { DEFAULT_LIMIT } from './limits';
@@ -92,7 +92,7 @@ export interface SegmentInput {
   readonly rawRoot: unknown;
 }
 
-/** The body of a segment create (core/schemas/audience.ts segmentCreateSchema). */
+/** The body of a segment create (schemas/audience.ts segmentCreateSchema). */
 export function parseSegment(input: unknown): SegmentInput {
   if (!checkSegment(input)) shapeError(checkSegment.errors?.[0], '');
   const body = input as { slug: string; name?: string; root: unknown };

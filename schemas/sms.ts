@@ -1,6 +1,6 @@
 // Wire contracts of the SMS API (spec 1 §2): the JSON Schemas are the single source for ajv
 // validation (core/sms/validate.ts), the TypeScript types (FromSchema) and the
-// OpenAPI document (schemas/openapi.ts). `x-messages` carries the 422 text per keyword.
+// OpenAPI document (gateways/http/openapi.ts). `x-messages` carries the 422 text per keyword.
 import type { FromSchema } from 'json-schema-to-ts';
 
 /** 3 to 11 printable ASCII characters, no leading or trailing space (a blank sender id is refused, not trimmed); or 3 to 14 digits. */

@@ -1,33 +1,38 @@
 // Wire contract of the ingestion API (spec 2 §2, §4, §7), as JSON Schemas: the OpenAPI
-// document (schemas/openapi.ts) is assembled from them, and the router validates the body
+// document (gateways/http/openapi.ts) is assembled from them, and the router validates the body
 // shape with the batch schema; per-item rules are core/ingest/validate.ts (each item on its own).
-import { ATTRIBUTE_TYPES } from '../ingest/types';
-import { NATIVE_ATTRIBUTES } from '../ingest/values';
+
+/** The JSON type an attribute or event parameter holds; `date` and `geopoint` only when declared or native. */
+export const ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'date', 'array', 'object', 'geopoint'] as const;
 
 export const MAX_BATCH_ITEMS = 100;
 
 /** The body of both POST endpoints: a top-level array of 1 to 100 items (spec 2 §4 rule 1). */
 export const batchSchema = { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS } as const;
 
+/** The reserved attributes of a contact: its schema's properties but the identity (core/ingest/values.ts types each). */
+const contactProperties = {
+  _user_id: { type: 'string', minLength: 1, maxLength: 256 },
+  _first_name: { type: ['string', 'null'], maxLength: 256 },
+  _last_name: { type: ['string', 'null'], maxLength: 256 },
+  _email: { type: ['string', 'null'], maxLength: 254 },
+  _phone_mobile: { type: ['string', 'null'], description: 'E.164, e.g. +4915112345678' },
+  _country_code: { type: ['string', 'null'], pattern: '^[A-Z]{2}$' },
+  _client_tags: { type: ['array', 'null'], items: { type: 'string', minLength: 1, maxLength: 128 } },
+  _is_subscribed_sms: { type: ['boolean', 'null'] },
+  _date_birthday: { type: ['string', 'null'], description: 'YYYY-MM-DD' },
+  _date_imported: { type: ['string', 'null'], description: 'YYYY-MM-DD or ISO 8601 date-time with offset' },
+  _geopoint: { type: ['object', 'null'], required: ['lat', 'lon'], additionalProperties: false, properties: { lat: { type: 'number', minimum: -90, maximum: 90 }, lon: { type: 'number', minimum: -180, maximum: 180 } } },
+} as const;
+export const NATIVE_NAMES = Object.keys(contactProperties).filter((name) => name !== '_user_id') as ReadonlyArray<Exclude<keyof typeof contactProperties, '_user_id'>>;
+
 export const contactItemSchema = {
   $id: 'IngestContact',
   type: 'object',
   required: ['_user_id'],
-  description: `A contact (spec 2 §2.1): \`_user_id\` plus attributes. Reserved attributes: ${Object.keys(NATIVE_ATTRIBUTES).join(', ')}. ` +
+  description: `A contact (spec 2 §2.1): \`_user_id\` plus attributes. Reserved attributes: ${NATIVE_NAMES.join(', ')}. ` +
     'Custom names: 1 to 64 letters, digits or underscores starting with a letter. An omitted attribute keeps its value; null clears it.',
-  properties: {
-    _user_id: { type: 'string', minLength: 1, maxLength: 256 },
-    _first_name: { type: ['string', 'null'], maxLength: 256 },
-    _last_name: { type: ['string', 'null'], maxLength: 256 },
-    _email: { type: ['string', 'null'], maxLength: 254 },
-    _phone_mobile: { type: ['string', 'null'], description: 'E.164, e.g. +4915112345678' },
-    _country_code: { type: ['string', 'null'], pattern: '^[A-Z]{2}$' },
-    _client_tags: { type: ['array', 'null'], items: { type: 'string', minLength: 1, maxLength: 128 } },
-    _is_subscribed_sms: { type: ['boolean', 'null'] },
-    _date_birthday: { type: ['string', 'null'], description: 'YYYY-MM-DD' },
-    _date_imported: { type: ['string', 'null'], description: 'YYYY-MM-DD or ISO 8601 date-time with offset' },
-    _geopoint: { type: ['object', 'null'], required: ['lat', 'lon'], additionalProperties: false, properties: { lat: { type: 'number', minimum: -90, maximum: 90 }, lon: { type: 'number', minimum: -180, maximum: 180 } } },
-  },
+  properties: contactProperties,
   additionalProperties: true,
 } as const;
 

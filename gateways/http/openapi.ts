@@ -1,18 +1,20 @@
 // The OpenAPI 3.1 document served at /openapi.json, assembled from the same JSON Schemas
 // that ajv validates with (schemas/sms.ts), so the contract and the code cannot drift.
+// It lives with the HTTP gateway because it also reads the error registry (core/errors.ts) and
+// Grammar A's catalogues (core/filters): schemas/ imports nothing of the project.
 import {
   balanceSchema, bulkErrorSchema, dlrHistoryEntrySchema, dlrSchema, groupCountSchema, ID_PATTERN, lookupCreateSchema, lookupSchema, priceEntrySchema, problemSchema,
   rateLimitedSchema, smsBulkSchema, smsCreateItemSchema, smsSchema, validationErrorSchema,
-} from './sms';
-import { smsQuoteItemSchema, smsQuoteTotalSchema } from './sms';
-import { ERRORS as ERROR_REGISTRY } from '../errors';
-import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../filters/grammar-a';
+} from '../../schemas/sms';
+import { smsQuoteItemSchema, smsQuoteTotalSchema } from '../../schemas/sms';
+import { ERRORS as ERROR_REGISTRY } from '../../core/errors';
+import { LOOKUP_FIELDS, MAX_LIMIT, SMS_FIELDS, type Catalogue } from '../../core/filters/grammar-a';
 import {
   aggregationSchema, audienceContactSchema, audienceNodeSchema, audienceSearchResponseSchema, audienceSearchSchema, SEGMENT_SLUG_PATTERN, segmentCreateSchema,
-} from './audience';
-import { INGEST_SCHEMAS, ingestOpenApiPaths } from './ingest';
-import { STATS_GROUP_TOKENS, STATS_MAX_LIMIT } from '../filters/grammar-a/stats';
-import { ADMIN_BASE, ADMIN_SCHEMAS } from './admin';
+} from '../../schemas/audience';
+import { INGEST_SCHEMAS, ingestOpenApiPaths } from '../../schemas/ingest';
+import { STATS_GROUP_TOKENS, STATS_MAX_LIMIT } from '../../core/filters/grammar-a/stats';
+import { ADMIN_BASE, ADMIN_SCHEMAS } from '../../schemas/admin';
 
 const SCHEMAS = [
   smsCreateItemSchema, smsBulkSchema, smsSchema, lookupCreateSchema, lookupSchema, balanceSchema, priceEntrySchema, dlrSchema, problemSchema, validationErrorSchema,

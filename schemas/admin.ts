@@ -1,16 +1,21 @@
 // Wire contract of the admin API (DESIGN §4 "Provisioning over HTTP", docs/operations.md): the
-// request bodies under /admin/v1 as JSON Schemas. ajv checks them here (parseAdminBody) and the
-// OpenAPI document (schemas/openapi.ts) is built from the same objects. A field of the wrong
-// JSON type is a 400 naming it; a rule broken (missing, unknown, out of range) a 422 naming it.
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { AppError, validationError, type FieldErrors } from '../errors';
-import { MAX_AMOUNT } from '../accounts/provisioning';
-import { PRODUCT_SCOPES, TOKEN_KINDS } from '../accounts/types';
+// request bodies under /admin/v1 as JSON Schemas. ajv checks them (core/accounts/admin-body.ts
+// parseAdminBody) and the OpenAPI document (gateways/http/openapi.ts) is built from the same
+// objects. The token kinds, product scopes and amount ceiling are named here, where the wire
+// contract enumerates them, and core/accounts re-exports them: schemas/ imports nothing.
+
+export const TOKEN_KINDS = ['api_sms', 'legacy', 'datasource', 'product'] as const;
+
+/** `analytics:read`: SQL over the organization's documented relations (POST /analytics/v1/sql, docs/analytics.md). */
+export const PRODUCT_SCOPES = ['ingest:write', 'ingest:read', 'audience:search', 'PROJECT_AGGREGATIONS', 'analytics:read'] as const;
+
+/** Largest amount (balance, top-up) and price accepted, in the currency unit: far below the safe range of micro-units. */
+export const MAX_AMOUNT = 1_000_000_000;
 
 export const ADMIN_BASE = '/admin/v1';
 
-const RECORD_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
-const BLANK_PATTERN = '\\S';
+export const RECORD_ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+export const BLANK_PATTERN = '\\S';
 const name = { type: 'string', minLength: 1, maxLength: 200, pattern: BLANK_PATTERN } as const;
 const currency = { type: 'string', pattern: '^[A-Za-z]{3}$', description: 'ISO 4217; the organization\'s currency when omitted' } as const;
 const recordId = (what: string) => ({ type: 'string', pattern: RECORD_ID_PATTERN, description: `The id of a ${what} of the organization (another organization's is a 404)` }) as const;
@@ -114,7 +119,7 @@ export interface AdminPriceSet { kind: string; country: string; price: number; c
 export interface AdminWebhookSet { url: string; secret?: string }
 export interface AdminDatasourceCreate { name: string; strict?: boolean }
 
-interface AdminBodies {
+export interface AdminBodies {
   AdminOrganizationCreate: AdminOrganizationCreate;
   AdminProjectCreate: AdminProjectCreate;
   AdminTokenCreate: AdminTokenCreate;
@@ -123,54 +128,4 @@ interface AdminBodies {
   AdminPriceSet: AdminPriceSet;
   AdminWebhookSet: AdminWebhookSet;
   AdminDatasourceCreate: AdminDatasourceCreate;
-}
-
-const RULES: Readonly<Record<string, string>> = {
-  minLength: 'must not be empty', pattern: 'has the wrong format', enum: 'is not one of the allowed values', minimum: 'is too small', exclusiveMinimum: 'must be above 0',
-  maximum: `must be at most ${MAX_AMOUNT}`, minItems: 'must not be empty', uniqueItems: 'must not repeat a value', maxLength: 'is too long',
-};
-
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>(ADMIN_SCHEMAS.map((s) => [s.$id, ajv.compile(s)]));
-
-/** `scopes/1` → `scopes[1]`; field names come from the client, so they are kept short. */
-const fieldOf = (error: ErrorObject): string => error.instancePath.slice(1).replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.').slice(0, 64);
-
-function describe(error: ErrorObject, schema: { readonly properties: object }): [string, string] {
-  const params = error.params as { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[]; pattern?: string };
-  if (error.keyword === 'required' && params.missingProperty) return [params.missingProperty, 'is required'];
-  if (error.keyword === 'additionalProperties' && params.additionalProperty) {
-    return [params.additionalProperty.slice(0, 64), `is not a field of this request (it takes ${Object.keys(schema.properties).join(', ')})`];
-  }
-  const field = fieldOf(error);
-  if (error.keyword === 'enum' && params.allowedValues) return [field, `must be one of ${params.allowedValues.map(String).join(', ')}`];
-  if (error.keyword === 'pattern' && params.pattern === RECORD_ID_PATTERN) return [field, 'is not an id (letters, digits, - and _)'];
-  if (error.keyword === 'pattern' && params.pattern === BLANK_PATTERN) return [field, 'must not be blank'];
-  return [field, RULES[error.keyword] ?? error.message ?? 'is invalid'];
-}
-
-/**
- * The body checked against the named schema. Not an object, or a field of the wrong JSON type:
- * 400 naming it; otherwise each broken rule is a 422 field message (FieldErrors keyed by field).
- */
-export function parseAdminBody<K extends keyof AdminBodies>(schemaId: K, body: unknown): AdminBodies[K] {
-  const schema = ADMIN_SCHEMAS.find((s) => s.$id === schemaId) as { readonly properties: object };
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('BODY_NOT_OBJECT', `the body must be a JSON object with ${Object.keys(schema.properties).join(', ')}`);
-  const validate = validators.get(schemaId) as ValidateFunction;
-  if (validate(body)) return body as AdminBodies[K];
-  const errors = validate.errors ?? [];
-  const typeError = errors.find((e) => e.keyword === 'type');
-  if (typeError) {
-    const field = fieldOf(typeError) || 'body';
-    throw new AppError('WRONG_SHAPE', `${field}: must be ${String((typeError.params as { type?: string }).type ?? 'of another type')}`);
-  }
-  // A Map: field names come from the client, and "__proto__" must stay an ordinary key.
-  const fields = new Map<string, string[]>();
-  for (const error of errors) {
-    const [field, message] = describe(error, schema);
-    const list = fields.get(field) ?? [];
-    if (!list.includes(message)) list.push(message);
-    fields.set(field, list);
-  }
-  throw validationError(Object.fromEntries(fields) as FieldErrors);
 }
