@@ -7,7 +7,7 @@ export const ATTRIBUTE_TYPES = ['string', 'number', 'boolean', 'date', 'array', 
 
 export const MAX_BATCH_ITEMS = 100;
 
-/** The body of both POST endpoints: a top-level array of 1 to 100 items (spec 2 §4 rule 1). */
+/** The body of both POST endpoints: a top-level array of 1 to MAX_BATCH_ITEMS items (spec 2 §4 rule 1); the one source of the limit. */
 export const batchSchema = { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS } as const;
 
 /** The reserved attributes of a contact: its schema's properties but the identity (core/ingest/values.ts types each). */
@@ -133,7 +133,7 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   };
   const message = (description: string) => ({ description, headers, ...json(ref('IngestError')) });
   const errors = {
-    400: message('Body malformed or wrong shape: not an array, wrong JSON, empty, more than 100 items'),
+    400: message(`Body malformed or wrong shape: not an array, wrong JSON, empty, more than ${MAX_BATCH_ITEMS} items`),
     415: message('The body is not sent as application/json (or a +json type) in UTF-8'),
     401: message('Token missing, malformed, revoked, or of a kind this API does not take'),
     404: message('Project or datasource unknown, or the token may not use it'),
@@ -147,7 +147,7 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   const batch = (operationId: string, item: string, summary: string) => ({
     post: {
       operationId, summary, tags: ['ingestion'], parameters: params,
-      requestBody: { required: true, ...json({ type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, items: ref(item) }) },
+      requestBody: { required: true, ...json({ ...batchSchema, items: ref(item) }) },
       responses: {
         202: { description: 'Accepted; inspect items', headers, ...json(ref('IngestBatchOutcome')) },
         413: message('The body is over HTTP_BODY_LIMIT_BYTES, or one item is larger than the message bus carries in one piece'),
@@ -158,7 +158,7 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
   });
   const root = '/project/{project}/datasource/{datasource}/stream';
   const paths: Record<string, Record<string, unknown>> = {
-    [`${root}/contacts`]: batch('ingestContacts', 'IngestContact', 'Upsert up to 100 contacts'),
+    [`${root}/contacts`]: batch('ingestContacts', 'IngestContact', `Upsert up to ${MAX_BATCH_ITEMS} contacts`),
     [`${root}/contacts/{userId}`]: {
       get: {
         operationId: 'getIngestedContact', summary: 'Read one contact: this datasource\'s attributes, the merged audience record, its event count (beyond spec 2)', tags: ['ingestion'],
@@ -171,7 +171,7 @@ export function ingestOpenApiPaths(base: string): Record<string, unknown> {
         responses: { 204: { description: 'Deleted (also when it did not exist)', headers }, ...errors },
       },
     },
-    [`${root}/events`]: batch('ingestEvents', 'IngestEvent', 'Append up to 100 events'),
+    [`${root}/events`]: batch('ingestEvents', 'IngestEvent', `Append up to ${MAX_BATCH_ITEMS} events`),
     [root]: { get: { operationId: 'getStream', summary: 'Credential probe, datasource and usage', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Valid', headers, ...json(ref('IngestStreamInfo')) }, ...errors } } },
     [`${root}/specs/attributes`]: { get: { operationId: 'getAttributeSpecs', summary: 'Attributes the datasource accepts', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Attribute specs', headers, ...json(ref('IngestAttributeSpecs')) }, ...errors } } },
     [`${root}/specs/events`]: { get: { operationId: 'getEventSpecs', summary: 'Event types and parameters the datasource accepts', tags: ['ingestion'], parameters: params, responses: { 200: { description: 'Event specs', headers, ...json(ref('IngestEventSpecs')) }, ...errors } } },

@@ -4,7 +4,7 @@
 // the first time are collected so that the caller records them in the specs.
 import { automationWindowHolds } from './automation';
 import { pathText, type UnfaithfulNumber } from './numbers';
-import { CUSTOM_NAME, EVENT_TYPE, INFERRED_CAPS, LIMITS, NATIVE_ATTRIBUTES, checkCustom, checkNative, idProblem, inferType, parseInstant } from './values';
+import { CUSTOM_NAME, EVENT_FIELDS, EVENT_TYPE, INFERRED_CAPS, LIMITS, NATIVE_ATTRIBUTES, checkCustom, checkNative, idProblem, inferType, parseInstant } from './values';
 import type { AttributeType, ContactPatch, Datasource, EventRecord, ItemOutcome, TypedValue } from './types';
 
 /** What validation needs to know of a datasource's specs. */
@@ -217,7 +217,6 @@ export interface EventResult {
   readonly userData: ContactPatch | null;
 }
 
-const EVENT_FIELDS = new Set(['_user_id', '_event_id', '_event_type', '_event_parameters', '_event_date', '_user_data']);
 const EVENT_NESTED = new Set(['_event_parameters', '_user_data']);
 
 /** `receivedIso` is `receivedAt` as ISO text, computed once per batch by the caller; `numbers` as for validateContact. */

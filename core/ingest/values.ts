@@ -3,7 +3,7 @@
 // names custom attributes may take, and the check of a value against a type. Nothing is
 // repaired: a value that cannot be stored faithfully is an item error naming why.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import type { NATIVE_NAMES } from '../../schemas/ingest';
+import { eventItemSchema, type NATIVE_NAMES } from '../../schemas/ingest';
 import type { AttributeType, TypedValue } from './types';
 
 /** The type of each reserved attribute: exactly the names of the contact schema (schemas/ingest.ts), checked by the compiler. */
@@ -22,7 +22,10 @@ export const NATIVE_ATTRIBUTES: Readonly<Record<string, AttributeType>> = {
 
 /** Custom attribute and event parameter names: safe as map keys, KV keys and Grammar B keys. */
 export const CUSTOM_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
-export const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+/** An event type: the event schema's pattern (schemas/ingest.ts). */
+export const EVENT_TYPE = new RegExp(eventItemSchema.properties._event_type.pattern);
+/** The fields an event item takes: the event schema's properties, in its order. */
+export const EVENT_FIELDS: ReadonlySet<string> = new Set(Object.keys(eventItemSchema.properties));
 
 export const LIMITS = {
   idLength: 256,

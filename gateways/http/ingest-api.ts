@@ -1,5 +1,7 @@
 // Ingestion API (spec 2 §4) under `<INGEST_BASE_PATH>/project/{project}/datasource/{datasource}`:
 // batched contact upserts, contact deletion, events, the GET /stream probe and the specs.
+// A POST body's shape is checked with the batch schema (schemas/ingest.ts, core/ingest/batch.ts),
+// then each item on its own (core/ingest/validate.ts: the native rules and the datasource's specs).
 // Authentication per spec 2 §5: datasource tokens for their datasource, product tokens with
 // ingest scopes for every datasource of their project; anything else the token may not touch
 // is a 404. Errors are `{ message }` (spec 2 §7); a 429 has an empty body. Back-pressure: when
@@ -9,11 +11,11 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError, ERRORS } from '../../core/errors';
 import { BatchSpecs, unfaithfulByItem, validateContact, validateEvent, type ContactPatch, type Datasource, type EventRecord, type ItemOutcome, type RefusedSpecs, type UnfaithfulNumber } from '../../core/ingest';
+import { batchItems } from '../../core/ingest/batch';
 import { idProblem } from '../../core/ingest/values';
 import type { RateLimits } from '../../core/accounts/ports';
 import type { Organization, Project } from '../../core/accounts/types';
 import type { ContactReader, DatasourceCatalog, IngestAccounts, IngestBus, IngestLag, SpecRecorder, UsageReader } from '../../core/ingest/ports';
-import { MAX_BATCH_ITEMS } from '../../schemas/ingest';
 import { authenticate } from './auth';
 import { rateLimit } from './rate-limit';
 import type { ErrorFormatter } from './errors';
@@ -116,14 +118,6 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
   /** Per datasource, per endpoint (spec 2 §8), shared by all replicas through the KV counters. */
   const gate = (endpoint: string): RequestHandler => rateLimit(services.rateLimiter, `ingest-${endpoint}`, options.ratePerMinute, (req) => req.datasource);
 
-  const batchOf = (req: Request): unknown[] => {
-    const body: unknown = req.body;
-    if (!Array.isArray(body)) throw new AppError('BODY_NOT_ARRAY', 'the body must be a top-level JSON array of 1 to 100 items, even for one item (spec 2 §4 rule 1)');
-    if (body.length === 0) throw new AppError('WRONG_SHAPE', 'the array is empty: send 1 to 100 items');
-    if (body.length > MAX_BATCH_ITEMS) throw new AppError('WRONG_SHAPE', `the array has ${body.length} items: send at most ${MAX_BATCH_ITEMS} per request`);
-    return body;
-  };
-
   const answer = (res: Response, outcomes: readonly ItemOutcome[]): void => {
     const successful = outcomes.filter((o) => o.status === 'success').length;
     res.status(successful === 0 ? 422 : 202).json({ entity: { successful, failed: outcomes.length - successful, items: outcomes } });
@@ -148,7 +142,7 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
   };
 
   router.post('/stream/contacts', stamp, auth, datasourceFor(['ingest:write']), gate('contacts'), behind, handle(async (req, res) => {
-    const items = batchOf(req);
+    const items = batchItems(req.body);
     const { outcomes, contacts } = await validated(req, (specs, numbers) => {
       const pass = { specs, outcomes: [] as ItemOutcome[], contacts: [] as ContactPatch[] };
       items.forEach((item, index) => {
@@ -166,7 +160,7 @@ export function ingestRouter(services: IngestServices, options: IngestOptions): 
   }));
 
   router.post('/stream/events', stamp, auth, datasourceFor(['ingest:write']), gate('events'), behind, handle(async (req, res) => {
-    const items = batchOf(req);
+    const items = batchItems(req.body);
     const receivedIso = new Date(req.receivedAt).toISOString();
     const { outcomes, accepted } = await validated(req, (specs, numbers) => {
       const pass = { specs, outcomes: [] as ItemOutcome[], accepted: [] as Array<{ event: EventRecord; userData: ContactPatch | null }> };

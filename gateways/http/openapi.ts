@@ -3,7 +3,7 @@
 // It lives with the HTTP gateway because it also reads the error registry (core/errors.ts) and
 // Grammar A's catalogues (core/filters): schemas/ imports nothing of the project.
 import {
-  balanceSchema, bulkErrorSchema, dlrHistoryEntrySchema, dlrSchema, groupCountSchema, ID_PATTERN, lookupCreateSchema, lookupSchema, priceEntrySchema, problemSchema,
+  balanceSchema, bulkErrorSchema, dlrHistoryEntrySchema, dlrSchema, groupCountSchema, ID_PATTERN, lookupCreateSchema, lookupSchema, MAX_BULK_ITEMS, priceEntrySchema, problemSchema,
   rateLimitedSchema, smsBulkSchema, smsCreateItemSchema, smsSchema, validationErrorSchema,
 } from '../../schemas/sms';
 import { smsQuoteItemSchema, smsQuoteTotalSchema } from '../../schemas/sms';
@@ -302,14 +302,14 @@ export function openApiDocument(bases: ApiBases = DEFAULT_API_BASES, options: { 
       },
       '/sms/bulk': {
         post: {
-          operationId: 'sendSmsBulk', summary: 'Send up to 100 SMS', requestBody: { required: true, ...json(ref('SmsBulk')) },
+          operationId: 'sendSmsBulk', summary: `Send up to ${MAX_BULK_ITEMS} SMS`, requestBody: { required: true, ...json(ref('SmsBulk')) },
           responses: { ...ok(201, { type: 'object', properties: { entities: { type: 'array', items: ref('Sms') }, errors: { type: 'array', items: ref('BulkError') } } }), ...errors(400, 401, 402, 413, 415, 422, 429, 500) },
         },
       },
       '/sms/quote': {
         post: {
           operationId: 'quoteSms',
-          summary: 'Price without sending (DESIGN §4): the body of POST /sms (an object) or of POST /sms/bulk (an array of 1 to 100), checked and priced as a send would; nothing is charged, queued or claimed. An object answers { entity, total } or the error a single send would (400, 422); an array { entities, errors, total } with the bulk\'s per-item errors (413 beyond 100 items, 422 when empty). A clientId a send would replay is priced as new.',
+          summary: `Price without sending (DESIGN §4): the body of POST /sms (an object) or of POST /sms/bulk (an array of 1 to ${MAX_BULK_ITEMS}), checked and priced as a send would; nothing is charged, queued or claimed. An object answers { entity, total } or the error a single send would (400, 422); an array { entities, errors, total } with the bulk's per-item errors (413 beyond ${MAX_BULK_ITEMS} items, 422 when empty). A clientId a send would replay is priced as new.`,
           requestBody: { required: true, ...json({ oneOf: [ref('SmsCreateItem'), ref('SmsBulk')] }) },
           responses: {
             ...ok(200, {

@@ -1,0 +1,60 @@
+// The ingestion POST body (spec 2 §4 rule 1, §7): its shape is checked with the batch schema
+// (schemas/ingest.ts batchSchema, core/ingest/batch.ts), with the 400 messages the router
+// answered before it did (pinned here as text).
+import { AppError } from '../../core/errors';
+import { batchItems } from '../../core/ingest/batch';
+import { NATIVE_ATTRIBUTES } from '../../core/ingest/values';
+import { batchSchema, contactItemSchema, eventItemSchema, MAX_BATCH_ITEMS, NATIVE_NAMES } from '../../schemas/ingest';
+import { EVENT_FIELDS, EVENT_TYPE } from '../../core/ingest/values';
+
+function refusal(body: unknown): { code: string; message: string } {
+  try {
+    batchItems(body);
+  } catch (err) {
+    if (err instanceof AppError) return { code: err.code, message: err.message };
+    throw err;
+  }
+  throw new Error('accepted');
+}
+
+const items = (n: number) => Array.from({ length: n }, (_, i) => ({ _user_id: `u${i}` }));
+const notArray = { code: 'BODY_NOT_ARRAY', message: 'the body must be a top-level JSON array of 1 to 100 items, even for one item (spec 2 §4 rule 1)' };
+
+describe('spec 2 §4 rule 1, §7: the batch body is checked with schemas/ingest.ts batchSchema', () => {
+  test.each([
+    ['an object', { _user_id: 'a' }],
+    ['a string', 'hello'],
+    ['a number', 1],
+    ['null', null],
+    ['no body', undefined],
+  ])('%s is a 400 BODY_NOT_ARRAY with the message of before', (_name, body) => {
+    expect(refusal(body)).toEqual(notArray);
+  });
+
+  test('an empty array and 101 items are 400 WRONG_SHAPE with the messages of before', () => {
+    expect(refusal([])).toEqual({ code: 'WRONG_SHAPE', message: 'the array is empty: send 1 to 100 items' });
+    expect(refusal(items(101))).toEqual({ code: 'WRONG_SHAPE', message: 'the array has 101 items: send at most 100 per request' });
+  });
+
+  test('1 to 100 items of any kind pass (each item is validated on its own afterwards)', () => {
+    const body = [...items(98), 'not an object', null];
+    expect(batchItems(body)).toBe(body);
+    expect(batchItems(items(1))).toHaveLength(1);
+  });
+
+  test('one source per limit: the schema bounds the batch (MAX_BATCH_ITEMS)', () => {
+    expect({ minItems: batchSchema.minItems, maxItems: batchSchema.maxItems }).toEqual({ minItems: 1, maxItems: MAX_BATCH_ITEMS });
+  });
+});
+
+describe('spec 2 §2: the item rules name what the schemas define', () => {
+  test('the reserved attributes are the contact schema\'s properties but _user_id, in its order', () => {
+    expect(Object.keys(NATIVE_ATTRIBUTES)).toEqual([...NATIVE_NAMES]);
+    expect(Object.keys(contactItemSchema.properties)).toEqual(['_user_id', ...NATIVE_NAMES]);
+  });
+
+  test('an event takes the fields of the event schema, its type matches the schema\'s pattern', () => {
+    expect([...EVENT_FIELDS]).toEqual(Object.keys(eventItemSchema.properties));
+    expect(EVENT_TYPE.source).toBe(eventItemSchema.properties._event_type.pattern);
+  });
+});
