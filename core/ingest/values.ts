@@ -3,7 +3,7 @@
 // names custom attributes may take, and the check of a value against a type. Nothing is
 // repaired: a value that cannot be stored faithfully is an item error naming why.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { eventItemSchema, type NATIVE_NAMES } from '../../schemas/ingest';
+import { contactItemSchema, eventItemSchema, type NATIVE_NAMES } from '../../schemas/ingest';
 import type { AttributeType, TypedValue } from './types';
 
 /** The type of each reserved attribute: exactly the names of the contact schema (schemas/ingest.ts), checked by the compiler. */
@@ -27,12 +27,16 @@ export const EVENT_TYPE = new RegExp(eventItemSchema.properties._event_type.patt
 /** The fields an event item takes: the event schema's properties, in its order. */
 export const EVENT_FIELDS: ReadonlySet<string> = new Set(Object.keys(eventItemSchema.properties));
 
+const contactSchema = contactItemSchema.properties;
+
+/** Lengths the contact schema states (schemas/ingest.ts) are read from it: one source per limit. */
 export const LIMITS = {
-  idLength: 256,
+  idLength: contactSchema._user_id.maxLength,
   stringLength: 8192,
-  nameLength: 256,
+  nameLength: contactSchema._first_name.maxLength,
+  emailLength: contactSchema._email.maxLength,
   arrayItems: 1000,
-  tagLength: 128,
+  tagLength: contactSchema._client_tags.items.maxLength,
   jsonBytes: 16384,
   /** Levels of objects and arrays in an object value (`{"a":{"b":1}}` is 2): checked without recursion. */
   depth: 32,
@@ -129,7 +133,7 @@ export function checkNative(name: string, value: unknown): Check {
       return problem ? bad(problem) : ok('string', value);
     }
     case '_email': {
-      const problem = stringProblem(value, 254);
+      const problem = stringProblem(value, LIMITS.emailLength);
       if (problem) return bad(problem);
       return EMAIL.test(value as string) ? ok('string', value) : bad('must be an email address such as "ada@example.com"');
     }

@@ -6,6 +6,7 @@ import { batchItems } from '../../core/ingest/batch';
 import { NATIVE_ATTRIBUTES } from '../../core/ingest/values';
 import { batchSchema, contactItemSchema, eventItemSchema, MAX_BATCH_ITEMS, NATIVE_NAMES } from '../../schemas/ingest';
 import { EVENT_FIELDS, EVENT_TYPE } from '../../core/ingest/values';
+import { BatchSpecs, validateContact, type SpecView } from '../../core/ingest';
 
 function refusal(body: unknown): { code: string; message: string } {
   try {
@@ -56,5 +57,32 @@ describe('spec 2 §2: the item rules name what the schemas define', () => {
   test('an event takes the fields of the event schema, its type matches the schema\'s pattern', () => {
     expect([...EVENT_FIELDS]).toEqual(Object.keys(eventItemSchema.properties));
     expect(EVENT_TYPE.source).toBe(eventItemSchema.properties._event_type.pattern);
+  });
+});
+
+const specView: SpecView = {
+  datasource: { id: 'd', orgId: 'o', projectId: 'p', name: 'd', strict: false, createdAt: '2026-01-01T00:00:00.000Z' },
+  attributeType: () => undefined, hasEventType: () => false, parameterType: () => undefined,
+};
+const contactErrors = (item: Record<string, unknown>) => validateContact(item, new BatchSpecs(specView)).outcome.errors ?? {};
+
+describe('spec 2 §2.1: the lengths the contact schema states are the ones validation enforces (one source)', () => {
+  const p = contactItemSchema.properties;
+  test.each([
+    ['_user_id', p._user_id.maxLength],
+    ['_first_name', p._first_name.maxLength],
+    ['_last_name', p._last_name.maxLength],
+  ])('%s: at the schema\'s maxLength it passes, one more fails', (field, max) => {
+    expect(contactErrors({ _user_id: 'u', [field]: 'x'.repeat(max) })).toEqual({});
+    expect(Object.keys(contactErrors({ _user_id: 'u', [field]: 'x'.repeat(max + 1) }))).toEqual([field]);
+  });
+
+  test('_email and the tags of _client_tags', () => {
+    const tooLong = `must be at most ${p._email.maxLength} characters`;
+    expect(contactErrors({ _user_id: 'u', _email: 'a'.repeat(p._email.maxLength) })['_email']).not.toContain(tooLong);
+    expect(contactErrors({ _user_id: 'u', _email: 'a'.repeat(p._email.maxLength + 1) })['_email']).toEqual([tooLong]);
+    const tagMax = p._client_tags.items.maxLength;
+    expect(contactErrors({ _user_id: 'u', _client_tags: ['t'.repeat(tagMax)] })).toEqual({});
+    expect(Object.keys(contactErrors({ _user_id: 'u', _client_tags: ['t'.repeat(tagMax + 1)] }))).toEqual(['_client_tags']);
   });
 });
