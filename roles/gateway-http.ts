@@ -15,6 +15,7 @@ import { MessageHistory } from '../stores/message-history';
 import { MessageStats } from '../stores/message-stats';
 import { DatasourceDirectory, DatasourceStore } from '../stores/datasource-store';
 import { JetStreamIngestBus } from '../infra/bus/ingest-bus';
+import { JetStreamLookupQueue } from '../infra/bus/lookup-queue';
 import { IngestUsage } from '../stores/ingest-usage';
 import { AudienceReader } from '../stores/audience-reader';
 import type { AudienceServices } from '../gateways/http/audience-api';
@@ -66,7 +67,7 @@ export function buildIngestServices(engines: Engines): IngestServices {
 /** The SMS API's services over the process's acceptance core and this process's ClickHouse. */
 export function buildSmsServices(engines: Engines, core: AcceptanceCore): SmsServices {
   if (!engines.clickhouse) throw new Error('gateway-http needs ClickHouse in its process');
-  const lookupStore = new NatsLookupStore(engines.nats.kv.messages, engines.nats.js);
+  const lookupStore = new NatsLookupStore(engines.nats.kv.messages, new JetStreamLookupQueue(engines.nats.pipeline));
   return {
     acceptance: core.acceptance,
     lookups: new LookupService({ prices: core.prices, funds: core.funds, hlr: new SimulatedHlr(), store: lookupStore }),

@@ -1,33 +1,23 @@
 // Lookups: current record in the `messages` KV bucket (read-your-writes), queued on
-// JetStream for ClickHouse (table lookups), and read back from ClickHouse for lists.
-import type { JetStreamClient } from '@nats-io/jetstream';
+// JetStream for ClickHouse (table lookups, through infra/bus/lookup-queue.ts), and read back
+// from ClickHouse for lists.
 import type { KV } from '@nats-io/kv';
 import type { Lookup, LookupStore } from '../core/lookup/lookup';
 import type { ClickHouse } from '../infra/clickhouse';
-import { decode, formatHoldRefs, HEADERS, KV_KEYS, SUBJECTS, type HoldRef } from '../core/bus';
-import { errors, headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
-import { OutcomeUnknownError } from '../core/errors';
+import { decode, KV_KEYS, type HoldRef } from '../core/bus';
+import type { JetStreamLookupQueue } from '../infra/bus/lookup-queue';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 import type { CompiledQuery } from '../core/filters/grammar-a';
 import type { CurrentReader, HistoryReader } from '../core/sms/history-ports';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
 
 export class NatsLookupStore implements LookupStore, CurrentReader<Lookup> {
-  constructor(private readonly kv: KV, private readonly js: JetStreamClient) {}
+  constructor(private readonly kv: KV, private readonly queue: JetStreamLookupQueue) {}
 
+  /** An unconfirmed publish rejects with OutcomeUnknownError (the charge stays held; JetStreamLookupQueue). */
   async put(lookup: Lookup, hold?: HoldRef): Promise<void> {
     await this.kv.put(KV_KEYS.lookupState(lookup.id), JSON.stringify(lookup));
-    let headers: MsgHdrs | undefined;
-    if (hold) {
-      headers = natsHeaders();
-      headers.set(HEADERS.chargeHolds, formatHoldRefs([hold]));
-    }
-    try {
-      await this.js.publish(SUBJECTS.lookupCreated, JSON.stringify({ lookups: [lookup] }), { msgID: `lookup-${lookup.id}`, ...(headers ? { headers } : {}) });
-    } catch (err) {
-      if (err instanceof errors.TimeoutError) throw new OutcomeUnknownError(`lookup.created: ${err.message}`, { cause: err });
-      throw err;
-    }
+    await this.queue.publish(lookup, hold);
   }
 
   async get(id: string): Promise<Lookup | null> {

@@ -7,6 +7,15 @@ import type { AcceptedQueue } from '../../core/sms/ports';
 import { ACCEPTED_FRAME, formatHoldRefs, formatSourceCounts, HEADERS, SUBJECTS, type HoldRef } from '../../core/bus/names';
 import { JetStreamPublishError, type PipelinedJetStream } from '../pipelined-jetstream';
 
+/**
+ * A publish the bus took but did not confirm (no ack in time, the publisher closed) may be
+ * stored: OutcomeUnknownError `<subject>: <reason>`, so a charge for it stays held for the charge
+ * settler. Any other error (a refusal the bus answered) is returned as it is.
+ */
+export function unconfirmedAsUnknown(subject: string, err: unknown): unknown {
+  return err instanceof JetStreamPublishError && err.unconfirmed ? new OutcomeUnknownError(`${subject}: ${err.message}`, { cause: err }) : err;
+}
+
 /** Each accepted message is serialized and UTF-8 encoded once: for its KV state and again inside the queued batch. */
 const serialized = new WeakMap<SmsMessage, Buffer>();
 export function encodedMessage(message: SmsMessage): Buffer {
@@ -93,7 +102,7 @@ export class JetStreamAcceptedQueue implements AcceptedQueue {
     this.jetstream.publish(SUBJECTS.smsAccepted, batchBody(batch.parts, batch.bytes), `accepted-${batch.firstId}`, headers).then(
       () => { for (const w of batch.waiters) w.resolve(); },
       (err: unknown) => {
-        const reason = err instanceof JetStreamPublishError && err.unconfirmed ? new OutcomeUnknownError(`sms.accepted: ${err.message}`, { cause: err }) : err;
+        const reason = unconfirmedAsUnknown(SUBJECTS.smsAccepted, err);
         for (const w of batch.waiters) w.reject(reason);
       },
     );
