@@ -13,6 +13,7 @@ import { admin, api, stack } from '../../support/stack';
 import { createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
 import { startWebhookReceiver, type WebhookReceiver } from '../../support/webhook-receiver';
 import { ensureChromium } from '../../support/chromium';
+import { eventually } from '../../support/eventually';
 
 const XSS = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 const PAGE_LIMIT_BYTES = 200 * 1024;
@@ -106,11 +107,7 @@ describe('console: tokens, webhook, messages', () => {
     await page.click('text=Open checkout service');
     state.tokenId = page.url().split('/').pop() ?? '';
     expect(await page.content()).not.toContain(state.token);
-    const deadline = Date.now() + 5000;
-    while ((await api(`${V1}/organization/account`, { token: state.token })).status !== 200) {
-      if (Date.now() > deadline) throw new Error('the new token never authenticated');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(async () => (await api(`${V1}/organization/account`, { token: state.token })).status, { what: 'the new token to authenticate', until: (status) => status === 200, timeoutMs: 5000 });
   });
 
   test('a webhook is set, and "send test DLR" shows the receiver\'s answer; the DLR verifies with standardwebhooks', async () => {
@@ -133,14 +130,12 @@ describe('console: tokens, webhook, messages', () => {
     const sent = await api(`${V1}/sms`, { token: state.token, body: { from: 'Console', to: '+4915112345612', text: `hello ${XSS}` } });
     expect(sent.status).toBe(201);
     state.messageId = (sent.body as { entity: { id: string } }).entity.id;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
+    await eventually(async () => {
       expect(await visit(`/messages/${state.messageId}`)).toBe(200);
       const timeline = (await page.textContent('#timeline')) ?? '';
-      if (timeline.includes('delivered (code') && /HTTP 200, \d+ ms/.test(timeline.slice(timeline.indexOf('delivered (code')))) break;
-      if (Date.now() > deadline) throw new Error(`timeline never reached delivered: ${timeline}`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+      expect(timeline).toContain('delivered (code');
+      expect(timeline.slice(timeline.indexOf('delivered (code'))).toMatch(/HTTP 200, \d+ ms/);
+    }, { what: 'the timeline to reach delivered with its webhook answer', timeoutMs: 30_000, intervalMs: 500 });
     expect(await page.textContent('#message-status')).toContain('delivered');
     // The workflow shown is the one that ran this message's lifecycle (per message or a batch).
     const workflowId = (await page.getAttribute('#workflow', 'data-workflow-id')) ?? '';
@@ -214,11 +209,7 @@ describe('console: tokens, webhook, messages', () => {
     await visit(`/tokens/${state.tokenId}`);
     await Promise.all([page.waitForURL(`${base}/tokens/${state.tokenId}`), page.click(`form[action="/console/tokens/${state.tokenId}/revoke"] button`)]);
     expect(await page.textContent('main')).toContain('Revoked');
-    const deadline = Date.now() + 5000;
-    while ((await api(`${V1}/organization/account`, { token: state.token })).status !== 401) {
-      if (Date.now() > deadline) throw new Error('the revoked token still authenticates');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(async () => (await api(`${V1}/organization/account`, { token: state.token })).status, { what: 'the revoked token to be refused (401)', until: (status) => status === 401, timeoutMs: 5000 });
   });
 });
 

@@ -11,6 +11,7 @@ import { createIngestTenant } from '../support/ingest';
 import { sumOf, type Exposition } from '../support/prometheus-text';
 import { scrape, scrapeUntil } from '../support/metrics-scrape';
 import { issueSmpp, TestSmppClient } from '../../support/smpp-client';
+import { eventually } from '../../support/eventually';
 import { api, stack } from '../../support/stack';
 import { createTenant } from '../../support/tenants';
 
@@ -25,15 +26,13 @@ async function smppCredentials(port: number): Promise<{ systemId: string; passwo
   try {
     const creds = await issueSmpp(stack().natsUrl, tenant.orgId, tenant.tokenId, directory);
     // Our mirror saw them; the product's may take a moment longer.
-    const deadline = Date.now() + 5000;
-    for (;;) {
+    await eventually(async () => {
       const probe = await TestSmppClient.connect(port);
       const status = (await probe.bind('transmitter', creds.systemId, creds.password)).command_status;
       await probe.close();
-      if (status === 0) return creds;
-      if (Date.now() > deadline) throw new Error(`the product's SMPP gateway refused the credentials (status ${status})`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      return status;
+    }, { what: "the product's SMPP gateway to accept the new credentials (bind status 0)", until: (status) => status === 0, timeoutMs: 5000, intervalMs: 100 });
+    return creds;
   } finally {
     directory.stop();
     await nats.close();

@@ -9,6 +9,7 @@ import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { api, stack } from '../../support/stack';
+import { eventually } from '../../support/eventually';
 import { createTenant, V1, type Tenant } from '../../support/tenants';
 import { issueSmpp, startGatewayHarness, type GatewayHarness } from '../../support/smpp-client';
 
@@ -62,11 +63,7 @@ describe('SMPP gateway with Python smpplib (docs/smpp.md)', () => {
     return (res.body as { entity: Record<string, unknown> }).entity;
   };
   const delivered = async (id: string): Promise<void> => {
-    const deadline = Date.now() + 30_000;
-    while ((await entity(id))['status'] !== 'delivered') {
-      if (Date.now() > deadline) throw new Error(`message ${id} not delivered within 30 s`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await eventually(async () => (await entity(id))['status'], { what: `message ${id} delivered`, until: (status) => status === 'delivered', timeoutMs: 30_000, intervalMs: 200 });
   };
 
   beforeAll(async () => {

@@ -60,15 +60,23 @@ describe('smpp reassembly', () => {
     expect(r.incompleteMessages).toBe(0);
   });
 
-  it('gives up an incomplete message after the timeout and hands back its waiters', async () => {
-    const expired: Array<{ waiters: readonly string[]; received: number; total: number }> = [];
-    const r = new Reassembler<number, string>(50, (waiters, received, total) => expired.push({ waiters, received, total }));
-    r.add('k', part(1));
-    r.add('k', part(2));
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    expect(expired).toEqual([{ waiters: ['w1', 'w2'], received: 2, total: 3 }]);
-    expect(r.add('k', part(3))).toBeUndefined();
-    expect(r.clear()).toEqual(['w3']);
+  it('gives up an incomplete message after the timeout and hands back its waiters', () => {
+    jest.useFakeTimers();
+    try {
+      const expired: Array<{ waiters: readonly string[]; received: number; total: number }> = [];
+      const r = new Reassembler<number, string>(50, (waiters, received, total) => expired.push({ waiters, received, total }));
+      r.add('k', part(1));
+      r.add('k', part(2));
+      // Kept until the timeout, not a millisecond less.
+      jest.advanceTimersByTime(49);
+      expect(expired).toEqual([]);
+      jest.advanceTimersByTime(1);
+      expect(expired).toEqual([{ waiters: ['w1', 'w2'], received: 2, total: 3 }]);
+      expect(r.add('k', part(3))).toBeUndefined();
+      expect(r.clear()).toEqual(['w3']);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('forgets the waiters of a closed session', () => {

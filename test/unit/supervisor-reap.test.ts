@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
 import { ChildStartError, reapStale, recordProcess } from '../../infra/supervisor';
+import { eventually } from '../../support/eventually';
 
 const log = createLogger('fatal');
 let runDir: string;
@@ -37,14 +38,7 @@ function running(pid: number): boolean {
 
 /** Until the orphan has exec'd sleep (its command line is what gets recorded). */
 async function execd(pid: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep')) return;
-    } catch { /* not yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`pid ${pid} never ran sleep`);
+  await eventually(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep'), { what: `pid ${pid} to run sleep`, timeoutMs: 5000, intervalMs: 10 });
 }
 
 beforeEach(() => {
@@ -112,8 +106,7 @@ describe('reapStale (infra/supervisor.ts): what a killed run left behind', () =>
     child.unref();
     const pid = child.pid as number;
     started.push(pid);
-    const deadline = Date.now() + 5000;
-    while (!(readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('nats-server')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('nats-server'), { what: `pid ${pid} to run as nats-server`, timeoutMs: 5000, intervalMs: 10 });
     writeFileSync(join(runDir, 'nats-server.pid'), String(pid));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     await reapStale(runDir, log);
