@@ -9,6 +9,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { decode } from '../core/bus/decode';
 import { planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
+import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
 import { clickhouseInsertRows, clickhouseRowsWritten, ingestItems, ingestVisibility, ingestWriterPhase } from '../infra/metrics';
 import { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
@@ -38,6 +39,8 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
   });
   await redeliverHeld(nats, log);
   const writer = new AudienceWriter(ch);
+  // Automation triggers go out through the bus's home (infra/bus/), over the pipelined client.
+  const bus = new PipelinedBus(nats.pipeline);
   const states: ContactStates = new Map();
 
   const apply = async (msgs: readonly JsMsg[]): Promise<void> => {
@@ -66,7 +69,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`), eventsOfDeleted });
     phase('plan');
     // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
-    await Promise.all(plan.triggers.map((t) => nats.js.publish(SUBJECTS.automationTrigger(t.project), JSON.stringify(t.batch), { msgID: t.msgId })));
+    await Promise.all(plan.triggers.map((t) => bus.publish(SUBJECTS.automationTrigger(t.project), t.batch, t.msgId)));
     phase('triggers');
     const written = await writer.write(plan, states);
     phase('write');

@@ -25,6 +25,7 @@ import { firstWord, keywordAction, type HelpReplies, type HelpReply, type Keywor
 import type { Token } from '../core/accounts/types';
 import { isAppError } from '../core/errors';
 import type { NumberDirectory, OptOutRecorder } from '../core/sms/ports';
+import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
 import { consumeBatches, ensureDurable, type RunningConsumer } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
@@ -307,6 +308,8 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   // out of order (a DELIVRD before its ENROUTE ends the lifecycle and the buffered DLR is lost).
   }, deps.batchMax > 1 ? EVENTS_GATHER_MS : 0, true);
 
+  // sms.inbound goes out through the bus's home (infra/bus/), over the pipelined client.
+  const bus = new PipelinedBus(nats.pipeline);
   const inbound = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleInbound, SUBJECTS.carrierInbound, 500, 50, async (msgs) => {
     for (const msg of msgs) {
       try {
@@ -329,7 +332,7 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
           }
         }
         // The token's SMPP receiver sessions get it as deliver_sm (gateways/smpp, docs/smpp.md).
-        await nats.js.publish(SUBJECTS.smsInbound(route.record.tokenId), JSON.stringify({ inbound: [route.record] }), { msgID: `inbound-${mo.inboundId}` });
+        await bus.publish(SUBJECTS.smsInbound(route.record.tokenId), { inbound: [route.record] }, `inbound-${mo.inboundId}`);
         await client.workflow.start<typeof dlrDelivery>(WORKFLOW_TYPES.dlrDelivery, {
           taskQueue: deps.taskQueue,
           workflowId: WORKFLOW_IDS.inbound(mo.inboundId),

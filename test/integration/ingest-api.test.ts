@@ -43,7 +43,7 @@ async function usage(t: IngestTenant): Promise<{ lastHour: Record<'contacts' | '
   return (res.body as { usage: { lastHour: Record<'contacts' | 'events' | 'delete', Usage> } }).usage;
 }
 
-/** Every trigger published for `projectId` so far (reads the AUTOMATION stream; a message carries one request's triggers). */
+/** Every trigger published for `projectId` so far (reads the AUTOMATION stream; a message carries one request's triggers, under msgID ingest-<seq>). */
 async function triggers(projectId: string): Promise<Array<{ _event_id: string; _user_id: string; _event_type: string }>> {
   const consumer = await js.consumers.get(STREAMS.automation.name, { filter_subjects: [SUBJECTS.automationTrigger(projectId)] });
   const found: Array<{ _event_id: string; _user_id: string; _event_type: string }> = [];
@@ -54,6 +54,8 @@ async function triggers(projectId: string): Promise<Array<{ _event_id: string; _
     for await (const m of batch) {
       const message = m.json<{ project: string; triggers: Array<{ _event_id: string; _user_id: string; _event_type: string }> }>();
       expect(message.project).toBe(projectId);
+      // The writer's msgID (the INGEST stream sequence): a replayed run's triggers are dropped as duplicates.
+      expect(m.headers?.get('Nats-Msg-Id')).toMatch(/^ingest-\d+$/);
       found.push(...message.triggers);
       got += 1;
     }

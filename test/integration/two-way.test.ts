@@ -5,6 +5,7 @@
 // read by id (direction inbound) and in the list (direction_eq) → a reply, an ordinary
 // POST /sms from our number to the handset → delivered. Another organization gets a 404.
 import { SUBJECTS } from '../../core/bus/names';
+import { inboundMessageId } from '../../core/sms/inbound';
 import { eventually } from '../../support/eventually';
 import { api } from '../../support/stack';
 import { accountsMirrored, createTenant, V1, withAccounts, type Tenant } from '../../support/tenants';
@@ -65,6 +66,16 @@ describe('DESIGN Two-way: an inbound message, read back, answered', () => {
       message: 'hi there, is my order ready?', from: phone, to: ours,
     });
     const id = String(dlr.body['id']);
+    // The bridge published it on sms.inbound.<token> under msgID inbound-<carrier's inbound id> (a redelivery is a duplicate).
+    await withAccounts(async (_a, _b, nats) => {
+      const subject = SUBJECTS.smsInbound(tenant.tokenId);
+      const stored = await nats.jsm.streams.getMessage(await nats.jsm.streams.find(subject), { last_by_subj: subject });
+      const record = stored?.json<{ inbound: Array<{ id: string; at: string }> }>().inbound[0];
+      expect(record?.id).toBe(id);
+      const msgId = stored?.header.get('Nats-Msg-Id') ?? '';
+      expect(msgId).toMatch(/^inbound-./);
+      expect(inboundMessageId(msgId.slice('inbound-'.length), record?.at ?? '')).toBe(id);
+    });
 
     const inbound = await readBack(id);
     expect(inbound).toMatchObject({
