@@ -6,7 +6,12 @@ import { consumeBatches, consumeEach } from '../../infra/consumer';
 import { createLogger } from '../../infra/logger';
 
 const log = createLogger('silent', { component: 'test' });
+// On jest's fake clock: `sleep` (in handlers) waits on it, `pass` moves it on, running every
+// timer due and the promise work they start, so no test waits for real time.
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const pass = (ms: number): Promise<void> => jest.advanceTimersByTimeAsync(ms);
+beforeEach(() => { jest.useFakeTimers(); });
+afterEach(() => { jest.useRealTimers(); });
 
 /** A pull consumer whose messages the test pushes; `fail()` breaks the current pull once. */
 class FakeStream {
@@ -59,9 +64,9 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
     const batches: JsMsg[][] = [];
     const running = consumeBatches({ js: stream.js(), stream: 'S', durable: 'd', pull: 10, log, maxBatch: 3, maxWaitMs: 50, handle: async (msgs) => { batches.push(msgs); } });
     stream.push('a', 'b', 'c', 'd');
-    await sleep(20);
+    await pass(20);
     expect(subjects(batches)).toEqual([['a', 'b', 'c']]);
-    await sleep(80);
+    await pass(80);
     expect(subjects(batches)).toEqual([['a', 'b', 'c'], ['d']]);
     await running.stop();
   });
@@ -75,14 +80,14 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
       handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); await sleep(60); },
     });
     stream.push('a');
-    await sleep(230); // the first tick took ['a'] and is still handling it
+    await pass(230); // the first tick took ['a'] and is still handling it
     stream.push('b');
-    await sleep(100); // 'b' arrived during the handling: it is not handed over when that ends
+    await pass(100); // 'b' arrived during the handling: it is not handed over when that ends
     expect(batches.map((b) => b.subjects)).toEqual([['a']]);
     stream.push('c', 'd', 'e', 'f', 'g'); // a full batch goes at once, the rest waits
-    await sleep(30);
+    await pass(30);
     expect(batches.map((b) => b.subjects)).toEqual([['a'], ['b', 'c', 'd', 'e']]);
-    await sleep(250);
+    await pass(250);
     expect(batches.map((b) => b.subjects)).toEqual([['a'], ['b', 'c', 'd', 'e'], ['f', 'g']]);
     expect(batches[2]?.at).toBeGreaterThanOrEqual(390);
     await running.stop();
@@ -93,7 +98,7 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
     const batches: string[][] = [];
     const running = consumeBatches({ js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 2, maxWaitMs: 10_000, drainOnStop: true, handle: async (msgs) => { batches.push(msgs.map((m) => m.subject)); } });
     stream.push('a', 'b', 'c');
-    await sleep(20);
+    await pass(20);
     await running.stop();
     expect(batches).toEqual([['a', 'b'], ['c']]);
   });
@@ -107,11 +112,11 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
       handle: async (msgs) => { batches.push(msgs); if (batches.length === 1) await new Promise<void>((resolve) => { release = resolve; }); },
     });
     stream.push('a');
-    await sleep(10);
+    await pass(10);
     stream.push('b', 'c');
-    await sleep(10);
+    await pass(10);
     release();
-    await sleep(10);
+    await pass(10);
     expect(subjects(batches)).toEqual([['a'], ['b', 'c']]);
     await running.stop();
   });
@@ -124,7 +129,7 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
       handle: async (msgs, stopping) => { seen.push({ subjects: msgs.map((m) => m.subject), aborted: stopping.aborted }); },
     });
     stream.push('a', 'b');
-    await sleep(10);
+    await pass(10);
     await running.stop();
     expect(seen).toEqual([{ subjects: ['a', 'b'], aborted: true }]);
   });
@@ -137,7 +142,7 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
       handle: async (msgs) => { batches.push(msgs.map((m) => m.subject)); if (batches.length === 1) throw new Error('boom'); },
     });
     stream.push('a', 'b');
-    await sleep(20);
+    await pass(20);
     expect(batches).toEqual([['a'], ['b']]);
     await running.stop();
   });
@@ -151,11 +156,11 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
       onInterrupted: async () => { interrupted += 1; },
     });
     stream.push('a');
-    await sleep(10);
+    await pass(10);
     stream.fail();
-    await sleep(700);
+    await pass(700);
     stream.push('b');
-    await sleep(20);
+    await pass(20);
     expect(seen).toEqual(['a', 'b']);
     expect(interrupted).toBe(1);
     expect(stream.pulls).toBe(2);
@@ -171,8 +176,10 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
       handle: async () => { inFlight += 1; most = Math.max(most, inFlight); await sleep(30); inFlight -= 1; },
     });
     stream.push('a', 'b', 'c');
-    await sleep(10);
-    await running.stop();
+    await pass(10);
+    const stopped = running.stop();
+    await pass(30);
+    await stopped;
     await running.idle();
     expect(most).toBe(3);
     expect(inFlight).toBe(0);
