@@ -3,26 +3,17 @@
 // `npm start` starts them on its configured ports (roles/engines.ts); the test stack and the
 // benchmarks start them on free loopback ports with startLocalEngines. The scale-out topology's
 // clustered engines are scripts/topology/engines.ts (detached processes that outlive the script).
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from './logger';
 import { projectPath } from './paths';
+import { freePort } from './ports';
 import { Supervisor, portOpen, type ChildSpec } from './supervisor';
 import { connectTemporal, devServerSpec, temporalRtt, type DevServerTuning } from './temporal';
 
 export const TOOLS_BIN = projectPath('.tools', 'bin');
 
-/** A port nothing listens on at the moment of asking (the kernel's pick on 127.0.0.1). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+/** A port nothing listens on at the moment of asking (infra/ports.ts; re-exported for the engines' callers). */
+export { freePort };
 
 /** nats-server with JetStream on 127.0.0.1:`port`, its store in `storeDir` (`configFile`: a server config to read first). */
 export function natsServerSpec(options: { readonly storeDir: string; readonly port: number; readonly serverName?: string; readonly configFile?: string }): ChildSpec {

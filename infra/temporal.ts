@@ -4,9 +4,9 @@
 // process's /metrics.
 import { Client, Connection } from '@temporalio/client';
 import type { TelemetryOptions } from '@temporalio/worker';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { registry } from './metrics';
+import { freePort } from './ports';
 import type { ChildSpec } from './supervisor';
 
 export interface TemporalOptions {
@@ -93,17 +93,6 @@ export function devServerSpec(options: DevServerOptions, ready: () => Promise<bo
 
 let metricsAddress: string | undefined;
 
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
 /**
  * Gives the Temporal SDK runtime a Prometheus exporter on a loopback port (a free one unless
  * `port` is set) and appends what it serves to this process's registry, so the worker's
@@ -112,7 +101,7 @@ function freeLoopbackPort(): Promise<number> {
  */
 export async function enableTemporalMetrics(port = 0): Promise<string> {
   if (metricsAddress) return metricsAddress;
-  metricsAddress = `127.0.0.1:${port === 0 ? await freeLoopbackPort() : port}`;
+  metricsAddress = `127.0.0.1:${port === 0 ? await freePort() : port}`;
   registry.addSource(`http://${metricsAddress}/metrics`);
   return metricsAddress;
 }
