@@ -193,7 +193,8 @@ describe('GET /sms/stats equals statistics hand-written in plain SQL over sms_me
     expect(await rolled()).toBeLessThan(before);
     await expectAllCasesEqual();
     expect((await rollup.pass()).hours).toBeGreaterThan(0);
-    expect(await rolled()).toBe(before);
+    // At least as many as before: an hour that settled meanwhile (the clock crossed an hour) is rolled too.
+    expect(await rolled()).toBeGreaterThanOrEqual(before);
     await expectAllCasesEqual();
   }, 300_000);
 });
