@@ -5,8 +5,13 @@
 // SIGUSR1 (on the port --inspect-port gave it) and the V8 CPU profiler runs only during the
 // burst. Prints the top functions by self time with their share of the samples, and writes the
 // .cpuprofile (open it in Chrome DevTools or speedscope).
-// Usage: node --experimental-websocket --import tsx bench/kannel-profile.ts [--seconds 10]
+// Usage: node_modules/.bin/node --import tsx bench/kannel-profile.ts [--seconds 10]
 //   [--connections 64] [--top 25] [--interval-us 500] [--out /tmp/gateway-accept.cpuprofile]
+// Run it on the product's Node (the `node` devDependency, the one npm scripts put first on PATH):
+// the product process is started with this process's Node. On an older system Node (20 needs
+// --experimental-websocket) AsyncLocalStorage runs on async hooks, and the Temporal client's
+// (every namespaced call runs in one) adds async_hooks trackPromise to every promise, a cost
+// `npm start` on Node 24 does not have. PRODUCT_NODE_FLAGS given by the caller are kept.
 import autocannon from 'autocannon';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -74,7 +79,8 @@ function selfTimes(profile: Profile): Array<{ name: string; ms: number; share: n
 
 async function main(): Promise<void> {
   const inspectPort = await freePort();
-  process.env['PRODUCT_NODE_FLAGS'] = `--inspect-port=127.0.0.1:${inspectPort}`;
+  // Flags given by the caller (e.g. PRODUCT_NODE_FLAGS="--import /tmp/probe.mjs") are kept.
+  process.env['PRODUCT_NODE_FLAGS'] = `${process.env['PRODUCT_NODE_FLAGS'] ?? ''} --inspect-port=127.0.0.1:${inspectPort}`.trim();
   const receiver = createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200).end('ok')); });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const port = (receiver.address() as { port: number }).port;
@@ -96,7 +102,7 @@ async function main(): Promise<void> {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: Number(values['interval-us']) });
     await cdp.send('Profiler.start');
-    say(`profiling the gateway process (pid ${stack.pid}) during ${String(values.seconds)} s of POST /sms from ${opts.connections} connections; load ${loadavg()[0]?.toFixed(2)}`);
+    say(`profiling the gateway process (pid ${stack.pid}, Node ${process.version}) during ${String(values.seconds)} s of POST /sms from ${opts.connections} connections; load ${loadavg()[0]?.toFixed(2)}`);
     const r = await autocannon({ ...opts, duration: Number(values.seconds) });
     const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
     cdp.close();
