@@ -3,7 +3,7 @@
 // every path under its base itself, errors included, as HTML.
 import { readFileSync } from 'node:fs';
 import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
-import { AppError } from '../../../core/errors';
+import { AppError, ERRORS } from '../../../core/errors';
 import { AccountConflictError, AccountNotFoundError } from '../../../stores/account-store';
 import type { HttpDeps } from '../deps';
 import { ConsoleError, type ConsoleRoutes } from './handler';
@@ -103,14 +103,14 @@ export function consoleRouter(deps: HttpDeps, services: ConsoleServices, base = 
 
 function statusOf(err: unknown): { status: number; title: string; detail: string } {
   if (err instanceof ConsoleError) return { status: err.status, title: err.title, detail: err.message };
-  if (err instanceof AccountNotFoundError) return { status: 404, title: 'Not found', detail: 'nothing by that id in this organization' };
-  if (err instanceof AccountConflictError) return { status: 409, title: 'Conflict', detail: err.message };
-  if (err instanceof AppError) return { status: err.status, title: err.status === 404 ? 'Not found' : 'Refused', detail: err.message };
+  if (err instanceof AccountNotFoundError) return { status: ERRORS.CONSOLE_NOT_FOUND.status, title: 'Not found', detail: 'nothing by that id in this organization' };
+  if (err instanceof AccountConflictError) return { status: ERRORS.CONSOLE_CONFLICT.status, title: 'Conflict', detail: err.message };
+  if (err instanceof AppError) return { status: err.status, title: err.status === ERRORS.NOT_FOUND.status ? 'Not found' : 'Refused', detail: err.message };
   // Express's own refusals (a path parameter that is not UTF-8, a form the body parser refuses) carry a 4xx status.
   const { type, status } = (err ?? {}) as { type?: string; status?: unknown };
-  if (type === 'entity.too.large' || type === 'parameters.too.many') return { status: 413, title: 'Too large', detail: 'the form is too large' };
+  if (type === 'entity.too.large' || type === 'parameters.too.many') return { status: ERRORS.PAYLOAD_TOO_LARGE.status, title: 'Too large', detail: 'the form is too large' };
   if (typeof status === 'number' && status >= 400 && status < 500) return { status, title: 'Bad request', detail: 'the request cannot be read' };
-  return { status: 500, title: 'Error', detail: 'something went wrong; it is logged' };
+  return { status: ERRORS.INTERNAL.status, title: 'Error', detail: 'something went wrong; it is logged' };
 }
 
 function consoleErrors(deps: HttpDeps, base: string): ErrorRequestHandler {

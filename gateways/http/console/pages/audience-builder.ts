@@ -5,7 +5,7 @@
 // run the search the audience API runs (services.audience, stores/audience-search.ts).
 import type { Response } from 'express';
 import type { Project } from '../../../../core/accounts/types';
-import { AppError } from '../../../../core/errors';
+import { AppError, ERRORS } from '../../../../core/errors';
 import { ALL_SEGMENT, parseSearch, SEARCHES_IN_FLIGHT_PER_ORG } from '../../../../core/filters/grammar-b';
 import { NEGATABLE } from '../../../../core/filters/grammar-b/ast';
 import { NATIVE_ATTRIBUTES, NATIVE_EVENT_ATTRIBUTES, OPERATOR_TYPES } from '../../../../core/filters/grammar-b/fields';
@@ -165,7 +165,7 @@ export function audienceBuilderRoutes(routes: ConsoleRoutes): void {
       const result = await audience.search(parseSearch(filterObject(filter)), { project: project.id, timezone: project.timezone ?? 'UTC', now: new Date() });
       await builderPage(routes, res, ctx, { ...state, result });
     } catch (err) {
-      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      if (!(err instanceof AppError) || err.status !== ERRORS.CONSOLE_BAD_REQUEST.status) throw err;
       await builderPage(routes, res, ctx, { ...state, error: err.message }, 400);
     } finally {
       release();
@@ -187,7 +187,7 @@ export function audienceBuilderRoutes(routes: ConsoleRoutes): void {
       res.json({ total: result.total });
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      problem(err.status, err.status === 429 ? 'Too many searches' : 'Invalid filter', err.message);
+      problem(err.status, err.status === ERRORS.RATE_LIMITED.status ? 'Too many searches' : 'Invalid filter', err.message);
     } finally {
       release?.();
     }

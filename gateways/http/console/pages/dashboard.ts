@@ -5,7 +5,7 @@
 // by dashboard.js from the table under it (the accessible form of the same numbers), and links
 // into the message log filtered to what it counts.
 import type { Request } from 'express';
-import { AppError } from '../../../../core/errors';
+import { AppError, ERRORS } from '../../../../core/errors';
 import { parseUrl, SMS_FIELDS } from '../../../../core/filters/grammar-a';
 import { compileStats, SMS_FINAL_STATUSES } from '../../../../core/filters/grammar-a/stats';
 import type { Visibility } from '../../../../core/sms/history-ports';
@@ -94,7 +94,7 @@ async function stats<T>(run: () => Promise<T[]>): Promise<T[] | string> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof AppError && err.status === 400) return err.message;
+    if (err instanceof AppError && err.status === ERRORS.CONSOLE_BAD_REQUEST.status) return err.message;
     throw err;
   }
 }

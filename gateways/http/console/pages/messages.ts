@@ -4,7 +4,7 @@
 // bounded CSV export of the filter; and one message's page: its status, its DLR timeline with
 // every webhook attempt, its workflow.
 import { WORKFLOW_IDS } from '../../../../core/bus/temporal';
-import { AppError } from '../../../../core/errors';
+import { AppError, ERRORS } from '../../../../core/errors';
 import type { Request } from 'express';
 import { compile, parseUrl, SMS_FIELDS, type Query } from '../../../../core/filters/grammar-a';
 import { compileStats } from '../../../../core/filters/grammar-a/stats';
@@ -134,10 +134,10 @@ export function messageRoutes(routes: ConsoleRoutes): void {
       const compiled = compile(parseUrl(logParams(filter, start)), SMS_FIELDS);
       // The totals: the statistics of the same filter; one beyond its ceiling leaves the rows shown, without totals.
       const counted = deps.services.stats.sms(v, compileStats(filterOnly(filter), 'sms'), ctx.org.currency)
-        .catch((err: unknown) => { if (err instanceof AppError && err.status === 400) return []; throw err; });
+        .catch((err: unknown) => { if (err instanceof AppError && err.status === ERRORS.CONSOLE_BAD_REQUEST.status) return []; throw err; });
       [rows, [totals]] = await Promise.all([history.list(v, compiled), counted]);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      if (!(err instanceof AppError) || err.status !== ERRORS.CONSOLE_BAD_REQUEST.status) throw err;
       problem = err.message;
     }
     const pageLink = (to: number, label: string): Html => html`<a href="${ctx.base}/messages?${new URLSearchParams({ filter, start: String(to) }).toString()}">${label}</a>`;
@@ -180,7 +180,7 @@ ${scrollBox('Messages', table(['Id', 'Created', 'From', 'To', 'Status', 'Code', 
       base = { ...q, filter: { kind: 'and', children: [...q.filter.children, { kind: 'cond', field: 'createdAt', operator: 'lte', value: startedAt }] } };
       count = (await deps.services.stats.sms(v, compileStats(base, 'sms'), ctx.org.currency))[0]?.messages ?? 0;
     } catch (err) {
-      if (err instanceof AppError && err.status === 400) throw new ConsoleError('CONSOLE_BAD_REQUEST', err.message);
+      if (err instanceof AppError && err.status === ERRORS.CONSOLE_BAD_REQUEST.status) throw new ConsoleError('CONSOLE_BAD_REQUEST', err.message);
       throw err;
     }
     if (count > EXPORT_LIMIT) {

@@ -1,7 +1,7 @@
 // Segments of the organization's projects (spec 3 §2.4 rule 3): listed per project, opened in
 // the audience builder to edit, saved from it (the filter's root), deleted. Stored with the
 // segment store of the audience API, checked by the same saveSegment as POST /segments.
-import { AppError } from '../../../../core/errors';
+import { AppError, ERRORS } from '../../../../core/errors';
 import { saveSegment } from '../../../../core/filters/grammar-b';
 import { ConsoleError, field, queryParam, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { html, notice, postButton, table, time } from '../html';
@@ -45,7 +45,7 @@ ${table(['Segment', 'Name', 'Updated', ''], list.map((s) => html`<tr data-slug="
       req.log?.info({ project: project.id, slug, created }, 'console: segment saved');
       res.redirect(303, `${ctx.base}/segments?project=${encodeURIComponent(project.id)}&saved=${encodeURIComponent(slug)}`);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      if (!(err instanceof AppError) || err.status !== ERRORS.CONSOLE_BAD_REQUEST.status) throw err;
       await builderPage(routes, res, ctx, { project, filter, segment: { slug, name }, error: `The segment is not saved: ${err.message}` }, 400);
     }
   }));

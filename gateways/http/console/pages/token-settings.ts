@@ -4,7 +4,7 @@
 // charged like any send once confirmed).
 import type { Request } from 'express';
 import type { Token } from '../../../../core/accounts/types';
-import { AppError } from '../../../../core/errors';
+import { AppError, ERRORS } from '../../../../core/errors';
 import { fromMicros } from '../../../../core/money';
 import type { Submitter } from '../../../../core/sms/acceptance';
 import { receiverSecret } from '../../../../core/sms/webhook-signature';
@@ -172,7 +172,7 @@ ${answer.body ? html`<pre>${answer.body}</pre>` : ''}`)}<p><a href="${back(ctx, 
     try {
       quote = await deps.services.acceptance.quote(submitter(ctx, token), smsBody(input));
     } catch (err) {
-      send(res, ctx, `Token ${token.name}`, html`${testSmsSection(ctx, token, input, refused(err))}<p><a href="${back(ctx, token, 'test-sms')}">Back to ${token.name}</a></p>`, err instanceof AppError ? err.status : 400);
+      send(res, ctx, `Token ${token.name}`, html`${testSmsSection(ctx, token, input, refused(err))}<p><a href="${back(ctx, token, 'test-sms')}">Back to ${token.name}</a></p>`, err instanceof AppError ? err.status : ERRORS.CONSOLE_BAD_REQUEST.status);
       return;
     }
     const item = quote.items[0]?.priced;
@@ -190,7 +190,7 @@ ${item?.encoded.messagesCount ?? 0} part(s), <strong>${fromMicros(quote.totalMic
       req.log?.info({ token: token.id, message: message.id }, 'console: test SMS sent');
       res.redirect(303, `${ctx.base}/messages/${message.id}`);
     } catch (err) {
-      send(res, ctx, `Token ${token.name}`, html`${testSmsSection(ctx, token, input, refused(err))}<p><a href="${back(ctx, token, 'test-sms')}">Back to ${token.name}</a></p>`, err instanceof AppError ? err.status : 400);
+      send(res, ctx, `Token ${token.name}`, html`${testSmsSection(ctx, token, input, refused(err))}<p><a href="${back(ctx, token, 'test-sms')}">Back to ${token.name}</a></p>`, err instanceof AppError ? err.status : ERRORS.CONSOLE_BAD_REQUEST.status);
     }
   }));
 
