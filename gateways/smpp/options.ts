@@ -77,6 +77,8 @@ export interface SmppServer {
   readonly port: number;
   /** Bound sessions by system_id (for tests and /health-like reporting). */
   sessions(systemId?: string): number;
+  /** Parts of concatenated messages held until their message is complete (read-only, for tests). */
+  heldParts(): number;
   stop(): Promise<void>;
 }
 

@@ -129,6 +129,7 @@ export async function startSmppServer(port: number, deps: SmppServerDeps, overri
   return {
     port: actualPort,
     sessions: (systemId) => hub.boundCount(systemId),
+    heldParts: () => hub.reassembler.heldParts,
     stop: async () => {
       if (hub.stopping) return;
       clearInterval(watch);
