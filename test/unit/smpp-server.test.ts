@@ -12,6 +12,7 @@ import { createLogger } from '../../infra/logger';
 import { startSmppServer, type Deliverable, type DeliveryResult, type ReceiptFeed, type SmppOptions, type SmppServer } from '../../gateways/smpp';
 import { STATUS } from '../../gateways/smpp/protocol';
 import { TestSmppClient, textOf } from '../../support/smpp-client';
+import { eventually } from '../../support/eventually';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent');
 const PASSWORD = 'pw123456';
@@ -314,7 +315,8 @@ describe('SMPP server (docs/smpp.md) over in-memory ports', () => {
       const bytes = toGsm7Bytes(text);
       const parts = [bytes.subarray(0, 153), bytes.subarray(153)];
       const second = c.submit({ source_addr: 'Acme', destination_addr: DEST, esm_class: 0x40, short_message: udhPart(7, 2, 2, parts[1] as Buffer), registered_delivery: 1 });
-      await sleep(100);
+      // Part 2 alone is held (its submit_sm_resp withheld) and queues nothing.
+      await eventually(() => server.heldParts(), { what: 'part 2 to be held', until: (n) => n === 1, intervalMs: 5 });
       expect(world.queued).toHaveLength(0);
       const first = c.submit({ source_addr: 'Acme', destination_addr: DEST, esm_class: 0x40, short_message: udhPart(7, 2, 1, parts[0] as Buffer), registered_delivery: 1 });
       const [r2, r1] = await Promise.all([second, first]);
