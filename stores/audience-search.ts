@@ -8,23 +8,12 @@ import {
   checkCompiledSize, compileFilter, loadSegments, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
   type Aggregation, type AudienceQuery, type SearchRequest, type SegmentSource, type SqlContext,
 } from '../core/filters/grammar-b';
+import type { SearchResult, SearchScope } from '../core/filters/grammar-b/ports';
 import type { ClickHouse } from '../infra/clickhouse';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { contactEntity, ESSENTIAL_COLUMNS, FULL_COLUMNS, type ContactRow } from './audience-rows';
 
-export interface SearchScope {
-  readonly project: string;
-  /** IANA name; whole days, roundings and anniversaries follow it. */
-  readonly timezone: string;
-  readonly now: Date;
-}
-
-export interface SearchResult {
-  readonly entities: Record<string, unknown>[];
-  readonly total: number;
-  readonly cursor: string | null;
-  readonly aggregations?: Record<string, unknown>;
-}
+export type { SearchResult, SearchScope } from '../core/filters/grammar-b/ports';
 
 /** The cost ceiling of each statement of a search (core/filters/grammar-b/limits.ts; tests lower it). */
 const DEFAULT_CEILING: QueryCeilings = {

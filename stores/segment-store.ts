@@ -3,19 +3,12 @@
 // read while compiling a filter that refers to them (core/filters/grammar-b/segments.ts).
 import type { KV } from '@nats-io/kv';
 import type { SegmentSource } from '../core/filters/grammar-b';
+import type { Segment } from '../core/filters/grammar-b/ports';
 import { SEGMENT_SLUG_PATTERN } from '../schemas/audience';
 
 const SLUG = new RegExp(SEGMENT_SLUG_PATTERN);
 
-export interface Segment {
-  readonly project: string;
-  readonly slug: string;
-  readonly name: string;
-  /** The filter tree as sent (a node of spec 3 §2.3), validated when stored. */
-  readonly root: unknown;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+export type { Segment } from '../core/filters/grammar-b/ports';
 
 export const segmentKey = (project: string, slug: string): string => `segment.${project}.${slug}`;
 

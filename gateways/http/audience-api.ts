@@ -11,12 +11,10 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../core/errors';
 import {
-  parseSearch, saveSegment, SEARCHES_IN_FLIGHT_PER_ORG, type SearchRequest, type SegmentWriter,
+  parseSearch, saveSegment, SEARCHES_IN_FLIGHT_PER_ORG,
 } from '../../core/filters/grammar-b';
-import type { AccountDirectory } from '../../stores/account-directory';
-import type { SearchResult, SearchScope } from '../../stores/audience-search';
-import type { RateLimiter } from '../../stores/rate-limiter';
-import type { Segment } from '../../stores/segment-store';
+import type { RateLimits } from '../../core/accounts/ports';
+import type { AudienceAccounts, AudienceSearch, SearchScope, Segment, SegmentBook } from '../../core/filters/grammar-b/ports';
 import { authenticate } from './auth';
 import { InFlight, rateLimit } from './rate-limit';
 
@@ -25,14 +23,10 @@ export const AGGREGATIONS_SCOPE = 'PROJECT_AGGREGATIONS';
 
 /** What the audience routes need, built once per process (roles/gateway-http.ts). */
 export interface AudienceServices {
-  readonly accounts: AccountDirectory;
-  readonly search: { search(request: SearchRequest, scope: SearchScope): Promise<SearchResult> };
-  readonly segments: SegmentWriter<{ segment: Segment; created: boolean }> & {
-    get(project: string, slug: string): Promise<Segment | null>;
-    list(project: string): Promise<Segment[]>;
-    remove(project: string, slug: string): Promise<boolean>;
-  };
-  readonly rateLimiter: RateLimiter;
+  readonly accounts: AudienceAccounts;
+  readonly search: AudienceSearch;
+  readonly segments: SegmentBook;
+  readonly rateLimiter: RateLimits;
   /** Injectable clock for relative dates and cursor expiry. */
   readonly now?: () => Date;
 }
