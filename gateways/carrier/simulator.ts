@@ -53,6 +53,11 @@ export interface CarrierSimulator {
    * the deliver_sm_resp; resolves with how many were acknowledged.
    */
   redeliver(carrierMessageId: string): Promise<number>;
+  /**
+   * Receipts not yet answered: scheduled, in flight (deliver_sm sent, no resp yet) or waiting
+   * for a bind. Read-only; at 0 the simulator sends nothing more on its own.
+   */
+  pendingReceipts(): number;
   stop(): Promise<void>;
 }
 
@@ -77,6 +82,7 @@ class Simulator implements SimulatorContext {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly backlog: Receipt[] = [];
   private readonly sent = new Map<string, Receipt[]>();
+  private delivering = 0;
   private stopping = false;
   private nextMo = 0;
 
@@ -88,6 +94,10 @@ class Simulator implements SimulatorContext {
 
   get password(): string {
     return this.opts.password;
+  }
+
+  get pendingReceipts(): number {
+    return this.timers.size + this.delivering + this.backlog.length;
   }
 
   opened(session: Session): void {
@@ -187,7 +197,8 @@ class Simulator implements SimulatorContext {
       return;
     }
     receipt.attempts++;
-    const resp = await session.deliver(receipt.options, RECEIPT_RESPONSE_TIMEOUT_MS);
+    this.delivering++;
+    const resp = await session.deliver(receipt.options, RECEIPT_RESPONSE_TIMEOUT_MS).finally(() => this.delivering--);
     if (resp?.status === STATUS.ESME_ROK) return;
     if (resp === undefined) {
       // The session went away before answering: keep it for the next bind.
@@ -231,6 +242,7 @@ export async function startCarrierSimulator(opts: SimulatorOptions): Promise<Car
   return {
     port,
     redeliver: (carrierMessageId) => simulator.redeliver(carrierMessageId),
+    pendingReceipts: () => simulator.pendingReceipts,
     stop: async () => {
       subscription?.unsubscribe();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
