@@ -12,12 +12,12 @@ import type { CarrierEvent, CarrierInbound, CarrierSubmit } from '../../core/car
 import { newId } from '../../core/ids';
 import { splitSegments, toGsm7Bytes } from '../../core/sms/encoding';
 import { createLogger } from '../../infra/logger';
-import { STREAMS, SUBJECTS } from '../../core/bus/names';
+import { CONSUMERS, STREAMS, SUBJECTS } from '../../core/bus/names';
 import { connectNats, type Nats } from '../../infra/nats';
-import { sleep } from '../../infra/supervisor';
 import { startCarrierConnector, startCarrierSimulator, type CarrierConnector, type CarrierSimulator, type MoReply } from '../../gateways/carrier';
 import { eventually } from '../../support/eventually';
 import { stack } from '../../support/stack';
+import { consumerPassed } from '../support/bus-conditions';
 
 const log = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { suite: 'carrier' });
 const RUN = randomBytes(4).toString('hex');
@@ -91,6 +91,8 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
   let connector: CarrierConnector;
   let events: Tap<CarrierEvent>;
   let inbound: Tap<CarrierInbound>;
+  /** The CARRIER stream sequence of each submit this suite published. */
+  const submitSeq = new Map<string, number>();
   const route = (): CarrierRoute => ({ name: ROUTE, host: '127.0.0.1', port, systemId: SYSTEM_ID, password: PASSWORD, prefixes: [''], window: 16 });
   const startSimulator = (): Promise<CarrierSimulator> =>
     startCarrierSimulator({ port, latencyMs: LATENCY_MS, systemId: SYSTEM_ID, password: PASSWORD, nats: nats.nc, moSubject: MO_SUBJECT, log });
@@ -98,14 +100,22 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
   const submit = async (to: string, text: string, encoding: CarrierSubmit['encoding'] = 'GSM-7', subject: string = SUBMIT_SUBJECT): Promise<string> => {
     const messageId = newId();
     const body: CarrierSubmit = { messageId, orgId: `org-${RUN}`, from: 'Acme', to, country: 'GB', text, encoding, segments: splitSegments(text, encoding).length, submittedAt: new Date().toISOString() };
-    await nats.js.publish(subject, JSON.stringify(body), { msgID: `submit-${messageId}` });
+    const ack = await nats.js.publish(subject, JSON.stringify(body), { msgID: `submit-${messageId}` });
+    submitSeq.set(messageId, ack.seq);
     return messageId;
   };
   const of = (messageId: string): CarrierEvent[] => events.seen.filter((e) => e.messageId === messageId);
-  const settle = async (messageId: string, count: number): Promise<CarrierEvent[]> => {
+  /**
+   * The message's events once nothing more can come: the connector (durable `consumer`) has
+   * acknowledged the submit (no segment goes again), this suite's simulator has no receipt
+   * scheduled, in flight or waiting for a bind (the connector publishes a receipt before it
+   * answers the deliver_sm), and the tap has seen everything on carrier.events.
+   */
+  const settle = async (messageId: string, count: number, consumer = CONSUMER): Promise<CarrierEvent[]> => {
     await events.until(() => of(messageId).length >= count);
-    // Anything beyond the expected sequence would show up within a few simulator steps.
-    await sleep(LATENCY_MS * 5 + 150);
+    await consumerPassed(STREAMS.carrier.name, consumer, submitSeq.get(messageId) ?? Infinity, `the submit of ${messageId}`);
+    await eventually(() => simulator.pendingReceipts(), { what: 'the simulator to have no receipt left to send', until: (n) => n === 0, intervalMs: 10 });
+    await events.caughtUp();
     return of(messageId);
   };
 
@@ -202,7 +212,7 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
     });
     try {
       const messageId = await submit(number('00'), 'x'.repeat(200), 'GSM-7', subject);
-      const seen = await settle(messageId, 2);
+      const seen = await settle(messageId, 2, `carrier-connector-noroute-${RUN}`);
       expect(seen.map((e) => e.kind === 'submit_failed' && [e.segment, e.segments, e.commandStatus, e.reason]).sort()).toEqual([
         [0, 2, null, 'no route'],
         [1, 2, null, 'no route'],
@@ -245,7 +255,11 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
     try {
       const ids = await Promise.all([1, 2, 3].map(() => submit(number('00'), 'z'.repeat(170), 'GSM-7', subject)));
       await events.until(() => ids.every((id) => of(id).length >= 2));
-      await sleep(200);
+      // No 7th submit_sm: the connector has acknowledged all three submits, the fake SMSC has
+      // none outstanding, and the tap has seen everything on carrier.events.
+      await consumerPassed(STREAMS.carrier.name, consumer, Math.max(...ids.map((id) => submitSeq.get(id) ?? Infinity)), 'the three submits');
+      expect(counts.outstanding).toBe(0);
+      await events.caughtUp();
       for (const id of ids) expect(steps(of(id)).sort()).toEqual([['submitted', 0], ['submitted', 1]]);
       expect(counts).toMatchObject({ throttled: 3, accepted: 6 });
       expect(counts.maxOutstanding).toBeLessThanOrEqual(2);
@@ -383,7 +397,7 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
 
   test("the product's own connector and simulator serve carrier.submit (default route `simulator`)", async () => {
     const messageId = await submit(number('92'), 'through the product', 'GSM-7', SUBJECTS.carrierSubmit);
-    const seen = await settle(messageId, 2);
+    const seen = await settle(messageId, 2, CONSUMERS.carrierConnector);
     expect(steps(seen)).toEqual(expectedSteps('92'));
     expect(seen.every((e) => e.carrier === 'simulator')).toBe(true);
   });
@@ -392,8 +406,17 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
   test('the connector reconnects when the SMSC comes back on the same port and keeps submitting', async () => {
     await simulator.stop();
     const waiting = await submit(number('00'), 'sent while the SMSC is down');
-    await sleep(1500);
+    const seq = submitSeq.get(waiting) ?? Infinity;
+    // The connector has taken the submit and holds it unacknowledged (its segment waits for the
+    // bind), and nothing about it is on carrier.events.
+    await eventually(async () => (await nats.jsm.consumers.info(STREAMS.carrier.name, CONSUMER)).delivered.stream_seq, {
+      what: 'the connector to take the submit', until: (delivered) => delivered >= seq,
+    });
+    await events.caughtUp();
     expect(of(waiting)).toEqual([]);
+    const held = await nats.jsm.consumers.info(STREAMS.carrier.name, CONSUMER);
+    expect(held.ack_floor.stream_seq).toBeLessThan(seq);
+    expect(held.num_ack_pending).toBeGreaterThanOrEqual(1);
     simulator = await startSimulator();
     expect(steps(await settle(waiting, 3))).toEqual(expectedSteps(undefined));
     const after = await submit(number('96'), 'after the reconnect');
