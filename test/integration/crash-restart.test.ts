@@ -13,6 +13,7 @@ import { createLogger } from '../../infra/logger';
 import { Supervisor, portOpen, processRunning, reapStale } from '../../infra/supervisor';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort, natsServerSpec } from '../../infra/local-engines';
+import { eventually } from '../../support/eventually';
 
 const ROOT = join(__dirname, '..', '..');
 const V1 = '/transactional/v1';
@@ -46,15 +47,16 @@ function start(): Product {
 
 /** Healthy (GET /health 200) before it exits: the start came up on this try. */
 async function healthy(product: Product): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (product.child.exitCode !== null) throw new Error(`the product exited with code ${product.child.exitCode} during start-up:\n${product.output.join('')}`);
-    try {
-      if ((await fetch(`${httpUrl}/health`)).status === 200) return;
-    } catch { /* not listening yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  let state: number | 'exited';
+  try {
+    // A fetch that throws (not listening yet) is tried again.
+    state = await eventually(async () => (product.child.exitCode !== null ? 'exited' as const : (await fetch(`${httpUrl}/health`)).status), {
+      what: 'GET /health 200 from the product', until: (s) => s === 200 || s === 'exited', timeoutMs: START_TIMEOUT_MS, intervalMs: 200,
+    });
+  } catch (err) {
+    throw new Error(`the product was not healthy within ${START_TIMEOUT_MS / 1000} s (${err instanceof Error ? err.message : String(err)}):\n${product.output.join('')}`);
   }
-  throw new Error(`the product was not healthy within ${START_TIMEOUT_MS / 1000} s:\n${product.output.join('')}`);
+  if (state === 'exited') throw new Error(`the product exited with code ${product.child.exitCode} during start-up:\n${product.output.join('')}`);
 }
 
 async function request(path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -119,8 +121,7 @@ test('DESIGN §4: after a kill -9 of the main process, the next start comes up o
   const first = start();
   await healthy(first);
   // The demo organization is seeded once the gateways answer (pipelines/demo-seed.ts).
-  const seeded = Date.now() + 30_000;
-  while (!existsSync(join(dir, 'demo.json')) && Date.now() < seeded) await new Promise((resolve) => setTimeout(resolve, 100));
+  await eventually(() => existsSync(join(dir, 'demo.json')), { what: 'the demo organization to be seeded (demo.json)', timeoutMs: 30_000, intervalMs: 100 });
   const demo = JSON.parse(readFileSync(join(dir, 'demo.json'), 'utf8')) as DemoCredentials;
 
   const accepted: Array<{ id: string; path: string; token: string }> = [];
@@ -151,17 +152,14 @@ test('DESIGN §4: after a kill -9 of the main process, the next start comes up o
   expect(Object.keys(now).sort()).toEqual(Object.keys(left).sort());
   for (const [file, pid] of Object.entries(now)) expect({ file, pid: pid === left[file] }).toEqual({ file, pid: false });
 
-  const deadline = Date.now() + 90_000;
-  const statuses = new Map<string, unknown>();
-  for (const message of accepted) {
-    for (;;) {
+  await eventually(async () => {
+    const statuses: unknown[] = [];
+    for (const message of accepted) {
       const res = await request(`${message.path}/sms/${message.id}`, message.token);
-      statuses.set(message.id, res.status === 200 ? (res.body['entity'] as { status: string }).status : res.status);
-      if (statuses.get(message.id) === 'delivered' || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      statuses.push(res.status === 200 ? (res.body['entity'] as { status: string }).status : res.status);
     }
-  }
-  expect([...statuses.values()]).toEqual(accepted.map(() => 'delivered'));
+    expect(statuses).toEqual(accepted.map(() => 'delivered'));
+  }, { what: 'every accepted message to reach delivered', timeoutMs: 90_000, intervalMs: 250 });
 }, 420_000);
 
 test('reapStale returns once the engine it killed is gone: its port is free at once, every time', async () => {
