@@ -52,6 +52,20 @@ export default tseslint.config(
     },
   },
   {
+    // The bus contract is a leaf of the core (docs/architecture.md): names, payload schemas and
+    // the records they carry, read by every role; it imports nothing else of the project but the
+    // wire schemas, so no module of the core can pull it into a circle.
+    files: ['core/bus/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '^\\.\\./(?!\\.\\./schemas/)', message: 'core/bus is a leaf: the bus contract imports nothing else of the project but the wire schemas (the records it carries are defined in core/bus/records.ts; the domain modules re-export them).' },
+          inward('The core imports no engine client or framework; declare a port instead.', engineClients),
+        ],
+      }],
+    },
+  },
+  {
     // The wire contracts are data: the core validates with them, the HTTP gateway builds the
     // OpenAPI document from them (gateways/http/openapi.ts); they read nothing back.
     files: ['schemas/**/*.ts'],

@@ -73,36 +73,7 @@ export interface Token {
   readonly helpText?: string | null;
 }
 
-export interface Balance {
-  readonly currency: string;
-  readonly availableMicros: number;
-  /**
-   * Charges taken but not yet settled, by hold id: a request charges and holds in one
-   * compare-and-set, and the hold is settled once its messages are on the stream, or refunded
-   * by the charge settler when they never got there (a process killed in between; docs/acceptance.md).
-   */
-  readonly holds?: Readonly<Record<string, ChargeHold>>;
-  /**
-   * Refunds credited whose done-marker is not written yet, by refund key: a retried refund finds
-   * its key here and credits nothing again (core/sms/refund.ts). An entry lives from the credit
-   * to the marker, milliseconds; one whose refund stopped in between waits for its retry.
-   */
-  readonly refunds?: Readonly<Record<string, PendingRefund>>;
-}
-
-export interface PendingRefund {
-  readonly micros: number;
-  /** When it was credited (ms since the epoch). */
-  readonly at: number;
-}
-
-export interface ChargeHold {
-  readonly micros: number;
-  /** When the charge was taken (ms since the epoch, the charging process's clock). */
-  readonly at: number;
-  /** Message ids a retry could find by clientId: their states are canceled if the hold is refunded. */
-  readonly ids?: readonly string[];
-}
+export type { Balance, ChargeHold, PendingRefund } from '../bus/records';
 
 export type PriceKind = 'sms' | 'lookup';
 

@@ -1,7 +1,7 @@
 // Payloads of the INGEST stream (subjects in ./names.ts SUBJECTS.ingest*) and of the
 // automation trigger stream. One stream message per accepted request, so the ingest writer
 // applies a batch in one piece and in request order. Decoded with a JSON Schema at the consumer.
-import type { ContactPatch, EventRecord } from '../ingest/types';
+import type { ContactPatch, EventRecord } from './records';
 
 export interface IngestContactsMessage {
   readonly kind: 'contacts';

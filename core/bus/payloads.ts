@@ -2,12 +2,9 @@
 // roles read), each with its JSON Schema. Consumers decode with ./decode.ts, never trust a cast.
 // The schemas check what consumers rely on (required fields and their types) and leave
 // unknown fields alone, so a newer publisher can add fields without stopping older consumers.
-import { RECEIPT_STATES, type CarrierEvent, type CarrierInbound, type CarrierSubmit } from '../carrier/types';
-import type { Balance } from '../accounts/types';
+import { RECEIPT_STATES, type CarrierEvent, type CarrierInbound, type CarrierSubmit } from './carrier';
 import { INGEST_MESSAGE_SCHEMA, type IngestMessage } from './ingest';
-import type { Lookup } from '../lookup/lookup';
-import type { DeadDlr, DlrAttempt, Transition } from '../sms/dlr';
-import { DLR_STATUSES, type SmsMessage } from '../sms/message';
+import { DLR_STATUSES, type Balance, type DeadDlr, type DlrAttempt, type Lookup, type SmsMessage, type Transition } from './records';
 
 /** `sms.accepted`: the messages of one accepted request. */
 export interface AcceptedPayload {

@@ -41,28 +41,7 @@ export interface EventParameterSpec {
   readonly createdAt: string;
 }
 
-/** A validated value with its type; `null` value means "clear this attribute" (spec 2 §2.1 rule 2). */
-export interface TypedValue {
-  readonly type: AttributeType;
-  readonly value: unknown;
-}
-
-/** What one contact item changes: attributes to set, and attributes (value null) to clear. */
-export interface ContactPatch {
-  readonly userId: string;
-  readonly attributes: Readonly<Record<string, TypedValue | null>>;
-}
-
-export interface EventRecord {
-  readonly userId: string;
-  readonly eventId: string;
-  readonly eventType: string;
-  /** ISO 8601 UTC with milliseconds. */
-  readonly eventDate: string;
-  readonly parameters: Readonly<Record<string, TypedValue>>;
-  /** Inside the ±1 h automation window at reception (spec 2 §4 rule 6). */
-  readonly triggers: boolean;
-}
+export type { ContactPatch, EventRecord, TypedValue } from '../bus/records';
 
 /** Per-item outcome of a batch (spec 2 §2.3; `_event_id` on events, DESIGN §5). */
 export interface ItemOutcome {

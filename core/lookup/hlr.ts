@@ -7,16 +7,8 @@
 //   last digit 9    unknown subscriber (status failed, statusCode 3, absent permanently)
 import { createHash } from 'node:crypto';
 
-export interface HlrAnswer {
-  readonly status: 'delivered' | 'failed';
-  readonly statusCode: number;
-  readonly subscriberStatus: 'active' | 'absent' | 'unknown';
-  readonly imsi: string | null;
-  readonly servingMsc: string | null;
-  readonly ported: boolean;
-  readonly roaming: boolean;
-  readonly network: string;
-}
+export type { HlrAnswer } from '../bus/records';
+import type { HlrAnswer } from '../bus/records';
 
 export interface HlrProvider {
   lookup(normalizedTo: string, country: string): Promise<HlrAnswer>;

@@ -6,25 +6,11 @@ import { fromMicros } from '../money';
 import type { Funds, PriceBook } from '../sms/ports';
 import { checkPhoneNumber } from '../sms/phone';
 import { checkLookupRequest } from '../sms/validate';
-import type { HlrAnswer, HlrProvider } from './hlr';
+import type { HlrProvider } from './hlr';
 import type { HoldRef } from '../bus/names';
 
-export interface Lookup extends HlrAnswer {
-  readonly id: string;
-  readonly orgId: string;
-  readonly projectId: string;
-  readonly tokenId: string;
-  readonly source: 'http' | 'legacy';
-  readonly country: string;
-  readonly to: string;
-  readonly normalizedTo: string;
-  readonly charged: boolean;
-  readonly priceMicros: number;
-  readonly currency: string;
-  readonly createdAt: string;
-  readonly deliveredAt: string | null;
-  readonly updatedAt: string;
-}
+export type { Lookup } from '../bus/records';
+import type { Lookup } from '../bus/records';
 
 export function toLookupEntity(l: Lookup): Record<string, unknown> {
   return {
