@@ -5,7 +5,7 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
 import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type TokenKind } from '../core/accounts/types';
-import { tokenView as showToken, type Provisioning } from '../core/accounts/provisioning';
+import { tokenView as showToken, type Provisioning } from '../core/provisioning/provisioning';
 import { isAppError } from '../core/errors';
 import { fromMicros } from '../core/money';
 import { createLogger } from '../infra/logger';
@@ -33,7 +33,7 @@ interface Context {
   readonly nats: Nats;
   readonly accounts: AccountStore;
   readonly balances: BalanceLedger;
-  /** The provisioning functions the admin API calls too (core/accounts/provisioning.ts). */
+  /** The provisioning functions the admin API calls too (core/provisioning/provisioning.ts). */
   readonly provisioning: Provisioning;
 }
 

@@ -2,7 +2,7 @@
 // Registered on the admin program by cli/admin.ts.
 import type { Command } from 'commander';
 import { ATTRIBUTE_TYPES, CUSTOM_NAME, EVENT_TYPE, type AttributeType } from '../core/ingest';
-import type { Provisioning } from '../core/accounts/provisioning';
+import type { Provisioning } from '../core/provisioning/provisioning';
 import type { AccountStore } from '../stores/account-store';
 import { DatasourceStore } from '../stores/datasource-store';
 import type { Nats } from '../infra/nats';
@@ -10,7 +10,7 @@ import type { Nats } from '../infra/nats';
 export interface IngestCommandContext {
   readonly nats: Nats;
   readonly accounts: AccountStore;
-  /** The provisioning functions the admin API calls too (core/accounts/provisioning.ts). */
+  /** The provisioning functions the admin API calls too (core/provisioning/provisioning.ts). */
   readonly provisioning: Provisioning;
 }
 

@@ -1,8 +1,8 @@
-// The provisioning functions (core/accounts/provisioning.ts) over the NATS stores: the one
+// The provisioning functions (core/provisioning/provisioning.ts) over the NATS stores: the one
 // Provisioning the admin CLI (cli/admin.ts) and the admin API (roles/gateway-http.ts →
 // gateways/http/admin-api.ts) both build, so both write accounts the same way.
 import type { KV } from '@nats-io/kv';
-import { Provisioning } from '../core/accounts/provisioning';
+import { Provisioning } from '../core/provisioning/provisioning';
 import type { WebhookTargetPolicy } from '../core/sms/webhook-target';
 import { checkWebhookTarget, type Resolver } from '../infra/webhook-target';
 import { AccountNotFoundError, type AccountStore } from './account-store';

@@ -1,6 +1,6 @@
 // The admin API (DESIGN §4 "Provisioning over HTTP", docs/operations.md): provisioning for test
 // suites and operators under /admin/v1, what the admin CLI does, through the same functions
-// (core/accounts/provisioning.ts). Mounted only when ADMIN_TOKEN is set (every /admin path is
+// (core/provisioning/provisioning.ts). Mounted only when ADMIN_TOKEN is set (every /admin path is
 // a 404 otherwise). `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time; anything
 // else is a 401 (counted per client address, as failed authentications of the other APIs).
 // Errors are `{ title, status, detail }` (a 422 adds `fields`). Every call is one audit log
@@ -11,7 +11,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Authenticator } from '../../core/accounts/ports';
-import { tokenView, type Provisioning } from '../../core/accounts/provisioning';
+import { tokenView, type Provisioning } from '../../core/provisioning/provisioning';
 import type { Organization, Price, PriceKind, Project, Token } from '../../core/accounts/types';
 import { AppError, ERRORS } from '../../core/errors';
 import { parseAdminBody } from '../../core/accounts/admin-body';

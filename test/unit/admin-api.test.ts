@@ -1,6 +1,6 @@
 // The admin API without an engine (DESIGN §4 "Provisioning over HTTP at /admin/v1 with an
 // ADMIN_TOKEN"): its body schemas (400 for a wrong JSON type, 422 naming the field), the
-// provisioning rules the CLI shares (core/accounts/provisioning.ts) over in-memory ports, the
+// provisioning rules the CLI shares (core/provisioning/provisioning.ts) over in-memory ports, the
 // ADMIN_TOKEN setting, the OpenAPI document and the POST query guard derived from it, and the
 // in-process app: off without services (404), 401 with a wrong token, one audit line per call
 // that never carries a token value.
@@ -9,7 +9,7 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { ConfigError, loadConfig } from '../../config';
-import { Provisioning, type ProvisioningPorts } from '../../core/accounts/provisioning';
+import { Provisioning, type ProvisioningPorts } from '../../core/provisioning/provisioning';
 import type { Balance, Organization, Price, Project, Token } from '../../core/accounts/types';
 import { AppError } from '../../core/errors';
 import type { Datasource } from '../../core/ingest/types';
@@ -196,7 +196,7 @@ describe('DESIGN §4 admin API: request bodies (schemas/admin.ts, core/accounts/
   });
 });
 
-describe('DESIGN §4 admin API: the provisioning rules the admin CLI shares (core/accounts/provisioning.ts)', () => {
+describe('DESIGN §4 admin API: the provisioning rules the admin CLI shares (core/provisioning/provisioning.ts)', () => {
   test('an organization gets a zero balance in its currency; top-ups add to it; set replaces it', async () => {
     const store = new Accounts();
     const p = new Provisioning(store.ports());

@@ -10,7 +10,7 @@ import type { Datasource } from '../ingest/types';
 import { fromMicros, toMicros } from '../money';
 import { isWebhookTargetRefused } from '../sms/webhook-target';
 import { MAX_AMOUNT } from '../../schemas/admin';
-import { PRODUCT_SCOPES, TOKEN_KINDS, type Balance, type Organization, type Price, type PriceKind, type Project, type Token, type TokenKind } from './types';
+import { PRODUCT_SCOPES, TOKEN_KINDS, type Balance, type Organization, type Price, type PriceKind, type Project, type Token, type TokenKind } from '../accounts/types';
 
 /** What provisioning writes and reads of the accounts (stores/account-store.ts). */
 export interface ProvisioningAccounts {
