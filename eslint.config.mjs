@@ -25,6 +25,10 @@ const engineHome = [
 const busHome = [
   { selector: "CallExpression[callee.property.name='publish'][callee.object.name='js'], CallExpression[callee.property.name='publish'][callee.object.property.name='js']", message: 'JetStream publishing lives in infra/bus/ (or goes through the pipelined client, infra/pipelined-jetstream.ts).' },
 ];
+// Outside core/, the SMS, accounts, lookup and carrier modules are read through their entries
+// (core/sms/index.ts, ...): their files can move without touching the adapters. Workflows import
+// files (the workflow bundle takes only what a workflow uses); tests may reach any file.
+const coreEntries = { regex: 'core/(sms|accounts|lookup|carrier)/', message: 'Import the module\'s entry (core/sms, core/accounts, core/lookup, core/carrier), not one of its files (docs/architecture.md).' };
 const productFiles = ['*.ts', 'config/**/*.ts', 'core/**/*.ts', 'schemas/**/*.ts', 'infra/**/*.ts', 'stores/**/*.ts', 'gateways/**/*.ts', 'pipelines/**/*.ts', 'activities/**/*.ts', 'cli/**/*.ts'];
 
 export default tseslint.config(
@@ -95,7 +99,7 @@ export default tseslint.config(
     files: ['activities/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [inward('Activities are factories over core ports; adapters are wired in roles/.', folders('roles', 'pipelines', 'gateways', 'stores', 'workflows', 'cli', 'bench'))],
+        patterns: [inward('Activities are factories over core ports; adapters are wired in roles/.', folders('roles', 'pipelines', 'gateways', 'stores', 'workflows', 'cli', 'bench')), coreEntries],
       }],
     },
   },
@@ -103,7 +107,7 @@ export default tseslint.config(
     files: ['gateways/**/*.ts', 'stores/**/*.ts', 'infra/**/*.ts', 'config/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [inward('Adapters never reach up into the wiring, the running services or the workflow layer; take a port.', folders('roles', 'pipelines', 'activities', 'workflows', 'cli', 'bench'))],
+        patterns: [inward('Adapters never reach up into the wiring, the running services or the workflow layer; take a port.', folders('roles', 'pipelines', 'activities', 'workflows', 'cli', 'bench')), coreEntries],
       }],
     },
   },
@@ -121,7 +125,7 @@ export default tseslint.config(
         ...engineHome, ...busHome,
       ],
       'no-restricted-imports': ['error', {
-        patterns: [inward('roles/ is wiring: the durable-consumer loop runs in pipelines/ (or a gateway), not in the wiring.', ['**/infra/consumer'])],
+        patterns: [inward('roles/ is wiring: the durable-consumer loop runs in pipelines/ (or a gateway), not in the wiring.', ['**/infra/consumer']), coreEntries],
       }],
     },
   },
@@ -129,7 +133,7 @@ export default tseslint.config(
     files: ['cli/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [inward('The admin CLI does not run the services of pipelines/ (roles/ wires them into the product processes).', folders('pipelines'))],
+        patterns: [inward('The admin CLI does not run the services of pipelines/ (roles/ wires them into the product processes).', folders('pipelines')), coreEntries],
       }],
     },
   },
@@ -142,6 +146,7 @@ export default tseslint.config(
         patterns: [
           { group: folders('workflows'), message: 'Pipelines import workflow types only (import type); signal and workflow names are in core/bus.', allowTypeImports: true },
           inward('Pipelines are built by roles/ and take ports; they never reach up into the wiring, activities, the CLI or benchmarks.', folders('roles', 'activities', 'cli', 'bench')),
+          coreEntries,
         ],
       }],
     },
@@ -154,7 +159,7 @@ export default tseslint.config(
     files: ['bench/**/*.ts', 'support/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [inward('bench/ and support/ never import test/: what the suites and the benchmarks share lives in support/ (docs/architecture.md).', folders('test'))],
+        patterns: [inward('bench/ and support/ never import test/: what the suites and the benchmarks share lives in support/ (docs/architecture.md).', folders('test')), coreEntries],
       }],
     },
   },

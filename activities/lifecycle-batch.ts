@@ -4,10 +4,8 @@
 import { Context } from '@temporalio/activity';
 import { SUBJECTS } from '../core/bus/names';
 import type { StatusPayload, TransitionRecord } from '../core/bus/payloads';
-import type { CarrierSubmit } from '../core/carrier/types';
-import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
-import type { LifecycleOwner } from '../core/sms/lifecycle-ports';
-import type { SmsMessage } from '../core/sms/message';
+import type { CarrierSubmit } from '../core/carrier';
+import type { DlrAttempt, DlrDelivery, LifecycleOwner, SmsMessage, Transition } from '../core/sms';
 import type { LifecycleDeps } from './lifecycle';
 import { createLifecycleIo } from './lifecycle-io';
 

@@ -1,8 +1,6 @@
 // The ports the lifecycle activities take (roles/worker.ts hands in the adapters).
 import type { EventBus } from '../core/bus/ports';
-import type { DeadLetters, LifecycleOwners, LifecycleStates, OnceKeys, TokenDirectory, WebhookSender } from '../core/sms/lifecycle-ports';
-import type { OptOuts } from '../core/sms/ports';
-import type { RefundLedger } from '../core/sms/refund';
+import type { DeadLetters, LifecycleOwners, LifecycleStates, OnceKeys, OptOuts, RefundLedger, TokenDirectory, WebhookSender } from '../core/sms';
 
 export interface LifecycleDeps {
   readonly states: LifecycleStates;

@@ -2,12 +2,7 @@
 // signed webhook attempt of a DLR (its record returned, not yet published).
 import { ApplicationFailure } from '@temporalio/common';
 import { KV_KEYS } from '../core/bus/names';
-import type { DlrAttempt, DlrDelivery, Transition } from '../core/sms/dlr';
-import type { VersionedMessage } from '../core/sms/lifecycle-ports';
-import { isFinal, progressRank } from '../core/sms/lifecycle-rules';
-import type { SmsMessage } from '../core/sms/message';
-import { refundOnce } from '../core/sms/refund';
-import { webhookHeaders } from '../core/sms/webhook-signature';
+import { isFinal, progressRank, refundOnce, webhookHeaders, type DlrAttempt, type DlrDelivery, type SmsMessage, type Transition, type VersionedMessage } from '../core/sms';
 import type { LifecycleDeps } from './lifecycle-deps';
 
 /** Message states remembered per process (a message needs them for a few seconds). */

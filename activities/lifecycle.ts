@@ -5,8 +5,8 @@
 import { Context } from '@temporalio/activity';
 import { SUBJECTS } from '../core/bus/names';
 import type { StatusPayload } from '../core/bus/payloads';
-import type { CarrierSubmit } from '../core/carrier/types';
-import type { DlrDelivery, Transition } from '../core/sms/dlr';
+import type { CarrierSubmit } from '../core/carrier';
+import type { DlrDelivery, Transition } from '../core/sms';
 import type { LifecycleDeps } from './lifecycle-deps';
 import { createLifecycleIo } from './lifecycle-io';
 

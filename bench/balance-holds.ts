@@ -8,7 +8,7 @@
 // Usage: node --import tsx bench/balance-holds.ts [--runs 5 --batches 20000 --out balance-holds.json]
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
-import type { Balance, ChargeHold } from '../core/accounts/types';
+import type { Balance, ChargeHold } from '../core/accounts';
 import { HeldBalance, type BalanceOp } from '../stores/held-balance';
 import { benchArgs } from './cli-args';
 import { writeResult } from './support/results';

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { loadAverage as load, percentile } from './support/results';
 import { compile, parseUrl, SMS_FIELDS, type CompiledQuery } from '../core/filters/grammar-a';
-import type { SmsMessage } from '../core/sms/message';
+import type { SmsMessage } from '../core/sms';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { fromRow, MESSAGE_COLUMNS, MessageHistory } from '../stores/message-history';

@@ -6,8 +6,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { loadavg } from 'node:os';
 import type { TransitionRecord } from '../core/bus';
-import type { DlrAttempt } from '../core/sms/dlr';
-import type { SmsMessage } from '../core/sms/message';
+import type { DlrAttempt, SmsMessage } from '../core/sms';
 import { registry, smppPdus, smppSubmitOk } from '../infra/metrics';
 import { countStored } from '../pipelines/history-metrics';
 import { writeResult } from './support/results';

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { benchArgs } from './cli-args';
 import { connect, PDU, type PduOptions, type Session } from 'smpp';
-import { toGsm7Bytes } from '../core/sms/encoding';
+import { toGsm7Bytes } from '../core/sms';
 import { createLogger } from '../infra/logger';
 import { SUBJECTS } from '../core/bus/names';
 import { KvLifecycleStates } from '../stores/lifecycle-records';

@@ -23,7 +23,7 @@ import { loadAverage as load, percentile, writeResult } from './support/results'
 import { AppError } from '../core/errors';
 import { parseUrl } from '../core/filters/grammar-a';
 import { compileStats } from '../core/filters/grammar-a/stats';
-import type { SmsStatsRow } from '../core/sms/stats';
+import type { SmsStatsRow } from '../core/sms';
 import { migrate, openClickHouse, type ClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { MessageHistory } from '../stores/message-history';

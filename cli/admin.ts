@@ -4,7 +4,7 @@
 // `npm start` of this DATA_DIR (infra/stack-file.ts), or NATS_URL. Says which on stderr.
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config';
-import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type TokenKind } from '../core/accounts/types';
+import { PRODUCT_SCOPES, TOKEN_KINDS, type PriceKind, type TokenKind } from '../core/accounts';
 import { tokenView as showToken, type Provisioning } from '../core/provisioning/provisioning';
 import { isAppError } from '../core/errors';
 import { fromMicros } from '../core/money';

@@ -2,7 +2,7 @@
 // docs/webhooks.md): console operators, webhook secret rotation and the headers of earlier
 // releases. Registered on the admin program by cli/admin.ts.
 import type { Command } from 'commander';
-import { receiverSecret } from '../core/sms/webhook-signature';
+import { receiverSecret } from '../core/sms';
 import type { Nats } from '../infra/nats';
 import type { AccountStore } from '../stores/account-store';
 import { OperatorStore } from '../stores/operator-store';

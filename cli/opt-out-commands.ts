@@ -4,8 +4,8 @@
 // --token <t> --text "..."` (or --clear), the automatic reply to HELP/INFO. Registered on the
 // admin program by cli/admin.ts.
 import type { Command } from 'commander';
-import type { Token } from '../core/accounts/types';
-import { checkPhoneNumber } from '../core/sms/phone';
+import type { Token } from '../core/accounts';
+import { checkPhoneNumber } from '../core/sms';
 import type { Nats } from '../infra/nats';
 import type { AccountStore } from '../stores/account-store';
 import { KvOptOutList } from '../stores/opt-outs';

@@ -9,8 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
-import type { WebhookRequest, WebhookSender } from '../core/sms/lifecycle-ports';
-import { checkWebhookUrl, type WebhookTargetPolicy } from '../core/sms/webhook-target';
+import { checkWebhookUrl, type WebhookRequest, type WebhookSender, type WebhookTargetPolicy } from '../core/sms';
 import { checkedLookup, systemResolver, type Resolver } from './webhook-target';
 
 /** Connections kept per webhook origin. */

@@ -5,9 +5,7 @@
 // (DNS rebinding). Redirects are never followed (node:http does not).
 import dns, { type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import {
-  checkWebhookUrl, refusedRange, resolvedTargetRefused, WebhookTargetRefusedError, type WebhookTargetPolicy, type WebhookUrl,
-} from '../core/sms/webhook-target';
+import { checkWebhookUrl, refusedRange, resolvedTargetRefused, WebhookTargetRefusedError, type WebhookTargetPolicy, type WebhookUrl } from '../core/sms';
 
 /** Every address of a host name (dns.lookup with all: true); a test hands in its own. */
 export type Resolver = (hostname: string, family: number) => Promise<readonly LookupAddress[]>;

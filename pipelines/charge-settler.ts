@@ -13,10 +13,8 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KvWatchEntry } from '@nats-io/kv';
 import { CONSUMERS, decode, parseHoldRefs, HEADERS, STREAMS, SUBJECTS } from '../core/bus';
-import type { ChargeHold } from '../core/accounts/types';
-import { clientIdScope } from '../core/sms/acceptance';
-import type { LifecycleStates } from '../core/sms/lifecycle-ports';
-import type { ClientIds } from '../core/sms/ports';
+import type { ChargeHold } from '../core/accounts';
+import { clientIdScope, type ClientIds, type LifecycleStates } from '../core/sms';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Logger } from '../infra/logger';
 import { chargeHoldsRefunded, chargeHoldsSettled } from '../infra/metrics';

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KV } from '@nats-io/kv';
-import { PRODUCT_SCOPES } from '../core/accounts/types';
+import { PRODUCT_SCOPES } from '../core/accounts';
 import { toMicros } from '../core/money';
 import type { AccountStore } from '../stores/account-store';
 import type { BalanceLedger } from '../stores/balance-ledger';

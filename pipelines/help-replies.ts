@@ -4,9 +4,8 @@
 // the handset. Its clientId is derived from the inbound's id, so a redelivered inbound replays
 // the same message instead of sending a second one.
 import { createHash } from 'node:crypto';
-import type { Organization } from '../core/accounts/types';
-import type { SmsAcceptance } from '../core/sms/acceptance';
-import type { HelpReplies } from '../core/sms/opt-out';
+import type { Organization } from '../core/accounts';
+import type { HelpReplies, SmsAcceptance } from '../core/sms';
 
 export function helpReplyClientId(inboundId: string): string {
   return `help-${createHash('sha256').update(inboundId).digest('hex').slice(0, 32)}`;

@@ -5,8 +5,7 @@
 // failed insert (delivered again) is not counted twice.
 import type { JsMsg } from '@nats-io/jetstream';
 import type { TransitionRecord } from '../core/bus';
-import type { DlrAttempt } from '../core/sms/dlr';
-import { FINAL_STATUSES, type SmsMessage } from '../core/sms/message';
+import { FINAL_STATUSES, type DlrAttempt, type SmsMessage } from '../core/sms';
 import {
   clickhouseInsertLag, clickhouseInsertRows, dlrAttemptLatency, dlrAttempts, responseClass, smsMessagesAccepted, smsMessagesFinal, smsStatusTransitions,
 } from '../infra/metrics';

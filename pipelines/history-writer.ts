@@ -5,16 +5,14 @@
 // the repeats. Inbound messages (sms.inbound.<token>) are stored as messages of direction
 // `inbound` with their one transition (core/sms/inbound.ts).
 import type { JsMsg } from '@nats-io/jetstream';
-import type { Lookup } from '../core/lookup/lookup';
-import type { SmsMessage } from '../core/sms/message';
+import type { Lookup } from '../core/lookup';
+import { inboundMessage, type DlrAttempt, type SmsMessage } from '../core/sms';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { clickhouseRowsWritten } from '../infra/metrics';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
 import { ACCEPTED_FRAME, CONSUMERS, decode, HEADERS, parseSourceCounts, STREAMS, SUBJECTS, type InboundRecord, type TransitionRecord } from '../core/bus';
-import type { DlrAttempt } from '../core/sms/dlr';
-import { inboundMessage } from '../core/sms/inbound';
 import { DlrHistory } from '../stores/dlr-history';
 import { countStored } from './history-metrics';
 import { LookupHistory } from '../stores/lookup-history';

@@ -1,9 +1,7 @@
 // The acceptance core of a process, built once whichever gateways run in it (HTTP, SMPP) and
 // shared with the lifecycle bridge: one SmsAcceptance, one message-state store, one watched
 // opt-out mirror per process. Needs NATS and the account directory, never ClickHouse.
-import { SmsAcceptance } from '../core/sms/acceptance';
-import { ScheduledCancel } from '../core/sms/schedule';
-import type { Funds, PriceBook } from '../core/sms/ports';
+import { ScheduledCancel, SmsAcceptance, type Funds, type PriceBook } from '../core/sms';
 import { JetStreamAcceptedQueue } from '../infra/bus/accepted-queue';
 import { KvClientIds } from '../stores/client-ids';
 import { KvMessageStates } from '../stores/message-state';

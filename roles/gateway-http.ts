@@ -2,8 +2,7 @@
 // with the services behind it wired over the engines of this process.
 import type { Server } from 'node:http';
 import type { Config } from '../config';
-import { SimulatedHlr } from '../core/lookup/hlr';
-import { LookupService } from '../core/lookup/lookup';
+import { LookupService, SimulatedHlr } from '../core/lookup';
 import type { Logger } from '../infra/logger';
 import { createHttpApp, type SmsServices } from '../gateways/http/app';
 import type { IngestServices } from '../gateways/http/ingest-api';

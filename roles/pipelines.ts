@@ -4,9 +4,7 @@
 // jobs of the ingest-writer role).
 import type { Config } from '../config';
 import { BUCKETS } from '../core/bus/names';
-import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
-import type { HelpReplies } from '../core/sms/opt-out';
-import type { OptOutRecorder } from '../core/sms/ports';
+import type { HelpReplies, LifecycleOwners, OptOutRecorder } from '../core/sms';
 import type { Logger } from '../infra/logger';
 import { startChargeSettler } from '../pipelines/charge-settler';
 import { startHistoryWriter } from '../pipelines/history-writer';

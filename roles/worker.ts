@@ -3,7 +3,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import type { LifecycleDeps } from '../activities/lifecycle';
 import { BUCKETS } from '../core/bus/names';
-import type { WebhookTargetPolicy } from '../core/sms/webhook-target';
+import type { WebhookTargetPolicy } from '../core/sms';
 import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
 import { temporalTelemetry } from '../infra/temporal';

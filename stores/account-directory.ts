@@ -2,9 +2,7 @@
 // authentication and price lookups on hot paths cost no network round trip. A revocation
 // written by the admin CLI reaches every replica's mirror within milliseconds.
 import type { KV } from '@nats-io/kv';
-import type { Authenticator, PriceList } from '../core/accounts/ports';
-import { hashToken, sameHash } from '../core/accounts/secrets';
-import type { Organization, Price, PriceKind, Principal, Project, Token } from '../core/accounts/types';
+import { hashToken, sameHash, type Authenticator, type Organization, type Price, type PriceKind, type PriceList, type Principal, type Project, type Token } from '../core/accounts';
 import { KEYS } from './account-store';
 import { KvMirror } from './kv-mirror';
 

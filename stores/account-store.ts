@@ -4,10 +4,8 @@
 // in-memory mirror). Balances live in their own bucket (stores/balance-ledger.ts).
 import type { KV } from '@nats-io/kv';
 import { newId } from '../core/ids';
-import { withRateGrant } from '../core/accounts/rate-grants';
+import { hashSmppPassword, hashToken, isWhsecSecret, looksLikeToken, newTokenValue, newWebhookSecret, randomAlnum, withRateGrant, type Organization, type Price, type PriceKind, type Project, type Token, type TokenKind, type Webhook, type WebhookSecret } from '../core/accounts';
 import { listRecords, readRecord } from './kv-records';
-import { hashSmppPassword, hashToken, isWhsecSecret, looksLikeToken, newTokenValue, newWebhookSecret, randomAlnum } from '../core/accounts/secrets';
-import type { Organization, Price, PriceKind, Project, Token, TokenKind, Webhook, WebhookSecret } from '../core/accounts/types';
 
 export class AccountNotFoundError extends Error {
   override readonly name = 'AccountNotFoundError';

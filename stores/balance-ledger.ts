@@ -3,11 +3,10 @@
 // charges of one organization in this process are coalesced into one compare-and-set per
 // round trip (DESIGN §3a: hot keys), each charge still accepted or refused on its own.
 import type { KV } from '@nats-io/kv';
-import type { BalanceReader } from '../core/accounts/ports';
+import type { Balance, BalanceReader, ChargeHold } from '../core/accounts';
 import { decode } from '../core/bus/decode';
 import { BUCKETS } from '../core/bus/names';
-import type { Balance, ChargeHold } from '../core/accounts/types';
-import type { Funds, HoldSpec } from '../core/sms/ports';
+import type { Funds, HoldSpec } from '../core/sms';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, LastWrites, type CasKv } from './kv-cas';

@@ -2,7 +2,7 @@
 // message it already created (KV_KEYS.clientIdClaim, a hash of the clientId per scope).
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
-import type { ClientIds } from '../core/sms/ports';
+import type { ClientIds } from '../core/sms';
 import { KV_KEYS } from '../core/bus/names';
 import { isRevisionConflict } from '../infra/nats';
 import { casKv, type CasEntry, type CasKv } from './kv-cas';

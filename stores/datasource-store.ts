@@ -11,7 +11,7 @@
 // Written by the admin CLI and, for names a non-strict datasource sees first, by the gateway;
 // read on hot paths through the AccountDirectory mirror (DatasourceDirectory below).
 import type { KV } from '@nats-io/kv';
-import { withRateGrant } from '../core/accounts/rate-grants';
+import { withRateGrant } from '../core/accounts';
 import { newId } from '../core/ids';
 import { INFERRED_CAPS, NATIVE_ATTRIBUTES } from '../core/ingest/values';
 import type { AttributeSpec, AttributeType, Datasource, EventParameterSpec, EventTypeSpec } from '../core/ingest/types';

@@ -1,14 +1,12 @@
 // DLR history in ClickHouse: the transitions of each message (tables sms_transitions) and
 // every webhook attempt (dlr_attempts), behind GET /sms/{id}/dlrs.
 import type { TransitionRecord } from '../core/bus/payloads';
-import type { DlrAttempt, DlrHistoryEntry } from '../core/sms/dlr';
-import type { DlrHistoryReader } from '../core/sms/history-ports';
-import type { LifecycleOwners } from '../core/sms/lifecycle-ports';
+import type { DlrAttempt, DlrHistoryEntry, DlrHistoryReader, LifecycleOwners } from '../core/sms';
 import { WORKFLOW_IDS } from '../core/bus/temporal';
 import type { ClickHouse } from '../infra/clickhouse';
 import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
 
-export type { DlrHistoryEntry } from '../core/sms/dlr';
+export type { DlrHistoryEntry } from '../core/sms';
 
 export class DlrHistory implements DlrHistoryReader {
   constructor(private readonly ch: ClickHouse, private readonly owners?: LifecycleOwners) {}

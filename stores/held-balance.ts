@@ -4,7 +4,7 @@
 // coalesced batch of charges: copying a plain object of holds (dictionary-mode after its first
 // delete) and serializing it whole cost 129 µs per batch at 60 holds; a Map copy and the holds'
 // kept texts cost 11 (bench/balance-holds.ts, docs/acceptance.md session 9).
-import type { Balance, ChargeHold, PendingRefund } from '../core/accounts/types';
+import type { Balance, ChargeHold, PendingRefund } from '../core/accounts';
 
 /** One change to an organization's balance, applied with whatever else is queued for it. */
 export type BalanceOp =

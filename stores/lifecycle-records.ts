@@ -6,9 +6,7 @@
 import type { KV } from '@nats-io/kv';
 import { decode } from '../core/bus/decode';
 import { KV_KEYS } from '../core/bus/names';
-import type { DeadDlr } from '../core/sms/dlr';
-import type { DeadLetters, LifecycleOwner, LifecycleOwners, LifecycleStates, OnceKeys, VersionedMessage } from '../core/sms/lifecycle-ports';
-import type { SmsMessage } from '../core/sms/message';
+import type { DeadDlr, DeadLetters, LifecycleOwner, LifecycleOwners, LifecycleStates, OnceKeys, SmsMessage, VersionedMessage } from '../core/sms';
 import { isRevisionConflict } from '../infra/nats';
 import { casKv, type CasKv, type KvPipeline } from './kv-cas';
 import { StateBatches } from './state-batches';

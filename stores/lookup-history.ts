@@ -2,13 +2,13 @@
 // JetStream for ClickHouse (table lookups, through infra/bus/lookup-queue.ts), and read back
 // from ClickHouse for lists.
 import type { KV } from '@nats-io/kv';
-import type { Lookup, LookupStore } from '../core/lookup/lookup';
+import type { Lookup, LookupStore } from '../core/lookup';
 import type { ClickHouse } from '../infra/clickhouse';
 import { decode, KV_KEYS, type HoldRef } from '../core/bus';
 import type { JetStreamLookupQueue } from '../infra/bus/lookup-queue';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 import type { CompiledQuery } from '../core/filters/grammar-a';
-import type { CurrentReader, HistoryReader } from '../core/sms/history-ports';
+import type { CurrentReader, HistoryReader } from '../core/sms';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
 
 export class NatsLookupStore implements LookupStore, CurrentReader<Lookup> {

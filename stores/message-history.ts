@@ -3,9 +3,8 @@
 export type { Visibility } from './scoped-query';
 import { Readable } from 'node:stream';
 import type { ClickHouse } from '../infra/clickhouse';
-import type { MessageSource, MessageStatus, SmsMessage } from '../core/sms/message';
+import type { HistoryReader, MessageSource, MessageStatus, SmsMessage } from '../core/sms';
 import type { CompiledQuery } from '../core/filters/grammar-a';
-import type { HistoryReader } from '../core/sms/history-ports';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 

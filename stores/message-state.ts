@@ -5,9 +5,7 @@
 // the acceptance path: clientId claims (./client-ids.ts), opt-outs (./opt-outs.ts); the
 // accepted-message queue is on the bus (infra/bus/accepted-queue.ts).
 import { decode } from '../core/bus/decode';
-import type { CurrentReader } from '../core/sms/history-ports';
-import type { SmsMessage } from '../core/sms/message';
-import type { MessageStates } from '../core/sms/ports';
+import type { CurrentReader, MessageStates, SmsMessage } from '../core/sms';
 import { BUCKETS, KV_KEYS } from '../core/bus/names';
 import { encodedMessage } from '../infra/bus/accepted-queue';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';

@@ -5,7 +5,7 @@
 //                      ends every session SESSION_HOURS after sign-in even if nobody signs out.
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { hashSmppPassword as hashPassword, verifySmppPasswordAsync as verifyPassword } from '../core/accounts/secrets';
+import { hashSmppPassword as hashPassword, verifySmppPasswordAsync as verifyPassword } from '../core/accounts';
 import { newOpaque, newOperatorPassword, normalizeEmail, SESSION_HOURS, sha256Hex, type ConsoleSession, type Operator } from '../core/console/operators';
 import { newId } from '../core/ids';
 import { BUCKETS } from '../core/bus/names';

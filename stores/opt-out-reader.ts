@@ -3,7 +3,7 @@
 // and keeps no mirror of the list (the gateways check every send from MirroredOptOuts).
 import type { KV } from '@nats-io/kv';
 import { KV_KEYS } from '../core/bus/names';
-import type { OptOuts } from '../core/sms/ports';
+import type { OptOuts } from '../core/sms';
 
 export class KvOptOutReader implements OptOuts {
   constructor(private readonly kv: KV) {}

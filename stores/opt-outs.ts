@@ -1,8 +1,7 @@
 // Opt-outs per project in the `optouts` bucket: the list the admin CLI and the console edit,
 // and the watched mirror every process that checks sends reads (no round trip per send).
 import type { KV } from '@nats-io/kv';
-import type { OptOutEntry, OptOutList, OptOutSource } from '../core/sms/opt-out';
-import type { OptOutRecorder, OptOuts } from '../core/sms/ports';
+import type { OptOutEntry, OptOutList, OptOutRecorder, OptOuts, OptOutSource } from '../core/sms';
 import { KV_KEYS } from '../core/bus/names';
 import { KvMirror } from './kv-mirror';
 

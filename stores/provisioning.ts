@@ -3,7 +3,7 @@
 // gateways/http/admin-api.ts) both build, so both write accounts the same way.
 import type { KV } from '@nats-io/kv';
 import { Provisioning } from '../core/provisioning/provisioning';
-import type { WebhookTargetPolicy } from '../core/sms/webhook-target';
+import type { WebhookTargetPolicy } from '../core/sms';
 import { checkWebhookTarget, type Resolver } from '../infra/webhook-target';
 import { AccountNotFoundError, type AccountStore } from './account-store';
 import type { BalanceLedger } from './balance-ledger';

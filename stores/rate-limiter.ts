@@ -8,9 +8,9 @@ import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { casKv, LastWrites, type CasKv } from './kv-cas';
 
-import type { RateDecision, RateLimits } from '../core/accounts/ports';
+import type { RateDecision, RateLimits } from '../core/accounts';
 
-export type { RateDecision } from '../core/accounts/ports';
+export type { RateDecision } from '../core/accounts';
 
 interface Waiter {
   readonly resolve: (d: RateDecision) => void;

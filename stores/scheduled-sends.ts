@@ -4,7 +4,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { UPDATE_IDS, UPDATES, WORKFLOW_IDS, type CancelScheduledOutcome } from '../core/bus/temporal';
 import { AppError } from '../core/errors';
-import type { ScheduledCancelAnswer, ScheduledSends } from '../core/sms/schedule';
+import type { ScheduledCancelAnswer, ScheduledSends } from '../core/sms';
 
 /** A worker that does not take the update within this long: 503 (the update stays admitted until it does). */
 const UPDATE_TIMEOUT_MS = 15_000;

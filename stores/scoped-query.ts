@@ -14,11 +14,11 @@
 //    the exact order; a minmax index on created_at (migration 0004) lets each slice read
 //    only its granules.
 import type { CompiledQuery } from '../core/filters/grammar-a';
-import type { GroupCount, Visibility } from '../core/sms/history-ports';
+import type { GroupCount, Visibility } from '../core/sms';
 import type { ClickHouse } from '../infra/clickhouse';
 import { toClickHouseTime } from './clickhouse-time';
 
-export type { GroupCount, Visibility } from '../core/sms/history-ports';
+export type { GroupCount, Visibility } from '../core/sms';
 
 const SCOPE = `org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)})`;
 

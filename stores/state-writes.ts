@@ -8,7 +8,7 @@
 import { KV_KEYS, BUCKETS } from '../core/bus/names';
 import { stateBatchRecord } from '../core/bus/state-batch';
 import { batchOf } from '../core/ids';
-import type { SmsMessage } from '../core/sms/message';
+import type { SmsMessage } from '../core/sms';
 import { isRevisionConflict } from '../infra/nats';
 import type { PipelinedJetStream } from '../infra/pipelined-jetstream';
 import { kvSubject } from './kv-cas';

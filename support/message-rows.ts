@@ -7,7 +7,7 @@
 //    prices; a fraction of messages carries its whole life as ~4 state rows (queued, sent,
 //    accepted/buffered, final), whose later rows arrive in the next batch, as the writer
 //    flushes them; the others are a single row (their history already merged).
-import type { MessageStatus, SmsMessage } from '../core/sms/message';
+import type { MessageStatus, SmsMessage } from '../core/sms';
 
 /** mulberry32: a small, fast, seeded PRNG in [0, 1). */
 export function seededRandom(seed: number): () => number {

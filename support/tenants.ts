@@ -3,7 +3,7 @@
 // stores (AccountStore, BalanceLedger), instead of the ~2 s per call admin CLI. The product
 // sees these writes through its KV-watch mirror within milliseconds; `createTenant` waits
 // until its tokens authenticate before it returns.
-import type { TokenKind } from '../core/accounts/types';
+import type { TokenKind } from '../core/accounts';
 import { toMicros } from '../core/money';
 import { createLogger } from '../infra/logger';
 import { connectNats, type Nats } from '../infra/nats';

@@ -4,8 +4,7 @@
 // they arrived; the parts of a concatenated MO are reassembled (the SMPP package's Reassembler)
 // and answered together once the whole text is published.
 import type { PDU } from 'smpp';
-import { defaultErr, parseReceipt, stateOfMessageState } from '../../core/carrier/receipt';
-import type { CarrierEvent, CarrierInbound, ReceiptState } from '../../core/carrier/types';
+import { defaultErr, parseReceipt, stateOfMessageState, type CarrierEvent, type CarrierInbound, type ReceiptState } from '../../core/carrier';
 import type { CarrierRoute } from '../../config';
 import type { Logger } from '../../infra/logger';
 import { SUBJECTS } from '../../core/bus/names';

@@ -5,7 +5,7 @@
 // process's pipelined JetStream client (infra/pipelined-jetstream.ts): no request object,
 // timer and Error per call, the client library's cost at a few calls per segment.
 import { BUCKETS, decode, type CarrierIdEntry } from '../../core/bus';
-import type { CarrierEvent, CarrierInbound } from '../../core/carrier/types';
+import type { CarrierEvent, CarrierInbound } from '../../core/carrier';
 import type { Logger } from '../../infra/logger';
 import type { Nats } from '../../infra/nats';
 import { carrierIdKey } from './rules';

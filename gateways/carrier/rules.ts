@@ -4,8 +4,8 @@
 // inbound message.
 import { createHash } from 'node:crypto';
 import type { PduOptions } from 'smpp';
-import type { CarrierSubmit } from '../../core/carrier/types';
-import { splitSegments, toGsm7Bytes, toUcs2Bytes } from '../../core/sms/encoding';
+import type { CarrierSubmit } from '../../core/carrier';
+import { splitSegments, toGsm7Bytes, toUcs2Bytes } from '../../core/sms';
 import type { CarrierRoute } from '../../config';
 import { concatRef, DATA_CODINGS, ESM_UDHI, withConcatUdh } from '../smpp/protocol';
 

@@ -5,7 +5,7 @@
 // the session, and an unframeable command_length closes it.
 import { randomBytes } from 'node:crypto';
 import type { PduOptions, Session } from 'smpp';
-import { outcomeFor, type ReceiptStep } from '../../core/carrier/simulator-outcomes';
+import { outcomeFor, type ReceiptStep } from '../../core/carrier';
 import type { Logger } from '../../infra/logger';
 import {
   COMMAND, CorruptPduError, isResponse, readBind, readSubmitSm, responseTo, SmppConnection, STATUS, UNSUPPORTED_REQUESTS, withMessageId,

@@ -9,9 +9,8 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { createServer, type PduOptions, type Session } from 'smpp';
 import { SUBJECTS } from '../../core/bus/names';
-import { formatReceipt, MESSAGE_STATE } from '../../core/carrier/receipt';
-import type { ReceiptStep } from '../../core/carrier/simulator-outcomes';
-import { toGsm7Bytes, transliterateToGsm7 } from '../../core/sms/encoding';
+import { formatReceipt, MESSAGE_STATE, type ReceiptStep } from '../../core/carrier';
+import { toGsm7Bytes, transliterateToGsm7 } from '../../core/sms';
 import type { Logger } from '../../infra/logger';
 import { inboundPdu } from '../smpp';
 import { concatenationOf, decodeLenient, STATUS, TLV, type SubmitSm } from '../smpp/protocol';

@@ -4,7 +4,7 @@
 // missing bind make a segment wait and try again, never fail.
 import type { JsMsg } from '@nats-io/jetstream';
 import type { PduOptions } from 'smpp';
-import type { CarrierEvent, CarrierSubmit } from '../../core/carrier/types';
+import type { CarrierEvent, CarrierSubmit } from '../../core/carrier';
 import type { CarrierRoute } from '../../config';
 import type { Logger } from '../../infra/logger';
 import { decode, SUBJECTS } from '../../core/bus';

@@ -10,12 +10,10 @@
 // within milliseconds.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { Authenticator } from '../../core/accounts/ports';
+import { parseAdminBody, type Authenticator, type Organization, type Price, type PriceKind, type Project, type Token } from '../../core/accounts';
 import { tokenView, type Provisioning } from '../../core/provisioning/provisioning';
-import type { Organization, Price, PriceKind, Project, Token } from '../../core/accounts/types';
 import { AppError, ERRORS } from '../../core/errors';
-import { parseAdminBody } from '../../core/accounts/admin-body';
-import { receiverSecret } from '../../core/sms/webhook-signature';
+import { receiverSecret } from '../../core/sms';
 import type { Logger } from '../../infra/logger';
 import type { ErrorFormatter } from './errors';
 import type { AddressCounter } from './rate-limit';

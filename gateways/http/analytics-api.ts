@@ -8,7 +8,7 @@
 // ANALYTICS_IN_FLIGHT_PER_ORG queries of one organization run at once in a process.
 import { Router, type RequestHandler } from 'express';
 import { ANALYTICS_IN_FLIGHT_PER_ORG, OUTPUT_FORMATS, type OutputFormat } from '../../core/analytics';
-import type { Project } from '../../core/accounts/types';
+import type { Project } from '../../core/accounts';
 import { AppError } from '../../core/errors';
 import type { AccountDirectory } from '../../stores/account-directory';
 import type { AnalyticsResult, AnalyticsScope } from '../../stores/analytics-sql';

@@ -13,7 +13,7 @@ import { AppError } from '../../core/errors';
 import {
   parseSearch, saveSegment, SEARCHES_IN_FLIGHT_PER_ORG,
 } from '../../core/filters/grammar-b';
-import type { RateLimits } from '../../core/accounts/ports';
+import type { RateLimits } from '../../core/accounts';
 import type { AudienceAccounts, AudienceSearch, SearchScope, Segment, SegmentBook } from '../../core/filters/grammar-b/ports';
 import { authenticate } from './auth';
 import { InFlight, rateLimit } from './rate-limit';

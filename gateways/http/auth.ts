@@ -4,9 +4,8 @@
 // not take, is a 401. Failed attempts are counted per client address so that a token
 // cannot be guessed at line rate; those responses carry the rate-limit headers too.
 import type { Request, RequestHandler } from 'express';
-import type { Principal, TokenKind } from '../../core/accounts/types';
+import type { Authenticator, Principal, TokenKind } from '../../core/accounts';
 import { AppError } from '../../core/errors';
-import type { Authenticator } from '../../core/accounts/ports';
 import { AddressCounter, rateLimitHeaderValues } from './rate-limit';
 
 declare module 'express-serve-static-core' {

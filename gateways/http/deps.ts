@@ -2,14 +2,9 @@
 // balances, rate limits, health probes) and the services of each API, all as core ports, built
 // once per process by roles/gateway-http.ts. Apart from app.ts so routers can take it too.
 import type { Config } from '../../config';
-import type { Authenticator, BalanceReader, PriceList, RateLimits } from '../../core/accounts/ports';
-import type { Lookup, LookupService } from '../../core/lookup/lookup';
-import type { SmsAcceptance } from '../../core/sms/acceptance';
-import type { CurrentReader, DlrHistoryReader, HistoryReader } from '../../core/sms/history-ports';
-import type { SmsMessage } from '../../core/sms/message';
-import type { OptOutList } from '../../core/sms/opt-out';
-import type { ScheduledCancel } from '../../core/sms/schedule';
-import type { StatsReader } from '../../core/sms/stats';
+import type { Authenticator, BalanceReader, PriceList, RateLimits } from '../../core/accounts';
+import type { Lookup, LookupService } from '../../core/lookup';
+import type { CurrentReader, DlrHistoryReader, HistoryReader, OptOutList, ScheduledCancel, SmsAcceptance, SmsMessage, StatsReader } from '../../core/sms';
 import type { Logger } from '../../infra/logger';
 import type { AudienceServices } from './audience-api';
 import type { IngestServices } from './ingest-api';

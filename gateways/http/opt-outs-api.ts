@@ -8,8 +8,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { AppError, validationError } from '../../core/errors';
 import { DEFAULT_LIMIT, MAX_LIMIT, parseUrl } from '../../core/filters/grammar-a';
 import { pagingOf } from '../../core/filters/grammar-a/paging';
-import type { OptOutList } from '../../core/sms/opt-out';
-import { checkPhoneNumber } from '../../core/sms/phone';
+import { checkPhoneNumber, type OptOutList } from '../../core/sms';
 import { authenticate } from './auth';
 import type { HttpDeps } from './deps';
 import { rateLimit, type AddressCounter, type OptOutRateLimitCounter } from './rate-limit';

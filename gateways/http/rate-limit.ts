@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../core/errors';
-import type { RateLimits } from '../../core/accounts/ports';
+import type { RateLimits } from '../../core/accounts';
 
 /** The endpoints of the SMS APIs that have a counter; a counter is `<api>-<endpoint>`. */
 export const SMS_RATE_LIMIT_ENDPOINTS = [

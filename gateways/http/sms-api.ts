@@ -2,17 +2,14 @@
 // legacy API at the root of the host with account-wide legacy tokens (spec 1 §1, §9): the
 // same endpoints and shapes, no webhooks, no SMPP.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { TokenKind } from '../../core/accounts/types';
+import type { TokenKind } from '../../core/accounts';
 import { AppError } from '../../core/errors';
 import { compile, LOOKUP_FIELDS, parseUrl, SMS_FIELDS, type Catalogue, type CompiledQuery } from '../../core/filters/grammar-a';
 import { compileStats, type CompiledStats, type StatsSubject } from '../../core/filters/grammar-a/stats';
 import { isId } from '../../core/ids';
-import { toLookupEntity, type Lookup } from '../../core/lookup/lookup';
+import { toLookupEntity, type Lookup } from '../../core/lookup';
 import { fromMicros } from '../../core/money';
-import { toSmsEntity, type SmsMessage } from '../../core/sms/message';
-import { toQuoteItemEntity, toQuoteTotal } from '../../core/sms/quote';
-import type { Submitter } from '../../core/sms/acceptance';
-import type { Visibility } from '../../core/sms/history-ports';
+import { toQuoteItemEntity, toQuoteTotal, toSmsEntity, type SmsMessage, type Submitter, type Visibility } from '../../core/sms';
 import { authenticate } from './auth';
 import type { HttpDeps } from './deps';
 import { rateLimit, type AddressCounter, type SmsRateLimitEndpoint } from './rate-limit';

@@ -1,6 +1,6 @@
 // A submit_sm's way into the acceptance core: coalesced per token by the batcher and counted;
 // its receipt request is accepted with the message itself. Shared by every session.
-import type { Submitter } from '../../core/sms/acceptance';
+import type { Submitter } from '../../core/sms';
 import type { Logger } from '../../infra/logger';
 import { smsAccepted } from '../../infra/metrics';
 import { SubmitBatcher, type BulkAcceptance, type SubmitOutcome } from './batcher';

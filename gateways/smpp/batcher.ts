@@ -4,8 +4,7 @@
 // batch instead of per message (DESIGN §3a). At low load every submit goes alone, at once.
 // A batch refused as a whole for funds is retried item by item, so each message is judged on
 // its own, exactly as if it had been submitted alone.
-import type { Accepted, Submitter } from '../../core/sms/acceptance';
-import type { ReceiptRequest, SmsMessage } from '../../core/sms/message';
+import type { Accepted, ReceiptRequest, SmsMessage, Submitter } from '../../core/sms';
 import { isAppError } from '../../core/errors';
 import { describeFields, statusForError, statusForFields } from './submit';
 

@@ -2,7 +2,7 @@
 // api_sms token whose organization has SMPP enabled, within the per-system_id session limit and
 // outside a failed-bind lockout (./bind-throttle.ts); and whether a bound session is still
 // entitled to its bind (revocation, re-issued password).
-import { verifySmppPasswordAsync } from '../../core/accounts/secrets';
+import { verifySmppPasswordAsync } from '../../core/accounts';
 import { smppBindFailures, smppBindLockouts } from '../../infra/metrics';
 import type { Logger } from '../../infra/logger';
 import type { BindSubject, BindThrottle, ThrottleScope } from './bind-throttle';

@@ -1,6 +1,6 @@
 // The customer SMPP server's settings, dependencies and the shapes its parts share: what a
 // bound session is (Binding) and what every session may use of the server (ServerContext).
-import type { Organization, Token } from '../../core/accounts/types';
+import type { Organization, Token } from '../../core/accounts';
 import type { Logger } from '../../infra/logger';
 import type { BulkAcceptance } from './batcher';
 import type { BindClock, BindThrottleOptions } from './bind-throttle';

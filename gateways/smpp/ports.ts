@@ -1,8 +1,8 @@
 // What the SMPP gateway needs from the rest of the system, as interfaces: the account
 // directory (a watched in-memory mirror), the message states (query_sm), and a durable feed
 // of the status transitions and inbound messages of one token. The JetStream/KV implementations are in ./jetstream.ts.
-import type { Organization, Token } from '../../core/accounts/types';
-import type { SmsMessage } from '../../core/sms/message';
+import type { Organization, Token } from '../../core/accounts';
+import type { SmsMessage } from '../../core/sms';
 import type { InboundRecord } from '../../core/bus/payloads';
 import type { ReceiptInput } from './receipts';
 

@@ -2,12 +2,9 @@
 // the standard receipt text and the receipted_message_id / message_state TLVs), inbound
 // messages (deliver_sm, esm_class 0), and the message_state answered to query_sm. Our
 // statuses (spec 1 §2.6) map back to SMPP states as docs/smpp.md tabulates. Pure.
-import { formatReceipt, MESSAGE_STATE } from '../../core/carrier/receipt';
+import { formatReceipt, MESSAGE_STATE, type ReceiptState } from '../../core/carrier';
 import type { InboundRecord } from '../../core/bus/payloads';
-import type { ReceiptState } from '../../core/carrier/types';
-import type { Transition } from '../../core/sms/dlr';
-import { isGsm7, toGsm7Bytes, toUcs2Bytes, transliterateToGsm7 } from '../../core/sms/encoding';
-import { FINAL_STATUSES, type MessageStatus, type SmsMessage } from '../../core/sms/message';
+import { FINAL_STATUSES, isGsm7, toGsm7Bytes, toUcs2Bytes, transliterateToGsm7, type MessageStatus, type SmsMessage, type Transition } from '../../core/sms';
 import type { PduOptions } from 'smpp';
 
 export const ESM_DELIVERY_RECEIPT = 0x04;

@@ -3,7 +3,7 @@
 // years, months, days, hours, minutes, seconds from now). validity_period becomes seconds from
 // now, schedule_delivery_time the time to send (DESIGN §4 Scheduling). Pure: `now` is given.
 // Its YYMMDDhhmmss is read as receipt dates are (core/carrier/receipt.ts parseReceiptDate).
-import { parseReceiptDate } from '../../core/carrier/receipt';
+import { parseReceiptDate } from '../../core/carrier';
 import { VALIDITY_PERIOD_MAX_SECONDS, VALIDITY_PERIOD_MIN_SECONDS } from '../../schemas/sms';
 
 export type ValidityPeriod =

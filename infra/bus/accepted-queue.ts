@@ -2,8 +2,7 @@
 // enqueues within one turn of the event loop share one stream message, published through the
 // process's pipelined JetStream client (../pipelined-jetstream.ts; docs/acceptance.md).
 import { OutcomeUnknownError } from '../../core/errors';
-import type { SmsMessage } from '../../core/sms/message';
-import type { AcceptedQueue } from '../../core/sms/ports';
+import type { AcceptedQueue, SmsMessage } from '../../core/sms';
 import { ACCEPTED_FRAME, formatHoldRefs, formatSourceCounts, HEADERS, SUBJECTS, type HoldRef } from '../../core/bus/names';
 import { JetStreamPublishError, type PipelinedJetStream } from '../pipelined-jetstream';
 

@@ -3,7 +3,7 @@
 // docs/acceptance.md "Charges held until the stream has them"), through the process's pipelined
 // JetStream client (../pipelined-jetstream.ts).
 import { formatHoldRefs, HEADERS, SUBJECTS, type HoldRef } from '../../core/bus/names';
-import type { Lookup } from '../../core/lookup/lookup';
+import type { Lookup } from '../../core/lookup';
 import type { PipelinedJetStream } from '../pipelined-jetstream';
 import { unconfirmedAsUnknown } from './accepted-queue';
 

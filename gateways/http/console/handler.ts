@@ -1,7 +1,7 @@
 // What every console page module is given, and the small helpers they share: the signed-in
 // context, async handlers, organization checks (another organization's record is a 404).
 import type { Request, RequestHandler, Response, Router } from 'express';
-import type { Organization, Token } from '../../../core/accounts/types';
+import type { Organization, Token } from '../../../core/accounts';
 import { ERRORS, type ErrorCode } from '../../../core/errors';
 import type { HttpDeps } from '../deps';
 import { page, type Html, type PageAssets, type PageContext } from './html';

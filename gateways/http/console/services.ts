@@ -1,12 +1,10 @@
 // What the console works with beyond the SMS API's services (HttpDeps.services): the same
 // stores the admin CLI uses, built once per process by roles/console-services.ts.
-import type { BalanceReader } from '../../../core/accounts/ports';
+import type { BalanceReader } from '../../../core/accounts';
 import type { ConsoleSession, Operator } from '../../../core/console/operators';
 import type { SearchRequest } from '../../../core/filters/grammar-b';
 import type { Datasource } from '../../../core/ingest/types';
-import type { DeadDlr } from '../../../core/sms/dlr';
-import type { LifecycleOwners } from '../../../core/sms/lifecycle-ports';
-import type { WebhookTargetPolicy } from '../../../core/sms/webhook-target';
+import type { DeadDlr, LifecycleOwners, WebhookTargetPolicy } from '../../../core/sms';
 import type { Resolver } from '../../../infra/webhook-target';
 import type { AccountStore } from '../../../stores/account-store';
 import type { DatasourceDirectory } from '../../../stores/datasource-store';

@@ -2,10 +2,9 @@
 // lifecycle makes them (the same webhookHeaders and target checks, spec 1 §6 rule 1), and the
 // receiver's answer: status, latency. A refused target is not contacted, and the page says
 // only why it was refused: nothing about what (if anything) listens there.
-import type { Webhook } from '../../../core/accounts/types';
+import type { Webhook } from '../../../core/accounts';
 import { newId } from '../../../core/ids';
-import { webhookHeaders } from '../../../core/sms/webhook-signature';
-import { isWebhookTargetRefused, type WebhookTargetPolicy } from '../../../core/sms/webhook-target';
+import { isWebhookTargetRefused, webhookHeaders, type WebhookTargetPolicy } from '../../../core/sms';
 import { postOnce } from '../../../infra/webhook-sender';
 import type { Resolver } from '../../../infra/webhook-target';
 

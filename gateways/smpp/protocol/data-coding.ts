@@ -3,7 +3,7 @@
 // libraries for plain ASCII), 3 as ISO-8859-15 (Latin-9: Latin-1 with €), 8 as UCS-2 read as
 // UTF-16BE so that surrogate pairs survive. What a customer submits is read strictly; what a
 // carrier delivers is read leniently, because an inbound message must never be lost over it.
-import { fromGsm7Bytes, fromLatin9Bytes, fromUcs2Bytes } from '../../../core/sms/encoding';
+import { fromGsm7Bytes, fromLatin9Bytes, fromUcs2Bytes } from '../../../core/sms';
 
 export const DATA_CODINGS = { GSM7: 0, IA5: 1, LATIN9: 3, UCS2: 8 } as const;
 export type DataCoding = (typeof DATA_CODINGS)[keyof typeof DATA_CODINGS];

@@ -3,7 +3,7 @@
 // short_message is a string, raw octets, or { udh, message } depending on data_coding and
 // esm_class. One function turns every shape into text with the package's data_coding rules.
 import type { PDU } from 'smpp';
-import { fromLatin9Bytes } from '../../../core/sms/encoding';
+import { fromLatin9Bytes } from '../../../core/sms';
 import { decodeLenient, DATA_CODINGS } from './data-coding';
 
 /** esm_class message types of a delivery receipt (v3.4 receipt, v5.0 intermediate notification, SME acknowledgement). */

@@ -4,7 +4,7 @@
 // (assets/builder.js). A live count (POST /audience/count, JSON) and the results (POST /audience)
 // run the search the audience API runs (services.audience, stores/audience-search.ts).
 import type { Response } from 'express';
-import type { Project } from '../../../../core/accounts/types';
+import type { Project } from '../../../../core/accounts';
 import { AppError, ERRORS } from '../../../../core/errors';
 import { ALL_SEGMENT, parseSearch, SEARCHES_IN_FLIGHT_PER_ORG } from '../../../../core/filters/grammar-b';
 import { NEGATABLE } from '../../../../core/filters/grammar-b/ast';

@@ -10,8 +10,7 @@ import { compile, parseUrl, SMS_FIELDS, type Query } from '../../../../core/filt
 import { compileStats } from '../../../../core/filters/grammar-a/stats';
 import { isId } from '../../../../core/ids';
 import { fromMicros } from '../../../../core/money';
-import { FINAL_STATUSES, type MessageStatus, type SmsMessage } from '../../../../core/sms/message';
-import type { SmsStatsRow } from '../../../../core/sms/stats';
+import { FINAL_STATUSES, type MessageStatus, type SmsMessage, type SmsStatsRow } from '../../../../core/sms';
 import { ConsoleError, queryParam, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { html, notice, scrollBox, table, time, type Html } from '../html';
 

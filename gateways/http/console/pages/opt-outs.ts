@@ -1,8 +1,7 @@
 // A project's opt-out list (DESIGN §4 "Two-way"): search, add, remove, through the list behind
 // GET/POST/DELETE /transactional/v1/opt-outs (deps.services.optOuts, core/sms/opt-out.ts), a
 // number checked as a send's `to` (core/sms/phone.ts).
-import type { OptOutEntry, OptOutList } from '../../../../core/sms/opt-out';
-import { checkPhoneNumber } from '../../../../core/sms/phone';
+import { checkPhoneNumber, type OptOutEntry, type OptOutList } from '../../../../core/sms';
 import { ConsoleError, field, queryParam, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { csrfField, html, notice, postButton, projectOptions, table, time } from '../html';
 import { ownProject } from './audience-builder';

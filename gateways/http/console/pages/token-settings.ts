@@ -3,15 +3,13 @@
 // test SMS sent with the token through the acceptance core of POST /sms (priced first, then
 // charged like any send once confirmed).
 import type { Request } from 'express';
-import type { Token } from '../../../../core/accounts/types';
+import type { Token } from '../../../../core/accounts';
 import { AppError, ERRORS } from '../../../../core/errors';
 import { fromMicros } from '../../../../core/money';
-import type { Submitter } from '../../../../core/sms/acceptance';
-import { receiverSecret } from '../../../../core/sms/webhook-signature';
+import { isWebhookTargetRefused, receiverSecret, type Submitter, type WebhookTargetPolicy } from '../../../../core/sms';
 import { AccountConflictError } from '../../../../stores/account-store';
 import { ConsoleError, field, ownToken, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { csrfField, html, notice, postButton, type Html } from '../html';
-import { isWebhookTargetRefused, type WebhookTargetPolicy } from '../../../../core/sms/webhook-target';
 import { checkWebhookTarget } from '../../../../infra/webhook-target';
 import type { ConsoleServices } from '../services';
 import { sendTestDlr } from '../webhook-test';

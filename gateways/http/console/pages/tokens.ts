@@ -1,7 +1,7 @@
 // Projects and their tokens: list, create (the value shown once, never stored), rotate (a
 // replacement, its value shown once) and revoke, with each token's kind and scopes.
 import type { Request, Response } from 'express';
-import { PRODUCT_SCOPES, TOKEN_KINDS, type Token, type TokenKind } from '../../../../core/accounts/types';
+import { PRODUCT_SCOPES, TOKEN_KINDS, type Token, type TokenKind } from '../../../../core/accounts';
 import { ConsoleError, field, ownToken, send, signed, type ConsoleRoutes, type Signed } from '../handler';
 import { csrfField, html, notice, postButton, projectOptions, table, type Html } from '../html';
 import { tokenSettings } from './token-settings';
