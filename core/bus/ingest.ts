@@ -13,7 +13,7 @@ export interface IngestContactsMessage {
   readonly contacts: readonly ContactPatch[];
   /** Items of the request that failed validation (usage counters). */
   readonly failed: number;
-  /** Set on the second and later messages of a request too large for one (stores/ingest-bus.ts): the request is counted once. */
+  /** Set on the second and later messages of a request too large for one (infra/bus/ingest-bus.ts): the request is counted once. */
   readonly part?: number;
 }
 
