@@ -40,8 +40,8 @@ export class MemoryPorts {
   readonly states = new Map<string, SmsMessage>();
   /** `<scope>\u0000<clientId>` → the message id holding it. */
   readonly claims = new Map<string, string>();
-  /** What was queued, one entry per enqueue call. */
-  readonly enqueued: SmsMessage[][] = [];
+  /** Every message queued so far, in order. */
+  readonly queued: SmsMessage[] = [];
   /** `<projectId>\u0000<+E.164>` of opted-out recipients. */
   readonly optedOut = new Set<string>();
   /** org → country → price micros (sms). */
@@ -99,16 +99,11 @@ export class MemoryPorts {
     },
   };
 
-  readonly queue: AcceptedQueue = { enqueue: async (messages) => { this.enqueued.push([...messages]); } };
+  readonly queue: AcceptedQueue = { enqueue: async (messages) => { this.queued.push(...messages); } };
 
   readonly optOuts: OptOuts = { isOptedOut: (projectId, number) => this.optedOut.has(`${projectId}\u0000${number}`) };
 
   readonly acceptance = new SmsAcceptance({ prices: this.prices, funds: this.funds, states: this.messageStates, clientIds: this.clientIds, queue: this.queue, optOuts: this.optOuts });
-
-  /** Every message queued so far. */
-  get queued(): SmsMessage[] {
-    return this.enqueued.flat();
-  }
 
   /** An organization with one project and its api_sms token, a balance and SMS prices. */
   createTenant(opts: MemoryTenantOptions = {}): MemoryTenant {
@@ -144,9 +139,13 @@ export class MemoryPorts {
     return this.balances.get(orgId) ?? null;
   }
 
-  /** The real HTTP app (SMS API v1 and legacy) over these ports; generous rate limits. */
-  app(): ReturnType<typeof createHttpApp> {
-    const config = { http: { bodyLimitBytes: 1024 * 1024, trustProxy: false }, rateLimits: { perMinute: 100_000, bulkPerMinute: 100_000 }, ingest: { basePath: '/ingest/v1', ratePerMinute: 1000 }, audience: { basePath: '/audience/v1' } } as unknown as Config;
+  /** `bodyLimitBytes` (default 1 MiB) and `perMinute` sends, single and bulk (default 100,000), of the app's config. */
+  constructor(private readonly limits: { readonly bodyLimitBytes?: number; readonly perMinute?: number } = {}) {}
+
+  /** The config and engines of an app over these ports (the rate limiter always allows). */
+  appParts(trustProxy: Config['http']['trustProxy'] = false): { config: Config; engines: Engines } {
+    const perMinute = this.limits.perMinute ?? 100_000;
+    const config = { http: { bodyLimitBytes: this.limits.bodyLimitBytes ?? 1024 * 1024, trustProxy }, rateLimits: { perMinute, bulkPerMinute: perMinute }, ingest: { basePath: '/ingest/v1', ratePerMinute: 1000 }, audience: { basePath: '/audience/v1' } } as unknown as Config;
     const engines = {
       probes: {},
       directory: {
@@ -161,6 +160,12 @@ export class MemoryPorts {
         },
       },
     } as unknown as Engines;
+    return { config, engines };
+  }
+
+  /** The real HTTP app (SMS API v1 and legacy) over these ports; generous rate limits. */
+  app(): ReturnType<typeof createHttpApp> {
+    const { config, engines } = this.appParts();
     const services = { acceptance: this.acceptance } as unknown as SmsServices;
     return createHttpApp({ config, engines, services, log: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent') });
   }

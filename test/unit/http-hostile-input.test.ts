@@ -15,7 +15,7 @@ import { createHttpServer, type HttpServerOptions } from '../../gateways/http/se
 import { DE, LEGACY, SmsWorld, TOKEN } from '../support/sms-world';
 
 class World extends SmsWorld {
-  app(trustProxy: Config['http']['trustProxy'] = false): ReturnType<typeof createHttpApp> {
+  override app(trustProxy: Config['http']['trustProxy'] = false): ReturnType<typeof createHttpApp> {
     const { config, engines } = this.appParts(trustProxy);
     const services = {
       acceptance: this.acceptance,

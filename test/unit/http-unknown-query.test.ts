@@ -33,7 +33,7 @@ class World extends SmsWorld {
   /** Members of the ingestion, audience, analytics and lookup services that were reached. */
   readonly touched: string[] = [];
 
-  app(): ReturnType<typeof createHttpApp> {
+  override app(): ReturnType<typeof createHttpApp> {
     const { config, engines } = this.appParts();
     const services = {
       acceptance: this.acceptance,
