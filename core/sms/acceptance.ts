@@ -393,13 +393,15 @@ export class SmsAcceptance {
     const deadline = Date.now() + REPLAY_WAIT_MS;
     for (;;) {
       let message = await this.deps.states.get(id);
-      // A queued message whose charge is still held has not reached the stream (yet, or ever:
-      // the charge settler cancels it and frees its clientId if its request died). Its hold gone
-      // means settled (the stream has it) or refunded; the settler cancels the messages before
-      // it refunds, so the state read again after the hold tells which.
+      // A queued message whose charge is still held may or may not be on the stream (its publish
+      // unconfirmed, or its request died): only the charge settler tells, by settling the hold
+      // from the stream or by canceling the message and refunding it. Until then it is neither
+      // replayed nor taken over, however old. Its hold gone means settled or refunded; the
+      // settler cancels the messages before it refunds, so the state read again tells which.
+      let held = false;
       if (message && (message.status === 'queued' || message.status === 'scheduled')) {
-        if (await this.deps.funds.isHeld(message.orgId, id)) message = null;
-        else message = await this.deps.states.get(id);
+        held = await this.deps.funds.isHeld(message.orgId, id);
+        message = held ? null : await this.deps.states.get(id);
       }
       // Canceled and refunded by the charge settler: its request died before the stream had it.
       // The settler frees the claim next; until then it is this retry's to take over (a replay
@@ -407,10 +409,12 @@ export class SmsAcceptance {
       if (message && refundedUnsent(message)) return null;
       if (message) return message;
       const age = Date.now() - idTime(id);
-      if (age >= CLAIM_TAKEOVER_MS) return null;
+      if (age >= CLAIM_TAKEOVER_MS && !held) return null;
       if (Date.now() > deadline) {
         const wait = Math.ceil((CLAIM_TAKEOVER_MS - age) / 1000);
-        throw new AppError('INTERNAL', `clientId "${clientId}" is held by a request still being accepted; retry shortly (if that request died, its claim is released to a retry in ${wait} s)`);
+        throw new AppError('INTERNAL', held
+          ? `clientId "${clientId}" is held by a request still being accepted; retry shortly (its charge is still held until the stream is known to have its message; if it never got there, the charge is refunded and the clientId released within about a minute)`
+          : `clientId "${clientId}" is held by a request still being accepted; retry shortly (if that request died, its claim is released to a retry in ${wait} s)`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -4,9 +4,9 @@
 // either settled (the stream has it: replayed) or refunded by the charge settler, which cancels
 // the message before it refunds (pipelines/charge-settler.ts): read again, the state tells which.
 import type { Price } from '../../core/accounts/types';
-import { SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
+import { CLAIM_TAKEOVER_MS, SmsAcceptance, type Submitter } from '../../core/sms/acceptance';
 import type { SmsMessage } from '../../core/sms/message';
-import { makeMessage } from '../../support/message-rows';
+import { idAt, makeMessage } from '../../support/message-rows';
 
 const submitter: Submitter = { orgId: 'org-a', projectId: 'project-1', tokenId: 't1', source: 'http', currency: 'EUR' };
 const item = { from: 'TestCo', to: '+4915112345678', text: 'Hello', clientId: 'order-1' };
@@ -65,6 +65,15 @@ describe('a clientId retry finding its original message (spec 1 §2.1)', () => {
     const { acceptance, charged } = world(scheduled, [scheduled], false);
     expect((await acceptance.submitOne(submitter, item)).id).toBe(original.id);
     expect(charged).toEqual([]);
+  });
+
+  test('queued, its charge still held past the takeover age (published, the ack lost, the charge settler not yet caught up): 500, not a second message; only the settler decides whether the stream has it', async () => {
+    const old: SmsMessage = { ...original, id: idAt(Date.now() - CLAIM_TAKEOVER_MS - 5_000) };
+    const { acceptance, queued, charged, takenOver } = world(old, [old], true);
+    await expect(acceptance.submitOne(submitter, item)).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/clientId "order-1" is held by a request still being accepted; retry shortly .*charge is still held/) });
+    expect(charged).toEqual([]);
+    expect(queued).toEqual([]);
+    expect(takenOver).toEqual([]);
   });
 
   test('moved on (delivered): answered without reading its hold again', async () => {
