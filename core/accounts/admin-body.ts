@@ -10,8 +10,19 @@ const RULES: Readonly<Record<string, string>> = {
   maximum: `must be at most ${MAX_AMOUNT}`, minItems: 'must not be empty', uniqueItems: 'must not repeat a value', maxLength: 'is too long',
 };
 
+// Compiled on the first body of each kind (as core/bus/decode.ts does): the accounts entry is
+// loaded by every role and the admin CLI, and only the admin API checks bodies.
 const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map<string, ValidateFunction>(ADMIN_SCHEMAS.map((s) => [s.$id, ajv.compile(s)]));
+const validators = new Map<string, ValidateFunction>();
+
+function validator(schema: (typeof ADMIN_SCHEMAS)[number]): ValidateFunction {
+  let validate = validators.get(schema.$id);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    validators.set(schema.$id, validate);
+  }
+  return validate;
+}
 
 /** `scopes/1` → `scopes[1]`; field names come from the client, so they are kept short. */
 const fieldOf = (error: ErrorObject): string => error.instancePath.slice(1).replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.').slice(0, 64);
@@ -34,9 +45,9 @@ function describe(error: ErrorObject, schema: { readonly properties: object }): 
  * 400 naming it; otherwise each broken rule is a 422 field message (FieldErrors keyed by field).
  */
 export function parseAdminBody<K extends keyof AdminBodies>(schemaId: K, body: unknown): AdminBodies[K] {
-  const schema = ADMIN_SCHEMAS.find((s) => s.$id === schemaId) as { readonly properties: object };
+  const schema = ADMIN_SCHEMAS.find((s) => s.$id === schemaId) as (typeof ADMIN_SCHEMAS)[number];
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('BODY_NOT_OBJECT', `the body must be a JSON object with ${Object.keys(schema.properties).join(', ')}`);
-  const validate = validators.get(schemaId) as ValidateFunction;
+  const validate = validator(schema);
   if (validate(body)) return body as AdminBodies[K];
   const errors = validate.errors ?? [];
   const typeError = errors.find((e) => e.keyword === 'type');
