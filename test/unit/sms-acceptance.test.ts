@@ -220,6 +220,7 @@ describe('spec 1 §2.1 and §7 422: field rules', () => {
     const res = await bulk(t, []);
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ errors: { fields: expect.any(Object) } });
+    expect(await available(t)).toBe(10);
   });
 });
 
@@ -279,6 +280,8 @@ describe('DESIGN §4 clientId idempotency', () => {
     expect(results.map((r) => r.status).filter((s) => s !== 200 && s !== 201)).toEqual([]);
     expect(new Set(results.map((r) => entityOf(r).id)).size).toBe(1);
     expect(await balanceMicros(t.orgId)).toBe(925_000);
+    // One message queued, too (the accepted queue of test/support/sms-ports.ts).
+    expect(ports.queued.filter((m) => m.orgId === t.orgId).map((m) => m.id)).toEqual([entityOf(results[0]!).id]);
   });
 
   test('the same clientId in another project of the organization is a different message', async () => {
