@@ -9,7 +9,7 @@ import { AppError, validationError } from '../errors';
 import type { Datasource } from '../ingest/types';
 import { fromMicros, toMicros } from '../money';
 import { isWebhookTargetRefused } from '../sms/webhook-target';
-import { MAX_AMOUNT } from '../../schemas/admin';
+import { MAX_AMOUNT, RECORD_ID_PATTERN } from '../../schemas/admin';
 import { PRODUCT_SCOPES, TOKEN_KINDS, type Balance, type Organization, type Price, type PriceKind, type Project, type Token, type TokenKind } from '../accounts/types';
 
 /** What provisioning writes and reads of the accounts (stores/account-store.ts). */
@@ -51,10 +51,8 @@ export interface ProvisioningPorts {
   readonly isNotFound: (err: unknown) => boolean;
 }
 
-/** The ids records are stored under are KV key tokens: letters, digits, `-` and `_` (UUIDv7s in practice). */
-export const RECORD_ID = /^[A-Za-z0-9_-]{1,64}$/;
-/** Largest amount (balance, top-up) and price accepted, in the currency unit (schemas/admin.ts, the admin API's schemas bound it too). */
-export { MAX_AMOUNT } from '../../schemas/admin';
+/** The ids records are stored under are KV key tokens: letters, digits, `-` and `_` (UUIDv7s in practice; the admin API's schemas name the same pattern). */
+const RECORD_ID = new RegExp(RECORD_ID_PATTERN);
 
 const CURRENCY = /^[A-Z]{3}$/;
 const COUNTRY = /^[A-Z]{2}$/;

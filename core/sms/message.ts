@@ -4,7 +4,7 @@
 import { fromMicros } from '../money';
 
 export { DLR_STATUSES } from '../bus/records';
-export type { DlrStatus, MessageDirection, MessageSource, MessageStatus, ReceiptRequest, SmsMessage } from '../bus/records';
+export type { MessageSource, MessageStatus, ReceiptRequest, SmsMessage } from '../bus/records';
 import type { MessageDirection, MessageStatus, SmsMessage } from '../bus/records';
 
 export const FINAL_STATUSES: readonly MessageStatus[] = ['delivered', 'failed', 'expired', 'canceled', 'rejected', 'error', 'unknown'];
