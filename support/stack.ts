@@ -65,7 +65,8 @@ async function startContainerEngines(): Promise<Engines> {
   };
 }
 
-async function waitForHealth(url: string, product: { exitCode: number | null }, output: string[], timeoutMs: number): Promise<void> {
+/** GET `url`/health answers 200 within `timeoutMs`, before `product` exits (else an Error with its `output`). */
+export async function waitForHealth(url: string, product: { exitCode: number | null }, output: readonly string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (product.exitCode !== null) throw new Error(`the product exited with code ${product.exitCode} during start-up:\n${output.join('')}`);

@@ -14,6 +14,7 @@ import { Supervisor, portOpen, processRunning, reapStale } from '../../infra/sup
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort, natsServerSpec } from '../../infra/local-engines';
 import { eventually } from '../../support/eventually';
+import { waitForHealth } from '../../support/stack';
 
 const ROOT = join(__dirname, '..', '..');
 const V1 = '/transactional/v1';
@@ -47,16 +48,7 @@ function start(): Product {
 
 /** Healthy (GET /health 200) before it exits: the start came up on this try. */
 async function healthy(product: Product): Promise<void> {
-  let state: number | 'exited';
-  try {
-    // A fetch that throws (not listening yet) is tried again.
-    state = await eventually(async () => (product.child.exitCode !== null ? 'exited' as const : (await fetch(`${httpUrl}/health`)).status), {
-      what: 'GET /health 200 from the product', until: (s) => s === 200 || s === 'exited', timeoutMs: START_TIMEOUT_MS, intervalMs: 200,
-    });
-  } catch (err) {
-    throw new Error(`the product was not healthy within ${START_TIMEOUT_MS / 1000} s (${err instanceof Error ? err.message : String(err)}):\n${product.output.join('')}`);
-  }
-  if (state === 'exited') throw new Error(`the product exited with code ${product.child.exitCode} during start-up:\n${product.output.join('')}`);
+  await waitForHealth(httpUrl, product.child, product.output, START_TIMEOUT_MS);
 }
 
 async function request(path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
