@@ -2,7 +2,7 @@
 // (./smsc-bind.ts), submits the messages handed over on `carrier.submit` (a durable JetStream
 // pull consumer; ./submissions.ts), and turns what the SMSCs report into `carrier.events`
 // (submitted, submit_failed, receipt) and `carrier.inbound` (mobile-originated messages;
-// ./deliveries.ts). Contract: core/carrier/types.ts; behaviour and tables: docs/carrier.md.
+// ./deliveries.ts). Contract: core/bus/carrier.ts (read through core/carrier); behaviour and tables: docs/carrier.md.
 //
 // Delivery guarantees: a carrier.submit message is acknowledged only after every segment's
 // outcome event is on the stream; a deliver_sm is answered only after its event is on the
