@@ -291,8 +291,9 @@ export class SmsAcceptance {
     } catch (err) {
       // Perhaps stored: refunding here would send it free, freeing its clientIds could send it twice.
       if (hold && err instanceof OutcomeUnknownError) throw unconfirmed(err, 'the messages', 'retry with the same clientIds, so that none is sent twice');
-      await this.deps.funds.credit(submitter.orgId, total, hold?.id);
+      // Claims first: a retry that then sees the hold gone finds its clientId free (claimOrReplay).
       await releaseClaims();
+      await this.deps.funds.credit(submitter.orgId, total, hold?.id);
       if (err instanceof AppError) throw err;
       throw new AppError('INTERNAL', 'the messages could not be queued; nothing was charged, retry with backoff', { cause: err });
     }
@@ -379,6 +380,15 @@ export class SmsAcceptance {
       const heldBy = await this.deps.clientIds.claim(scope, clientId, message.id);
       if (heldBy === null) return null;
       const original = await this.original(heldBy, clientId);
+      if (original && (original.status === 'queued' || original.status === 'scheduled')) {
+        // Queued with no hold: settled (the stream has it), or credited back by its own request
+        // after the bus refused it; that request released its claims first, so the claim asked
+        // again tells which (free: it is this message's now).
+        const holder = await this.deps.clientIds.claim(scope, clientId, message.id);
+        if (holder === null) return null;
+        if (holder === heldBy) return original;
+        continue;
+      }
       if (original) return original;
       if (await this.deps.clientIds.takeOver(scope, clientId, heldBy, message.id)) return null;
     }

@@ -11,30 +11,37 @@ import { idAt, makeMessage } from '../../support/message-rows';
 const submitter: Submitter = { orgId: 'org-a', projectId: 'project-1', tokenId: 't1', source: 'http', currency: 'EUR' };
 const item = { from: 'TestCo', to: '+4915112345678', text: 'Hello', clientId: 'order-1' };
 
-/** An acceptance whose clientId is held by `original`; `reads` answers the state reads in turn (the last one repeats). */
-function world(original: SmsMessage, reads: ReadonlyArray<SmsMessage | null>, held: boolean): { acceptance: SmsAcceptance; queued: SmsMessage[]; charged: number[]; takenOver: string[] } {
+/**
+ * An acceptance whose clientId is held by `original`; `reads` answers the state reads in turn (the
+ * last one repeats), `claims` the clientId claims likewise (the holder's id, or null: claimed now);
+ * `refused`: the bus refuses every enqueue. `events`: credits and releases, in order.
+ */
+function world(original: SmsMessage, reads: ReadonlyArray<SmsMessage | null>, held: boolean, options: { claims?: ReadonlyArray<string | null>; refused?: boolean } = {}): { acceptance: SmsAcceptance; queued: SmsMessage[]; charged: number[]; takenOver: string[]; events: string[] } {
   const queued: SmsMessage[] = [];
   const charged: number[] = [];
   const takenOver: string[] = [];
+  const events: string[] = [];
+  const claims = options.claims ?? [original.id];
   let read = 0;
+  let claimed = 0;
   const acceptance = new SmsAcceptance({
     prices: { price: (_o: string, _k: string, country: string): Price | undefined => (country === 'DE' ? { country, currency: 'EUR', priceMicros: 75_000 } : undefined) },
     funds: {
       charge: async (_o: string, micros: number) => { if (micros > 0) charged.push(micros); return true; },
-      credit: async () => undefined,
+      credit: async () => { events.push('credit'); },
       settle: () => undefined,
       isHeld: async () => held,
     },
     states: { putAll: async () => undefined, get: async () => reads[Math.min(read++, reads.length - 1)] ?? null },
     clientIds: {
-      claim: async () => original.id,
+      claim: async () => claims[Math.min(claimed++, claims.length - 1)] ?? null,
       takeOver: async (_scope: string, _clientId: string, heldBy: string) => { takenOver.push(heldBy); return true; },
-      release: async () => undefined,
+      release: async () => { events.push('release'); },
     },
-    queue: { enqueue: async (ms: readonly SmsMessage[]) => { queued.push(...ms); } },
+    queue: { enqueue: async (ms: readonly SmsMessage[]) => { if (options.refused) throw new Error('no responders'); queued.push(...ms); } },
     optOuts: { isOptedOut: () => false },
   });
-  return { acceptance, queued, charged, takenOver };
+  return { acceptance, queued, charged, takenOver, events };
 }
 
 describe('a clientId retry finding its original message (spec 1 §2.1)', () => {
@@ -58,6 +65,21 @@ describe('a clientId retry finding its original message (spec 1 §2.1)', () => {
     expect(charged).toEqual([75_000]);
     expect(queued.map((m) => m.id)).toEqual([answer.id]);
     expect(takenOver).toEqual([original.id]);
+  });
+
+  test('queued, its hold gone because its own request gave up and credited the charge back (the bus refused the publish), its claim released: a new message, not a replay of one that is never sent', async () => {
+    const { acceptance, queued, charged, takenOver } = world(original, [original], false, { claims: [original.id, null] });
+    const answer = await acceptance.submitOne(submitter, item);
+    expect(answer.id).not.toBe(original.id);
+    expect(charged).toEqual([75_000]);
+    expect(queued.map((m) => m.id)).toEqual([answer.id]);
+    expect(takenOver).toEqual([]);
+  });
+
+  test('a request whose messages the bus refused releases its clientIds before it credits the charge back (a retry that sees the hold gone then finds the claim free)', async () => {
+    const { acceptance, events } = world(original, [null], false, { claims: [null], refused: true });
+    await expect(acceptance.submitOne(submitter, item)).rejects.toMatchObject({ code: 'INTERNAL' });
+    expect(events).toEqual(['release', 'credit']);
   });
 
   test('scheduled, its hold settled: the original is answered', async () => {
