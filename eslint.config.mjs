@@ -151,6 +151,8 @@ export default tseslint.config(
       }],
     },
   },
+  // main.ts (the process entry) is outside core/ too: it reads the modules through their entries.
+  { files: ['*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [coreEntries] }] } },
   // After the folder blocks: no-restricted-syntax of roles/ above carries the same selectors.
   { files: productFiles, ignores: ['infra/local-engines.ts', 'infra/bus/**'], rules: { 'no-restricted-syntax': ['error', ...engineHome, ...busHome] } },
   { files: ['infra/bus/**/*.ts', 'test/**/*.ts', 'support/**/*.ts', 'bench/**/*.ts'], rules: { 'no-restricted-syntax': ['error', ...engineHome] } },
