@@ -15,8 +15,30 @@ export interface RefundLedger {
   forgetRefund(orgId: string, key: string): Promise<void>;
 }
 
-/** Credits `micros` to `orgId` once for `key`: true when this call credited them. */
+/** The refunds running in this process, by key (refundOnce runs those of one key one at a time). */
+const running = new Map<string, Promise<boolean>>();
+
+/**
+ * Credits `micros` to `orgId` once for `key`: true when this call credited them. Two runs of one
+ * key in this process (a local activity's attempt timed out while still running and the worker
+ * started the next) go one after the other: at once, the second could find no marker before the
+ * first wrote it and then credit after the first had dropped its key, paying twice.
+ */
 export async function refundOnce(ledger: RefundLedger, marks: OnceKeys, orgId: string, key: string, micros: number): Promise<boolean> {
+  const before = running.get(key);
+  const run = (async () => {
+    if (before) await before.catch(() => undefined);
+    return creditOnce(ledger, marks, orgId, key, micros);
+  })();
+  running.set(key, run);
+  try {
+    return await run;
+  } finally {
+    if (running.get(key) === run) running.delete(key);
+  }
+}
+
+async function creditOnce(ledger: RefundLedger, marks: OnceKeys, orgId: string, key: string, micros: number): Promise<boolean> {
   if (await marks.has(key)) {
     // Done before; the key may still sit in the balance if that run stopped after its marker.
     await ledger.forgetRefund(orgId, key);
