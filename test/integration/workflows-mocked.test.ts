@@ -2,8 +2,6 @@
 // workflow code on the test stack's Temporal server, on a task queue of its own, with
 // activities that only record what they were asked. docs/lifecycle.md; spec 1 §3, §6.
 import { randomUUID } from 'node:crypto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import type { LifecycleActivities } from '../../activities/lifecycle';
 import type { BatchLifecycleActivities } from '../../activities/lifecycle-batch';
 import type { ProbeActivities } from '../../activities/probe';
@@ -16,7 +14,7 @@ import type { BatchMember } from '../../workflows/batch-track';
 import { batchEventsSignal, batchStatusQuery, smsBatchLifecycle, type BatchInput } from '../../workflows/sms-batch-lifecycle';
 import type { LifecycleInput } from '../../workflows/types';
 import { eventually } from '../../support/eventually';
-import { stack } from '../../support/stack';
+import { mockedWorker, type MockedWorker } from '../support/mocked-worker';
 
 const SCHEDULE: WebhookSchedule = { initialIntervalMs: 100, maximumIntervalMs: 200, retryHours: 1, attemptTimeoutMs: 1000 };
 
@@ -88,27 +86,14 @@ class Recorder {
 }
 
 /** A worker of the real workflows over a Recorder's mocked activities, on its own task queue, for one describe block. */
-function mockedWorker(prefix: string): { readonly env: TestWorkflowEnvironment; readonly recorder: Recorder; readonly taskQueue: string } {
-  const ctx = { taskQueue: `${prefix}-${randomUUID()}` } as { env: TestWorkflowEnvironment; recorder: Recorder; taskQueue: string };
-  let worker: Worker;
-  let running: Promise<void>;
-  beforeAll(async () => {
-    const info = stack();
-    ctx.env = await TestWorkflowEnvironment.createFromExistingServer({ address: info.temporalAddress, namespace: info.namespace });
-    ctx.recorder = new Recorder();
-    worker = await Worker.create({ connection: ctx.env.nativeConnection, namespace: info.namespace, taskQueue: ctx.taskQueue, workflowsPath: require.resolve('../../workflows'), activities: ctx.recorder.activities() });
-    running = worker.run();
-  }, 60_000);
-  afterAll(async () => {
-    worker.shutdown();
-    await running;
-    await ctx.env.teardown();
-  });
-  return ctx;
+function recordedWorker(prefix: string): MockedWorker & { readonly recorder: Recorder } {
+  const recorder = new Recorder();
+  // mockedWorker fills in `env` before the tests: the same object is handed back, not a copy.
+  return Object.assign(mockedWorker(prefix, recorder.activities()), { recorder });
 }
 
 describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
-  const mocked = mockedWorker('mocked');
+  const mocked = recordedWorker('mocked');
   const { taskQueue } = mocked;
 
   const input = (overrides: Partial<LifecycleInput> = {}): LifecycleInput & { webhook: WebhookSchedule } => ({
@@ -170,7 +155,7 @@ describe('smsLifecycle with mocked activities (docs/lifecycle.md)', () => {
 });
 
 describe('smsBatchLifecycle with mocked activities (docs/lifecycle.md: one workflow per batch)', () => {
-  const mocked = mockedWorker('mocked-batch');
+  const mocked = recordedWorker('mocked-batch');
   const { taskQueue } = mocked;
 
   const member = (overrides: Partial<BatchMember> = {}): BatchMember => ({ id: randomUUID(), orgId: 'org-1', tokenId: 'token-1', clientId: null, segments: 1, chargedMicros: 75_000, webhooks: true, ...overrides });
