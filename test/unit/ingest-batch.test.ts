@@ -4,9 +4,8 @@
 import { AppError } from '../../core/errors';
 import { batchItems } from '../../core/ingest/batch';
 import { NATIVE_ATTRIBUTES } from '../../core/ingest/values';
-import { batchSchema, contactItemSchema, eventItemSchema, MAX_BATCH_ITEMS, NATIVE_NAMES } from '../../schemas/ingest';
-import { EVENT_FIELDS, EVENT_TYPE } from '../../core/ingest/values';
-import { BatchSpecs, validateContact, type SpecView } from '../../core/ingest';
+import { contactItemSchema, eventItemSchema, MAX_BATCH_ITEMS, NATIVE_NAMES } from '../../schemas/ingest';
+import { BatchSpecs, validateContact, validateEvent, type SpecView } from '../../core/ingest';
 
 function refusal(body: unknown): { code: string; message: string } {
   try {
@@ -43,8 +42,9 @@ describe('spec 2 §4 rule 1, §7: the batch body is checked with schemas/ingest.
     expect(batchItems(items(1))).toHaveLength(1);
   });
 
-  test('one source per limit: the schema bounds the batch (MAX_BATCH_ITEMS)', () => {
-    expect({ minItems: batchSchema.minItems, maxItems: batchSchema.maxItems }).toEqual({ minItems: 1, maxItems: MAX_BATCH_ITEMS });
+  test('one source per limit: MAX_BATCH_ITEMS items pass, one more is refused', () => {
+    expect(batchItems(items(MAX_BATCH_ITEMS))).toHaveLength(MAX_BATCH_ITEMS);
+    expect(refusal(items(MAX_BATCH_ITEMS + 1)).code).toBe('WRONG_SHAPE');
   });
 });
 
@@ -54,9 +54,15 @@ describe('spec 2 §2: the item rules name what the schemas define', () => {
     expect(Object.keys(contactItemSchema.properties)).toEqual(['_user_id', ...NATIVE_NAMES]);
   });
 
-  test('an event takes the fields of the event schema, its type matches the schema\'s pattern', () => {
-    expect([...EVENT_FIELDS]).toEqual(Object.keys(eventItemSchema.properties));
-    expect(EVENT_TYPE.source).toBe(eventItemSchema.properties._event_type.pattern);
+  test('an event takes the fields of the event schema and no other; its type must match the schema\'s pattern', () => {
+    const event = { _user_id: 'u', _event_id: 'e', _event_type: 'purchase', _event_date: '2026-11-26T12:00:00Z', _event_parameters: {} };
+    const errorsOf = (item: Record<string, unknown>) => Object.keys(validateEvent(item, new BatchSpecs(specView), Date.parse('2026-11-26T12:00:00Z')).outcome.errors ?? {});
+    expect(Object.keys(eventItemSchema.properties)).toEqual(expect.arrayContaining(Object.keys(event)));
+    expect(errorsOf(event)).toEqual([]);
+    expect(errorsOf({ ...event, _not_in_schema: 1 })).toEqual(['_not_in_schema']);
+    const pattern = new RegExp(eventItemSchema.properties._event_type.pattern);
+    expect(pattern.test('no spaces allowed')).toBe(false);
+    expect(errorsOf({ ...event, _event_type: 'no spaces allowed' })).toEqual(['_event_type']);
   });
 });
 
