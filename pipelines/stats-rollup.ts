@@ -4,7 +4,7 @@
 // restart simply runs the next pass; two jobs at once only compute an hour twice (the newer
 // generation is current). One per deployment, with the ingest writer (roles/pipelines.ts).
 import type { Logger } from '../infra/logger';
-import type { RollupPass } from '../stores/message-stats';
+import type { RollupPass } from '../stores/stats-rollup';
 
 export interface StatsRollupJob {
   /** Runs a pass now (after the one running, if any). */

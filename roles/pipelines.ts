@@ -14,7 +14,7 @@ import { startPipelineMetrics } from '../pipelines/pipeline-metrics';
 import { startStatsRollup } from '../pipelines/stats-rollup';
 import { KvLifecycleStates } from '../stores/lifecycle-records';
 import { KvClientIds } from '../stores/client-ids';
-import { StatsRollup } from '../stores/message-stats';
+import { StatsRollup } from '../stores/stats-rollup';
 import type { Engines } from './engines';
 import type { WorkerRole } from './worker';
 

@@ -9,8 +9,10 @@ import { costs, LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_FINAL_STATUSES,
 import { fromMicros } from '../core/money';
 import type { LookupStatsRow, SmsStatsRow, StatsKeys, StatsReader, Visibility } from '../core/sms';
 import type { ClickHouse } from '../infra/clickhouse';
+import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianBuckets, medianMs, oneHotSql } from './delivery-histogram';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { splitWhere, topLevelConjuncts } from './scoped-query';
+import { daySource, DELIVERED_IN_RANGE, DELIVERY_MS, DELIVERY_MS_U32, ROW_BUCKET } from './stats-rollup';
 
 type Raw = Record<string, string | number | null>;
 
@@ -72,8 +74,9 @@ const TIME_BOUND = new RegExp(String.raw`^created_at (>=|>|<=|<) (${TIME_PARAM})
 /** The range family of Grammar A (`createdAt_range`, `_between`, `_betweeneq`). */
 const TIME_PAIR = new RegExp(String.raw`^\(created_at (>=|>) (${TIME_PARAM}) AND created_at (<=|<) (${TIME_PARAM})\)$`);
 
-/** The last instant of an hour that created_at (DateTime64(3)) can hold, after its start. */
+/** The last instant of an hour (a day) that created_at (DateTime64(3)) can hold, after its start. */
 const HOUR_LAST_MS = 3_599_999;
+const DAY_LAST_MS = 86_399_999;
 
 export interface RollupPlan {
   /** Conditions on dimensions only: the same on every message of a rollup row. */
@@ -106,11 +109,11 @@ export function rollupPlan(where: string): RollupPlan | null {
   return { dimensions, bounds };
 }
 
-/** SQL: true when every instant of the hour starting at `hour` passes the plan's createdAt bounds (they are intervals: both ends suffice). */
-function wholeHour(plan: RollupPlan, hour: string): string {
+/** SQL: true when every instant of the span (an hour or a day) starting at `start` passes the plan's createdAt bounds (they are intervals: both ends suffice). */
+function wholeSpan(plan: RollupPlan, start: string, lastMs: number): string {
   if (plan.bounds.length === 0) return '1';
-  const last = `(${hour} + toIntervalMillisecond(${HOUR_LAST_MS}))`;
-  return plan.bounds.map(([op, p]) => `(${hour} ${op} ${p} AND ${last} ${op} ${p})`).join(' AND ');
+  const last = `(${start} + toIntervalMillisecond(${lastMs}))`;
+  return plan.bounds.map(([op, p]) => `(${start} ${op} ${p} AND ${last} ${op} ${p})`).join(' AND ');
 }
 
 /** An hour of an organization whose current rollup generation no row has arrived after. */
@@ -165,166 +168,121 @@ function liveEnvelope(rolled: readonly RolledHour[], plan: RollupPlan, bind: (va
   return `(${parts.join(' OR ')})`;
 }
 
+/** A day of an organization whose current day rows were summed from exactly its current rolled hours. */
+export interface SummedDay {
+  /** toRelativeDayNum of the day. */
+  readonly d: number;
+  readonly g: number | string;
+}
+
+/** The latest summed generation of each day of `orgId` with the hours it was summed from (stores/stats-rollup.ts). */
+export function summedDaysStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
+  return {
+    query: `SELECT toRelativeDayNum(day) AS d, max(generation) AS g, argMax(source, generation) AS source FROM ${ch.table('sms_stats_days')} WHERE org_id = {__org:String} GROUP BY d`,
+    query_params: { __org: orgId },
+  };
+}
+
+/** The days whose summed hours are the day's current rolled hours: their day rows equal the sum of those hours' rows. */
+export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: number | string; g: number | string; source: string }[]): SummedDay[] {
+  const hoursOfDay = new Map<number, { h: number; g: number | string }[]>();
+  for (const r of rolled) {
+    const d = Math.floor(Number(r.h) / 24);
+    hoursOfDay.set(d, [...(hoursOfDay.get(d) ?? []), { h: Number(r.h), g: r.g }]);
+  }
+  return summed
+    .filter((s) => { const hours = hoursOfDay.get(Number(s.d)); return hours !== undefined && daySource(hours) === s.source; })
+    .map((s) => ({ d: Number(s.d), g: s.g }));
+}
+
+/** What a two-phase stats read rests on: the rolled hours and summed days it uses, pinned by generation. */
+export interface RollupSources {
+  readonly rolled: readonly RolledHour[];
+  readonly days: readonly SummedDay[];
+}
+
 /**
- * One statement: the rollup's rows of the rolled hours wholly inside the createdAt bounds,
- * UNION ALL sms_messages FINAL of every other hour, each aggregated by the keys, then merged
- * (sums, and the delivery-time states into the exact median). Same columns as statsStatement,
- * plus `out_of_range`.
+ * The statements of a stats query answered from the rollup: three parts split the messages
+ * between them, each aggregated by the keys, then merged:
+ *  - sms_stats_daily: the summed days wholly inside the createdAt bounds (none when grouped hourly);
+ *  - sms_stats_hourly: the other rolled hours wholly inside the bounds;
+ *  - sms_messages FINAL: every other hour.
+ * `counts` answers every column but the median, with the coarse delivery-time histogram of each
+ * group; `fine(buckets)` the sub-bucket histograms of the coarse buckets the medians fall in, by
+ * keys and bucket (stores/delivery-histogram.ts).
  */
-export function rollupStatement(ch: ClickHouse, v: Visibility, compiled: CompiledStats, plan: RollupPlan, rolled: readonly RolledHour[], settings: string = STATS_SETTINGS): { query: string; query_params: Record<string, unknown> } {
+export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: CompiledStats, plan: RollupPlan, sources: RollupSources, settings: string = STATS_SETTINGS): {
+  counts: { query: string; query_params: Record<string, unknown> };
+  fine: (buckets: readonly number[]) => { query: string; query_params: Record<string, unknown> };
+} {
+  const { rolled, days } = sources;
   const params: Record<string, unknown> = {
     ...compiled.params, __org: v.orgId, __project: v.projectId, __limit: compiled.limit, __offset: compiled.offset,
-    __rh: rolled.map((r) => Number(r.h)), __rg: rolled.map((r) => Number(r.g)), __final: [...SMS_FINAL_STATUSES], __delivered: 'delivered',
+    __rh: rolled.map((r) => Number(r.h)), __rg: rolled.map((r) => Number(r.g)), __dd: days.map((d) => d.d), __dg: days.map((d) => Number(d.g)),
+    __final: [...SMS_FINAL_STATUSES], __delivered: 'delivered',
   };
   SMS_STATUS_COUNTERS.forEach((s) => { params[`__s_${s}`] = s; });
   let envelope = 0;
   const bindTime = (value: string): string => { const name = `__e${envelope++}`; params[name] = value; return `{${name}:DateTime64(3, 'UTC')}`; };
+  const keyNames = compiled.keys.map((_, i) => `k${i}`);
   const keys = compiled.keys.map((k, i) => `${k.expression} AS k${i}`);
-  const keyNames = compiled.keys.map((_, i) => `k${i}`).join(', ');
-  const groupBy = keyNames ? ` GROUP BY ${keyNames}` : '';
+  const by = (...more: string[]): string => ([...keyNames, ...more].length > 0 ? ` GROUP BY ${[...keyNames, ...more].join(', ')}` : '');
   const scope = 'org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)})';
-  const rollupWhere = [scope, '(toRelativeHourNum(created_at), generation) IN arrayZip({__rh:Array(UInt32)}, {__rg:Array(UInt64)})', wholeHour(plan, 'created_at'), ...plan.dimensions].join(' AND ');
-  const fromRollup = `SELECT ${[...keys,
+  const dayTaken = (day: string): string => `(toRelativeDayNum(${day}) IN {__dd:Array(UInt32)} AND ${wholeSpan(plan, day, DAY_LAST_MS)})`;
+  const dailyWhere = [scope, '(toRelativeDayNum(created_at), generation) IN arrayZip({__dd:Array(UInt32)}, {__dg:Array(UInt64)})', wholeSpan(plan, 'created_at', DAY_LAST_MS), ...plan.dimensions].join(' AND ');
+  const hourlyWhere = [scope, '(toRelativeHourNum(created_at), generation) IN arrayZip({__rh:Array(UInt32)}, {__rg:Array(UInt64)})', wholeSpan(plan, 'created_at', HOUR_LAST_MS),
+    `NOT ${dayTaken('toStartOfDay(created_at)')}`, ...plan.dimensions].join(' AND ');
+  const split = splitWhere('sms_messages', compiled.where);
+  const notRolled = `NOT (toRelativeHourNum(created_at) IN {__rh:Array(UInt32)} AND ${wholeSpan(plan, 'toStartOfHour(created_at)', HOUR_LAST_MS)})`;
+  const live = `${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${liveEnvelope(rolled, plan, bindTime)} AND ${notRolled} WHERE ${split.where}`;
+  const delivered = 'status = {__delivered:String} AND isNotNull(delivered_at)';
+
+  const rolledCounts = (table: string, where: string): string => `SELECT ${[...keys,
     'sum(messages) AS x_messages', 'sum(segments) AS x_segments',
     ...SMS_STATUS_COUNTERS.map((s) => `sumIf(messages, status = {__s_${s}:String}) AS x_n_${s}`),
     'sumIf(messages, status NOT IN {__final:Array(String)}) AS x_pending', 'sum(cost_micros) AS x_cost_micros',
-    'quantileExactInclusiveMergeState(0.5)(delivery_ms) AS x_delivery', 'sum(out_of_range) AS x_out_of_range',
-  ].join(', ')} FROM ${ch.table('sms_stats_hourly')} WHERE ${rollupWhere}${groupBy}`;
-  const split = splitWhere('sms_messages', compiled.where);
-  const notRolled = `NOT (toRelativeHourNum(created_at) IN {__rh:Array(UInt32)} AND ${wholeHour(plan, 'toStartOfHour(created_at)')})`;
-  const ms = "dateDiff('millisecond', created_at, assumeNotNull(delivered_at))";
-  const delivered = 'status = {__delivered:String} AND isNotNull(delivered_at)';
-  const fromLive = `SELECT ${[...keys,
-    'count() AS x_messages', 'sum(messages_count) AS x_segments',
-    ...SMS_STATUS_COUNTERS.map((s) => `countIf(status = {__s_${s}:String}) AS x_n_${s}`),
-    'countIf(status NOT IN {__final:Array(String)}) AS x_pending', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS x_cost_micros`,
-    `quantileExactInclusiveStateIf(0.5)(toUInt32(if(${ms} BETWEEN 0 AND 4294967295, ${ms}, 0)), ${delivered} AND ${ms} BETWEEN 0 AND 4294967295) AS x_delivery`,
-    `countIf(${delivered} AND NOT (${ms} BETWEEN 0 AND 4294967295)) AS x_out_of_range`,
-  ].join(', ')} FROM ${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${liveEnvelope(rolled, plan, bindTime)} AND ${notRolled} WHERE ${split.where}${groupBy}`;
-  const outer = [
-    ...compiled.keys.map((_, i) => `k${i}`),
+    'sumForEach(delivery_hist) AS x_hist', 'sum(out_of_range) AS x_out_of_range',
+  ].join(', ')} FROM ${ch.table(table)} WHERE ${where}${by()}`;
+  // The live part counts by keys and coarse bucket first, so that each group's histogram is built from one row per bucket.
+  const liveCounts = `SELECT ${[...keyNames,
+    'sum(c) AS x_messages', 'sum(seg) AS x_segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(n_${s}) AS x_n_${s}`),
+    'sum(p) AS x_pending', 'sum(cost) AS x_cost_micros', `sumForEach(${oneHotSql('b', 'd', COARSE_BUCKETS)}) AS x_hist`, 'sum(oor) AS x_out_of_range',
+  ].join(', ')} FROM (SELECT ${[...keys, `${ROW_BUCKET(delivered)} AS b`,
+    'count() AS c', 'sum(messages_count) AS seg', ...SMS_STATUS_COUNTERS.map((s) => `countIf(status = {__s_${s}:String}) AS n_${s}`),
+    'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
+    `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${delivered} AND NOT (${DELIVERY_MS} BETWEEN 0 AND 4294967295)) AS oor`,
+  ].join(', ')} FROM ${live}${by('b')})${by()}`;
+  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere)] : []), rolledCounts('sms_stats_hourly', hourlyWhere), liveCounts];
+  const outer = [...keyNames,
     'sum(x_messages) AS messages', 'sum(x_segments) AS segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(x_n_${s}) AS n_${s}`),
-    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', 'quantileExactInclusiveMerge(0.5)(x_delivery) AS p50_delivery_ms', 'sum(x_out_of_range) AS out_of_range',
+    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', 'sumForEach(x_hist) AS delivery_hist', 'sum(x_out_of_range) AS out_of_range',
   ];
-  const query = `SELECT ${outer.join(', ')} FROM (${fromRollup} UNION ALL ${fromLive})`
-    + (keyNames ? ` GROUP BY ${keyNames} ORDER BY ${keyNames} ASC` : '')
-    + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS ${settings}`;
-  return { query, query_params: params };
-}
+  const counts = {
+    query: `SELECT ${outer.join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : ''}`
+      + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS ${settings}`,
+    query_params: params,
+  };
 
-export interface StatsRollupOptions {
-  /** An hour is rolled once it ended this long ago (later changes make it roll again). */
-  readonly settleMs: number;
-  /**
-   * ... and no row arrived for it during this long. An insert becomes visible within this time of
-   * its arrival (the view's clock); a roll never misses a row that arrived before the touch it records.
-   */
-  readonly quietMs: number;
-  /** Rows of a superseded generation are deleted this long after (a reader that chose it has finished: the stats ceiling is 10 s). */
-  readonly graceMs: number;
-  /** Hours of one organization rolled by one statement. */
-  readonly hoursPerStatement: number;
-  /** Hours rolled by one pass at most (the rest by the next). */
-  readonly hoursPerPass: number;
-}
-
-export const STATS_ROLLUP_DEFAULTS: StatsRollupOptions = { settleMs: 3_600_000, quietMs: 300_000, graceMs: 600_000, hoursPerStatement: 24, hoursPerPass: 2_400 };
-
-export interface RollupPass {
-  /** Hours rolled (first time or again). */
-  readonly hours: number;
-  /** Hours still waiting (beyond hoursPerPass). */
-  readonly waiting: number;
-  readonly deletedGenerations: boolean;
-}
-
-/**
- * Writes the rollup (migration 0015): each pass rolls every hour of every organization that
- * ended `settleMs` ago, had no row arrive for `quietMs`, and is not rolled or had a row arrive
- * after its current generation. An hour's generation is the server time of the pass (ms), its
- * rows are written before the sms_stats_hours row that makes them current, so a pass that
- * stops half-way leaves only rows no reader uses; the next pass rolls the hour again.
- */
-export class StatsRollup {
-  constructor(private readonly ch: ClickHouse, private readonly options: StatsRollupOptions = STATS_ROLLUP_DEFAULTS) {}
-
-  private async rows<R>(query: string, query_params: Record<string, unknown> = {}): Promise<R[]> {
-    return (await this.ch.client.query({ query, query_params, format: 'JSONEachRow' })).json<R>();
-  }
-
-  async pass(): Promise<RollupPass> {
-    const { ch, options } = this;
-    const [clock] = await this.rows<{ now: string; generation: string }>(`SELECT toString(now64(3, 'UTC')) AS now, toUnixTimestamp64Milli(now64(3, 'UTC')) AS generation`);
-    if (!clock) throw new Error('stats rollup: no server time');
-    const due = await this.rows<{ org_id: string; hour: string; touched: string }>(
-      `SELECT t.org_id AS org_id, toString(t.hour) AS hour, toString(t.touched) AS touched
-       FROM (SELECT org_id, hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')} GROUP BY org_id, hour) AS t
-       LEFT JOIN (SELECT org_id, hour, argMax(touched_at, generation) AS seen, 1 AS rolled FROM ${ch.table('sms_stats_hours')} GROUP BY org_id, hour) AS m
-         ON m.org_id = t.org_id AND m.hour = t.hour
-       WHERE t.hour + toIntervalMillisecond(3600000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}
-         AND t.touched + toIntervalMillisecond({quiet:UInt64}) <= {now:DateTime64(3, 'UTC')}
-         AND (m.rolled = 0 OR t.touched > m.seen)
-       ORDER BY org_id, hour`,
-      { now: clock.now, settle: options.settleMs, quiet: options.quietMs },
-    );
-    const todo = due.slice(0, options.hoursPerPass);
-    const byOrg = new Map<string, { hour: string; touched: string }[]>();
-    for (const row of todo) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), row]);
-    for (const [org, hours] of byOrg) {
-      for (let i = 0; i < hours.length; i += options.hoursPerStatement) {
-        const chunk = hours.slice(i, i + options.hoursPerStatement);
-        await this.rollHours(org, chunk, clock.generation);
-      }
-    }
-    const deletedGenerations = todo.length > 0 ? await this.deleteSuperseded(clock.now) : false;
-    return { hours: todo.length, waiting: due.length - todo.length, deletedGenerations };
-  }
-
-  /** Rolls `hours` of `org` as generation `generation`: their rows, then the rows that make them current. */
-  private async rollHours(org: string, hours: readonly { hour: string; touched: string }[], generation: string): Promise<void> {
-    const { ch } = this;
-    const ms = "dateDiff('millisecond', created_at, assumeNotNull(delivered_at))";
-    const delivered = "status = 'delivered' AND isNotNull(delivered_at)";
-    // The read lane: on the embedded engine a second session, so the history writer's inserts do not queue behind this scan.
-    await (ch.readLane?.() ?? ch.client).command({
-      query: `INSERT INTO ${ch.table('sms_stats_hourly')}
-        SELECT org_id, toStartOfHour(created_at) AS hour, {generation:UInt64}, project_id, direction, country, status,
-               count(), sum(messages_count), sumIf(price_user_micros, ${costs('{canceled:String}')}),
-               quantileExactInclusiveStateIf(0.5)(toUInt32(if(${ms} BETWEEN 0 AND 4294967295, ${ms}, 0)), ${delivered} AND ${ms} BETWEEN 0 AND 4294967295),
-               countIf(${delivered} AND NOT (${ms} BETWEEN 0 AND 4294967295))
-        FROM ${ch.table('sms_messages')} FINAL
-        PREWHERE org_id = {org:String} AND created_at >= {first:DateTime64(3, 'UTC')} AND created_at < {last:DateTime64(3, 'UTC')} + toIntervalHour(1)
-          AND toStartOfHour(created_at) IN {hours:Array(DateTime('UTC'))}
-        GROUP BY org_id, hour, project_id, direction, country, status`,
-      // Hours as 'YYYY-MM-DD hh:00:00' (DateTime); `hours` are in order.
-      query_params: { org, hours: hours.map((h) => h.hour.slice(0, 19)), first: hours[0]?.hour, last: hours[hours.length - 1]?.hour, generation, canceled: 'canceled' },
-    });
-    await ch.client.insert({
-      table: ch.table('sms_stats_hours'),
-      values: hours.map((h) => ({ org_id: org, hour: h.hour, generation, touched_at: h.touched })),
-      format: 'JSONEachRow',
-    });
-  }
-
-  /** Deletes rollup rows of generations superseded more than graceMs ago (and of passes that stopped before making theirs current). */
-  private async deleteSuperseded(now: string): Promise<boolean> {
-    const { ch } = this;
-    const stale = `SELECT r.org_id, r.created_at, r.generation
-      FROM (SELECT DISTINCT org_id, created_at, generation FROM ${ch.table('sms_stats_hourly')}) AS r
-      INNER JOIN (SELECT org_id, hour, max(generation) AS g FROM ${ch.table('sms_stats_hours')}
-                  WHERE generation + {grace:UInt64} <= toUnixTimestamp64Milli({now:DateTime64(3, 'UTC')}) GROUP BY org_id, hour) AS m
-        ON m.org_id = r.org_id AND m.hour = r.created_at
-      WHERE r.generation < m.g`;
-    const params = { now, grace: this.options.graceMs };
-    const [found] = await this.rows<{ n: string }>(`SELECT count() AS n FROM (${stale})`, params);
-    if (Number(found?.n ?? 0) === 0) return false;
-    await ch.client.command({ query: `ALTER TABLE ${ch.table('sms_stats_hourly')} DELETE WHERE (org_id, created_at, generation) IN (${stale})`, query_params: params });
-    return true;
-  }
+  const fine = (buckets: readonly number[]): { query: string; query_params: Record<string, unknown> } => {
+    const inBuckets = 'bucket IN {__b:Array(UInt8)}';
+    const rolledFine = (table: string, where: string): string =>
+      `SELECT ${[...keys, 'bucket', 'sumForEach(fine) AS x_fine'].join(', ')} FROM ${ch.table(table)} WHERE ${where} AND ${inBuckets}${by('bucket')}`;
+    const liveFine = `SELECT ${[...keyNames, 'b AS bucket', `sumForEach(${oneHotSql('f', 'c', FINE_BUCKETS)}) AS x_fine`].join(', ')}
+      FROM (SELECT ${[...keys, `${coarseBucketSql(DELIVERY_MS_U32)} AS b`, `${fineBucketSql(DELIVERY_MS_U32)} AS f`, 'count() AS c'].join(', ')}
+            FROM ${live} AND ${DELIVERED_IN_RANGE(delivered)} AND b IN {__b:Array(UInt8)}${by('b', 'f')})${by('bucket')}`;
+    const fineParts = [...(days.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere)] : []), rolledFine('sms_stats_hourly_fine', hourlyWhere), liveFine];
+    return {
+      query: `SELECT ${[...keyNames, 'bucket', 'sumForEach(x_fine) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${settings}`,
+      query_params: { ...params, __b: [...buckets] },
+    };
+  };
+  return { counts, fine };
 }
 
 export class MessageStats implements StatsReader {
   private readonly settings: string;
+  /** SMS stats reads by how they were answered: from the rollup, from FINAL alone, and rollup reads started again (their two phases saw different rows). */
+  readonly reads = { rollup: 0, final: 0, retried: 0 };
 
   /** `rollup: false` reads sms_messages FINAL alone (the reference the rollup is tested and measured against). */
   constructor(private readonly ch: ClickHouse, private readonly ceilings: QueryCeilings = STATS_CEILINGS, private readonly options: { rollup: boolean } = { rollup: true }) {
@@ -344,28 +302,60 @@ export class MessageStats implements StatsReader {
     }
   }
 
-  /**
-   * The rows of an SMS stats query: from the rollup of closed hours plus sms_messages FINAL for
-   * every other hour when the filter allows it (rollupPlan), else from sms_messages FINAL alone.
-   * Both give the same rows (test/integration/sms-stats-rollup.test.ts).
-   */
-  private async smsRows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
-    const plan = this.options.rollup ? rollupPlan(compiled.where) : null;
-    if (plan === null) return this.rows(v, compiled);
+  /** Runs a stats statement, a ceiling it went beyond as QUERY_TOO_EXPENSIVE. */
+  private async statsQuery(statement: { query: string; query_params: Record<string, unknown> }): Promise<Raw[]> {
+    // The read lane (infra/clickhouse.ts): a stats scan never queues GET /sms behind it.
     const client = this.ch.readLane?.() ?? this.ch.client;
-    const rolled = await (await client.query({ ...rolledHoursStatement(this.ch, v.orgId), format: 'JSONEachRow' })).json<RolledHour>();
-    if (rolled.length === 0) return this.rows(v, compiled);
-    let raw: Raw[];
     try {
-      raw = await (await client.query({ ...rollupStatement(this.ch, v, compiled, plan, rolled, this.settings), format: 'JSONEachRow' })).json<Raw>();
+      return await (await client.query({ ...statement, format: 'JSONEachRow' })).json<Raw>();
     } catch (err) {
       const limit = exceededCeiling(err, this.ceilings);
       if (limit === undefined) throw err;
       throw new AppError('QUERY_TOO_EXPENSIVE', `the statistics query went beyond ${limit}: narrow the filter (a shorter createdAt range, fewer groups) and retry`, { cause: err });
     }
-    // A delivery time the rollup's UInt32 state cannot hold (before createdAt, or beyond 49 days): exact only from FINAL.
-    if (raw.some((r) => n(r['out_of_range']) > 0)) return this.rows(v, compiled);
-    return raw;
+  }
+
+  /**
+   * The rows of an SMS stats query: from the rollup (summed days, rolled hours) plus
+   * sms_messages FINAL for every other hour when the filter allows it (rollupPlan), else from
+   * sms_messages FINAL alone. Both give the same counts and a median within the histograms'
+   * resolution (test/integration/sms-stats-rollup.test.ts, sms-stats-differential.test.ts).
+   */
+  private async smsRows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
+    const plan = this.options.rollup ? rollupPlan(compiled.where) : null;
+    if (plan === null) return this.finalRows(v, compiled);
+    // The live part may change between the two phases (a DLR arriving): its sub-buckets then miss a value, and the read starts again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const rolled = (await this.statsQuery(rolledHoursStatement(this.ch, v.orgId))) as unknown as RolledHour[];
+      if (rolled.length === 0) return this.finalRows(v, compiled);
+      const hourly = compiled.keys.some((k) => k.token === 'hourly');
+      const days = hourly ? [] : usableDays(rolled, (await this.statsQuery(summedDaysStatement(this.ch, v.orgId))) as unknown as { d: number; g: number; source: string }[]);
+      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, days }, this.settings);
+      const raw = await this.statsQuery(statements.counts);
+      // A delivery time the histograms cannot hold (before createdAt, or beyond 49 days): exact only from FINAL.
+      if (raw.some((r) => n(r['out_of_range']) > 0)) return this.finalRows(v, compiled);
+      const histOf = (r: Raw): number[] => (r['delivery_hist'] as unknown as (number | string)[] | null ?? []).map(Number);
+      const buckets = [...new Set(raw.flatMap((r) => medianBuckets(histOf(r))))];
+      const keyOf = (r: Raw): string => JSON.stringify(compiled.keys.map((_, i) => r[`k${i}`] ?? null));
+      const fine = new Map<string, number[]>();
+      if (buckets.length > 0) {
+        for (const r of await this.statsQuery(statements.fine(buckets))) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, (r['fine'] as unknown as (number | string)[]).map(Number));
+      }
+      try {
+        const rows = raw.map((r) => ({ ...r, p50_delivery_ms: medianMs(histOf(r), (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
+        this.reads.rollup += 1;
+        return rows;
+      } catch (err) {
+        if (!(err instanceof HistogramMismatch)) throw err;
+        this.reads.retried += 1;
+      }
+    }
+    return this.finalRows(v, compiled);
+  }
+
+  private finalRows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
+    this.reads.final += 1;
+    return this.rows(v, compiled);
   }
 
   async sms(v: Visibility, compiled: CompiledStats, currency: string): Promise<SmsStatsRow[]> {

@@ -20,7 +20,9 @@ import type { SmsStatsRow } from '../../core/sms/stats';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { MessageHistory } from '../../stores/message-history';
-import { MessageStats, rolledHoursStatement, rollupPlan, StatsRollup, STATS_ROLLUP_DEFAULTS } from '../../stores/message-stats';
+import { MessageStats, rolledHoursStatement, rollupPlan } from '../../stores/message-stats';
+import { StatsRollup, STATS_ROLLUP_DEFAULTS } from '../../stores/stats-rollup';
+import { expectSameStats } from '../support/stats-expect';
 import { eventually } from '../../support/eventually';
 import { idAt, iso, makeMessage, seededRandom } from '../../support/message-rows';
 
@@ -102,7 +104,7 @@ async function expectSameForRandomQueries(count: number): Promise<void> {
     const { qs, project } = randomQuery();
     const { mine, truth } = await answers(qs, project);
     // The query string in the message names the case that differed.
-    expect({ qs, project, rows: mine }).toEqual({ qs, project, rows: truth });
+    expectSameStats(mine, truth, { qs, project });
   }
 }
 
@@ -142,35 +144,55 @@ describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)',
     expect(first.hours).toBeGreaterThan(100);
     expect(first.hours).toBeLessThanOrEqual(5 * 24);
     expect(await rolledHours()).toBe(first.hours);
-    expect((await rollup.pass()).hours).toBe(0);
+    // Every day that ended settleMs ago is summed from its hours (migration 0018).
+    expect(first.days).toBeGreaterThanOrEqual(3);
+    const second = await rollup.pass();
+    expect([second.hours, second.days]).toEqual([0, 0]);
   }, 120_000);
 
   test('equals the plain FINAL answer for random filters, groups, scopes and pages', async () => {
     await expectSameForRandomQueries(80);
   }, 300_000);
 
-  test('the answer comes from the rollup: a row planted in the current generation shows in it (and FINAL-only filters ignore it)', async () => {
+  test('the answer comes from the rollup: a row planted in the current generation of an hour or a day shows in it (and FINAL-only filters ignore it)', async () => {
     // From a day after the first hour: the hour of the message delivered before its creation (read FINAL) is outside.
     const since = `createdAt_gte=${iso(FROM + 24 * HOUR)}`;
-    const [hour] = await (await ch.client.query({
-      query: `SELECT created_at, generation FROM ${ch.table('sms_stats_hourly')} WHERE org_id = {org:String} AND created_at >= {since:DateTime64(3, 'UTC')} ORDER BY created_at LIMIT 1`,
-      query_params: { org: ORG, since: iso(FROM + 25 * HOUR).replace('T', ' ').replace('Z', '') }, format: 'JSONEachRow',
-    })).json<Record<string, unknown>>();
-    expect(hour).toBeDefined();
+    const sinceSql = iso(FROM + 48 * HOUR).replace('T', ' ').replace('Z', '');
+    const currentRow = async (table: string, markers: string, at: string): Promise<Record<string, unknown>> => {
+      const [row] = await (await ch.client.query({
+        query: `SELECT created_at, generation FROM ${ch.table(table)} WHERE org_id = {org:String} AND created_at >= {since:DateTime64(3, 'UTC')}
+                  AND (created_at, generation) IN (SELECT ${at}, max(generation) FROM ${ch.table(markers)} WHERE org_id = {org:String} GROUP BY ${at}) ORDER BY created_at LIMIT 1`,
+        query_params: { org: ORG, since: sinceSql }, format: 'JSONEachRow',
+      })).json<Record<string, unknown>>();
+      expect(row).toBeDefined();
+      return row!;
+    };
+    // 1000 messages without delivery times (a planted delivery time would miss its sub-buckets: the read falls back to FINAL).
+    const plant = async (table: string, row: Record<string, unknown>): Promise<void> => {
+      await ch.client.command({
+        query: `INSERT INTO ${ch.table(table)} SELECT org_id, created_at, generation, project_id, direction, country, status, 1000, 0, 0, [], 0
+                FROM ${ch.table(table)} WHERE org_id = {org:String} AND created_at = {at:DateTime64(3, 'UTC')} AND generation = {g:UInt64} LIMIT 1`,
+        query_params: { org: ORG, at: row['created_at'], g: row['generation'] },
+      });
+    };
+    const total = (rows: readonly SmsStatsRow[]): number => rows.reduce((sum, r) => sum + r.messages, 0);
     const before = await answers(since, null);
-    await ch.client.command({
-      query: `INSERT INTO ${ch.table('sms_stats_hourly')} SELECT org_id, created_at, generation, project_id, direction, country, status, 1000, 0, 0, delivery_ms, 0
-              FROM ${ch.table('sms_stats_hourly')} WHERE org_id = {org:String} AND created_at = {at:DateTime64(3, 'UTC')} AND generation = {g:UInt64} LIMIT 1`,
-      query_params: { org: ORG, at: hour!['created_at'], g: hour!['generation'] },
-    });
-    const after = await answers(since, null);
-    expect(after.mine[0]!.messages).toBe(before.mine[0]!.messages + 1000);
-    expect(after.truth).toEqual(before.truth);
+    const beforeHourly = await answers(`${since}&_group=hourly`, null);
+    // A summed day answers the totals; grouped by hour, the hours answer (days cannot).
+    await plant('sms_stats_daily', await currentRow('sms_stats_daily', 'sms_stats_days', 'day'));
+    expect(total((await answers(since, null)).mine)).toBe(total(before.mine) + 1000);
+    expect(total((await answers(`${since}&_group=hourly`, null)).mine)).toBe(total(beforeHourly.mine));
+    await plant('sms_stats_hourly', await currentRow('sms_stats_hourly', 'sms_stats_hours', 'hour'));
+    const after = await answers(`${since}&_group=hourly`, null);
+    expect(total(after.mine)).toBe(total(beforeHourly.mine) + 1000);
+    expect(after.truth).toEqual(beforeHourly.truth);
     // text is not in the rollup: that query reads FINAL and is unchanged.
     const text = await answers('text_containsi=msg', null);
     expect(text.mine).toEqual(text.truth);
-    await ch.client.command({ query: `ALTER TABLE ${ch.table('sms_stats_hourly')} DELETE WHERE org_id = {org:String} AND messages = 1000 SETTINGS mutations_sync = 1`, query_params: { org: ORG } });
-    expect((await answers(since, null)).mine).toEqual(before.truth);
+    for (const table of ['sms_stats_daily', 'sms_stats_hourly']) {
+      await ch.client.command({ query: `ALTER TABLE ${ch.table(table)} DELETE WHERE org_id = {org:String} AND messages = 1000 SETTINGS mutations_sync = 1`, query_params: { org: ORG } });
+    }
+    expectSameStats((await answers(since, null)).mine, before.truth, { since });
   }, 120_000);
 
   test('late status changes and late messages in rolled and open hours: exact before the next pass (read FINAL) and after it (rolled anew)', async () => {
@@ -191,19 +213,30 @@ describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)',
     await expectSameForRandomQueries(40);
     const again = await rollup.pass();
     expect(again.hours).toBeGreaterThan(0);
+    // The days of the re-rolled hours are summed again (their sources changed).
+    expect(again.days).toBeGreaterThan(0);
     expect(await rolledHours()).toBe(rolledBefore);
     await expectSameForRandomQueries(40);
   }, 300_000);
 
   test('superseded generations are deleted after their grace period and answers stay exact', async () => {
-    const generations = async (): Promise<number> => Number((await (await ch.client.query({
-      query: `SELECT max(n) AS n FROM (SELECT created_at, uniqExact(generation) AS n FROM ${ch.table('sms_stats_hourly')} WHERE org_id = {org:String} GROUP BY created_at)`,
-      query_params: { org: ORG }, format: 'JSONEachRow',
-    })).json<{ n: string }>())[0]?.n ?? 0);
+    const generations = async (): Promise<number> => {
+      let most = 0;
+      for (const table of ['sms_stats_hourly', 'sms_stats_hourly_fine', 'sms_stats_daily', 'sms_stats_daily_fine']) {
+        most = Math.max(most, Number((await (await ch.client.query({
+          query: `SELECT max(n) AS n FROM (SELECT created_at, uniqExact(generation) AS n FROM ${ch.table(table)} WHERE org_id = {org:String} GROUP BY created_at)`,
+          query_params: { org: ORG }, format: 'JSONEachRow',
+        })).json<{ n: string }>())[0]?.n ?? 0));
+      }
+      return most;
+    };
     // Nothing re-rolled since the last pass deleted the older rows (grace 0): touch an hour so a pass re-rolls and deletes.
     const m = messages.find((x) => x.status === 'delivered' && Date.parse(x.createdAt) < NOW - 48 * HOUR)!;
     await history.insert([{ ...m, updatedAt: iso(Date.now()) }]);
-    await rollup.pass();
+    const pass = await rollup.pass();
+    // At least: an hour that settled meanwhile (the clock crossed an hour) is rolled too.
+    expect(pass.hours).toBeGreaterThanOrEqual(1);
+    expect(pass.days).toBeGreaterThanOrEqual(1);
     await eventuallyOne(generations);
     await expectSameForRandomQueries(20);
   }, 300_000);

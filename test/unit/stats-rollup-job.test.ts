@@ -2,7 +2,7 @@
 // start, the next at once while hours are still waiting, then one per interval; a failed pass
 // is logged and retried; passes never overlap; stop waits for the running pass.
 import { startStatsRollup } from '../../pipelines/stats-rollup';
-import type { RollupPass } from '../../stores/message-stats';
+import type { RollupPass } from '../../stores/stats-rollup';
 
 const log = { info: jest.fn(), warn: jest.fn() } as unknown as Parameters<typeof startStatsRollup>[0]['log'];
 
@@ -32,7 +32,7 @@ async function atOnce(): Promise<void> {
   }
 }
 
-const done = (hours: number, waiting = 0): RollupPass => ({ hours, waiting, deletedGenerations: false });
+const done = (hours: number, waiting = 0): RollupPass => ({ hours, waiting, days: 0, deletedGenerations: false });
 
 test('passes at start, again at once while hours wait, then waits the interval', async () => {
   const rollup = fakeRollup([done(2400, 100), done(100), done(0)]);

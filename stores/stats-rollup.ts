@@ -1,0 +1,217 @@
+// The writer of the delivery statistics' rollup (migrations 0015 and 0018, docs/grammar-a.md
+// "Statistics"): closed hours of sms_messages summed by the statistics' dimensions, with
+// delivery-time histograms (stores/delivery-histogram.ts), and whole days summed from their
+// rolled hours. stores/message-stats.ts reads it; pipelines/stats-rollup.ts runs the passes.
+import { costs } from '../core/filters/grammar-a/stats';
+import type { ClickHouse } from '../infra/clickhouse';
+import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, oneHotSql } from './delivery-histogram';
+
+export interface StatsRollupOptions {
+  /** An hour is rolled once it ended this long ago (later changes make it roll again); a day once it ended this long ago. */
+  readonly settleMs: number;
+  /**
+   * ... and no row arrived for it during this long. An insert becomes visible within this time of
+   * its arrival (the view's clock); a roll never misses a row that arrived before the touch it records.
+   */
+  readonly quietMs: number;
+  /** Rows of a superseded generation are deleted this long after (a reader that chose it has finished: the stats ceiling is 10 s). */
+  readonly graceMs: number;
+  /** Hours of one organization rolled by one statement. */
+  readonly hoursPerStatement: number;
+  /** Hours rolled by one pass at most (the rest by the next). */
+  readonly hoursPerPass: number;
+  /** Days of one organization summed by one statement. */
+  readonly daysPerStatement: number;
+}
+
+export const STATS_ROLLUP_DEFAULTS: StatsRollupOptions = { settleMs: 3_600_000, quietMs: 300_000, graceMs: 600_000, hoursPerStatement: 24, hoursPerPass: 2_400, daysPerStatement: 31 };
+
+export interface RollupPass {
+  /** Hours rolled (first time or again). */
+  readonly hours: number;
+  /** Hours still waiting (beyond hoursPerPass). */
+  readonly waiting: number;
+  /** Days summed (first time or again). */
+  readonly days: number;
+  readonly deletedGenerations: boolean;
+}
+
+/** createdAt -> deliveredAt in ms, as the statistics count it (docs/grammar-a.md "Statistics"). */
+export const DELIVERY_MS = "dateDiff('millisecond', created_at, assumeNotNull(delivered_at))";
+/** A delivered message whose delivery time the histograms hold (0 .. 2^32-1 ms). */
+export const DELIVERED_IN_RANGE = (delivered: string): string => `${delivered} AND ${DELIVERY_MS} BETWEEN 0 AND 4294967295`;
+/** The delivery time as UInt32 (0 where out of range: only read for rows DELIVERED_IN_RANGE). */
+export const DELIVERY_MS_U32 = `toUInt32(if(${DELIVERY_MS} BETWEEN 0 AND 4294967295, ${DELIVERY_MS}, 0))`;
+/** The coarse bucket of a row, or COARSE_BUCKETS (outside every histogram) for a row that is not a delivery the histograms hold. */
+export const ROW_BUCKET = (delivered: string): string => `if(${DELIVERED_IN_RANGE(delivered)}, ${coarseBucketSql(DELIVERY_MS_U32)}, ${COARSE_BUCKETS})`;
+
+const DIMENSIONS = 'project_id, direction, country, status';
+
+/** The canonical list of the (hour, generation) pairs a day is summed from: 'h:g,...' ascending by h. */
+export function daySource(hours: readonly { readonly h: number; readonly g: number | string }[]): string {
+  return [...hours].sort((a, b) => a.h - b.h).map((x) => `${x.h}:${x.g}`).join(',');
+}
+
+/**
+ * Writes the rollup: each pass rolls every hour of every organization that ended `settleMs`
+ * ago, had no row arrive for `quietMs`, and is not rolled or had a row arrive after its current
+ * generation; then sums every day that ended `settleMs` ago whose touched hours are all rolled
+ * and current, unless its current day rows were summed from exactly those hours. A generation is
+ * the server time of the pass (ms); rows are written before the marker (sms_stats_hours,
+ * sms_stats_days) that makes them current, so a pass that stops half-way leaves only rows no
+ * reader uses, and the next pass rolls again.
+ */
+export class StatsRollup {
+  constructor(private readonly ch: ClickHouse, private readonly options: StatsRollupOptions = STATS_ROLLUP_DEFAULTS) {}
+
+  private async rows<R>(query: string, query_params: Record<string, unknown> = {}): Promise<R[]> {
+    return (await this.ch.client.query({ query, query_params, format: 'JSONEachRow' })).json<R>();
+  }
+
+  /** The read lane: on the embedded engine a second session, so the history writer's inserts do not queue behind a roll. */
+  private command(query: string, query_params: Record<string, unknown>): Promise<unknown> {
+    return (this.ch.readLane?.() ?? this.ch.client).command({ query, query_params });
+  }
+
+  async pass(): Promise<RollupPass> {
+    const { ch, options } = this;
+    const [clock] = await this.rows<{ now: string; generation: string }>(`SELECT toString(now64(3, 'UTC')) AS now, toUnixTimestamp64Milli(now64(3, 'UTC')) AS generation`);
+    if (!clock) throw new Error('stats rollup: no server time');
+    const due = await this.rows<{ org_id: string; hour: string; touched: string }>(
+      `SELECT t.org_id AS org_id, toString(t.hour) AS hour, toString(t.touched) AS touched
+       FROM (SELECT org_id, hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')} GROUP BY org_id, hour) AS t
+       LEFT JOIN (SELECT org_id, hour, argMax(touched_at, generation) AS seen, 1 AS rolled FROM ${ch.table('sms_stats_hours')} GROUP BY org_id, hour) AS m
+         ON m.org_id = t.org_id AND m.hour = t.hour
+       WHERE t.hour + toIntervalMillisecond(3600000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}
+         AND t.touched + toIntervalMillisecond({quiet:UInt64}) <= {now:DateTime64(3, 'UTC')}
+         AND (m.rolled = 0 OR t.touched > m.seen)
+       ORDER BY org_id, hour`,
+      { now: clock.now, settle: options.settleMs, quiet: options.quietMs },
+    );
+    const todo = due.slice(0, options.hoursPerPass);
+    const byOrg = new Map<string, { hour: string; touched: string }[]>();
+    for (const row of todo) byOrg.set(row.org_id, [...(byOrg.get(row.org_id) ?? []), row]);
+    for (const [org, hours] of byOrg) {
+      for (let i = 0; i < hours.length; i += options.hoursPerStatement) {
+        await this.rollHours(org, hours.slice(i, i + options.hoursPerStatement), clock.generation);
+      }
+    }
+    const days = await this.rollDays(clock);
+    const deletedHours = todo.length > 0 ? await this.deleteSuperseded(['sms_stats_hourly', 'sms_stats_hourly_fine'], 'sms_stats_hours', 'hour', clock.now) : false;
+    const deletedDays = days > 0 ? await this.deleteSuperseded(['sms_stats_daily', 'sms_stats_daily_fine'], 'sms_stats_days', 'day', clock.now) : false;
+    return { hours: todo.length, waiting: due.length - todo.length, days, deletedGenerations: deletedHours || deletedDays };
+  }
+
+  /** Rolls `hours` of `org` as generation `generation`: their sub-bucket rows, their rows, then the markers that make them current. */
+  private async rollHours(org: string, hours: readonly { hour: string; touched: string }[], generation: string): Promise<void> {
+    const { ch } = this;
+    const delivered = "status = 'delivered' AND isNotNull(delivered_at)";
+    const scope = `org_id = {org:String} AND created_at >= {first:DateTime64(3, 'UTC')} AND created_at < {last:DateTime64(3, 'UTC')} + toIntervalHour(1)
+          AND toStartOfHour(created_at) IN {hours:Array(DateTime('UTC'))}`;
+    // Hours as 'YYYY-MM-DD hh:00:00' (DateTime); `hours` are in order.
+    const params = { org, hours: hours.map((h) => h.hour.slice(0, 19)), first: hours[0]?.hour, last: hours[hours.length - 1]?.hour, generation, canceled: 'canceled' };
+    await this.command(
+      `INSERT INTO ${ch.table('sms_stats_hourly_fine')} (org_id, created_at, generation, project_id, direction, country, status, bucket, fine)
+       SELECT org_id, hour, {generation:UInt64}, ${DIMENSIONS}, b, sumForEach(${oneHotSql('f', 'c', FINE_BUCKETS)})
+       FROM (SELECT org_id, toStartOfHour(created_at) AS hour, ${DIMENSIONS}, ${coarseBucketSql(DELIVERY_MS_U32)} AS b, ${fineBucketSql(DELIVERY_MS_U32)} AS f, count() AS c
+             FROM ${ch.table('sms_messages')} FINAL PREWHERE ${scope} WHERE ${DELIVERED_IN_RANGE(delivered)}
+             GROUP BY org_id, hour, ${DIMENSIONS}, b, f)
+       GROUP BY org_id, hour, ${DIMENSIONS}, b`,
+      params,
+    );
+    await this.command(
+      `INSERT INTO ${ch.table('sms_stats_hourly')} (org_id, created_at, generation, project_id, direction, country, status, messages, segments, cost_micros, delivery_hist, out_of_range)
+       SELECT org_id, hour, {generation:UInt64}, ${DIMENSIONS}, sum(c), sum(seg), sum(cost), if(sum(d) = 0, [], sumForEach(${oneHotSql('b', 'd', COARSE_BUCKETS)})), sum(oor)
+       FROM (SELECT org_id, toStartOfHour(created_at) AS hour, ${DIMENSIONS}, ${ROW_BUCKET(delivered)} AS b,
+                    count() AS c, sum(messages_count) AS seg, sumIf(price_user_micros, ${costs('{canceled:String}')}) AS cost,
+                    countIf(${DELIVERED_IN_RANGE(delivered)}) AS d, countIf(${delivered} AND NOT (${DELIVERY_MS} BETWEEN 0 AND 4294967295)) AS oor
+             FROM ${ch.table('sms_messages')} FINAL PREWHERE ${scope}
+             GROUP BY org_id, hour, ${DIMENSIONS}, b)
+       GROUP BY org_id, hour, ${DIMENSIONS}`,
+      params,
+    );
+    await ch.client.insert({
+      table: ch.table('sms_stats_hours'),
+      values: hours.map((h) => ({ org_id: org, hour: h.hour, generation, touched_at: h.touched })),
+      format: 'JSONEachRow',
+    });
+  }
+
+  /** Sums the days that are due (see the class) from their current rolled hours; returns how many. */
+  private async rollDays(clock: { now: string; generation: string }): Promise<number> {
+    const { ch, options } = this;
+    const hours = await this.rows<{ org_id: string; d: number; h: number; g: string; current: number }>(
+      `SELECT t.org_id AS org_id, toRelativeDayNum(t.hour) AS d, toRelativeHourNum(t.hour) AS h, m.g AS g, (m.rolled = 1 AND t.touched <= m.seen) AS current
+       FROM (SELECT org_id, hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')} GROUP BY org_id, hour) AS t
+       LEFT JOIN (SELECT org_id, hour, max(generation) AS g, argMax(touched_at, generation) AS seen, 1 AS rolled FROM ${ch.table('sms_stats_hours')} GROUP BY org_id, hour) AS m
+         ON m.org_id = t.org_id AND m.hour = t.hour
+       WHERE toStartOfDay(t.hour) + toIntervalMillisecond(86400000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}`,
+      { now: clock.now, settle: options.settleMs },
+    );
+    const summed = await this.rows<{ org_id: string; d: number; source: string }>(
+      `SELECT org_id, toRelativeDayNum(day) AS d, argMax(source, generation) AS source FROM ${ch.table('sms_stats_days')} GROUP BY org_id, d`,
+    );
+    const current = new Map(summed.map((r) => [`${r.org_id}|${r.d}`, r.source]));
+    const days = new Map<string, { org: string; d: number; hours: { h: number; g: string }[]; ready: boolean }>();
+    for (const row of hours) {
+      const key = `${row.org_id}|${row.d}`;
+      const day = days.get(key) ?? { org: row.org_id, d: Number(row.d), hours: [], ready: true };
+      if (Number(row.current) !== 1) day.ready = false;
+      else day.hours.push({ h: Number(row.h), g: row.g });
+      days.set(key, day);
+    }
+    const todo = [...days.entries()].filter(([key, day]) => day.ready && current.get(key) !== daySource(day.hours)).map(([, day]) => day);
+    const byOrg = new Map<string, typeof todo>();
+    for (const day of todo) byOrg.set(day.org, [...(byOrg.get(day.org) ?? []), day]);
+    for (const [org, orgDays] of byOrg) {
+      for (let i = 0; i < orgDays.length; i += options.daysPerStatement) {
+        await this.sumDays(org, orgDays.slice(i, i + options.daysPerStatement), clock.generation);
+      }
+    }
+    return todo.length;
+  }
+
+  private async sumDays(org: string, days: readonly { d: number; hours: readonly { h: number; g: string }[] }[], generation: string): Promise<void> {
+    const { ch } = this;
+    const pairs = days.flatMap((day) => day.hours);
+    const params = { org, generation, hs: pairs.map((p) => p.h), gs: pairs.map((p) => p.g) };
+    const rolled = 'org_id = {org:String} AND (toRelativeHourNum(created_at), generation) IN arrayZip({hs:Array(UInt32)}, {gs:Array(UInt64)})';
+    await this.command(
+      `INSERT INTO ${ch.table('sms_stats_daily_fine')} (org_id, created_at, generation, project_id, direction, country, status, bucket, fine)
+       SELECT org_id, toStartOfDay(created_at) AS day, {generation:UInt64}, ${DIMENSIONS}, bucket, sumForEach(fine)
+       FROM ${ch.table('sms_stats_hourly_fine')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}, bucket`,
+      params,
+    );
+    await this.command(
+      `INSERT INTO ${ch.table('sms_stats_daily')} (org_id, created_at, generation, project_id, direction, country, status, messages, segments, cost_micros, delivery_hist, out_of_range)
+       SELECT org_id, toStartOfDay(created_at) AS day, {generation:UInt64}, ${DIMENSIONS}, sum(messages), sum(segments), sum(cost_micros), sumForEach(delivery_hist), sum(out_of_range)
+       FROM ${ch.table('sms_stats_hourly')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}`,
+      params,
+    );
+    await ch.client.insert({
+      table: ch.table('sms_stats_days'),
+      values: days.map((day) => ({ org_id: org, day: new Date(day.d * 86_400_000).toISOString().replace('T', ' ').replace('Z', ''), generation, source: daySource(day.hours) })),
+      format: 'JSONEachRow',
+    });
+  }
+
+  /** Deletes rows of `tables` whose generation was superseded in `markers` more than graceMs ago (and of passes that stopped before making theirs current). */
+  private async deleteSuperseded(tables: readonly string[], markers: string, at: 'hour' | 'day', now: string): Promise<boolean> {
+    const { ch } = this;
+    const params = { now, grace: this.options.graceMs };
+    let deleted = false;
+    for (const table of tables) {
+      const stale = `SELECT r.org_id, r.created_at, r.generation
+        FROM (SELECT DISTINCT org_id, created_at, generation FROM ${ch.table(table)}) AS r
+        INNER JOIN (SELECT org_id, ${at}, max(generation) AS g FROM ${ch.table(markers)}
+                    WHERE generation + {grace:UInt64} <= toUnixTimestamp64Milli({now:DateTime64(3, 'UTC')}) GROUP BY org_id, ${at}) AS m
+          ON m.org_id = r.org_id AND m.${at} = r.created_at
+        WHERE r.generation < m.g`;
+      const [found] = await this.rows<{ n: string }>(`SELECT count() AS n FROM (${stale})`, params);
+      if (Number(found?.n ?? 0) === 0) continue;
+      await ch.client.command({ query: `ALTER TABLE ${ch.table(table)} DELETE WHERE (org_id, created_at, generation) IN (${stale})`, query_params: params });
+      deleted = true;
+    }
+    return deleted;
+  }
+}
