@@ -78,7 +78,7 @@ function handWritten(ch: ClickHouse, qs: string, project: string | null): { quer
 function truth(ch: ClickHouse, qs: string, project: string | null, now: Date): { query: string; query_params: Record<string, unknown> } {
   const c = compileStats(parseUrl(new URLSearchParams(qs)), 'sms', { now });
   const scope = `org_id = {__org:String}${project === null ? '' : ' AND project_id = {__project:String}'}`;
-  const columns = ['project_id', 'status', 'country', 'created_at', 'text', 'messages_count', 'price_user_micros', 'charged', 'delivered_at', 'chars_count'];
+  const columns = ['project_id', 'direction', 'status', 'country', 'created_at', 'text', 'messages_count', 'price_user_micros', 'charged', 'sent_at', 'delivered_at', 'chars_count'];
   // One tuple per id (aliases named like columns would shadow them inside the aggregation).
   const latest = `SELECT argMax(tuple(${columns.join(', ')}), updated_at) AS t FROM ${ch.table('sms_messages')} WHERE ${scope} GROUP BY id`;
   const newest = `SELECT ${columns.map((col, i) => `tupleElement(t, ${i + 1}) AS ${col}`).join(', ')} FROM (${latest})`;

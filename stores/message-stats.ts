@@ -136,28 +136,33 @@ export function rolledHoursStatement(ch: ClickHouse, orgId: string): { query: st
   };
 }
 
-/** At most this many intervals of not-rolled hours bound the FINAL part by created_at (its minmax index); the exact split is the hour set. */
+/** Up to this many runs of rolled hours, the FINAL part's created_at intervals are exactly the hours it reads. */
+const EXACT_RUNS = 256;
+/** Beyond EXACT_RUNS, the intervals are merged into this many, and the hour set in the statement makes the split exact. */
 const LIVE_INTERVALS = 16;
 
 /**
- * A superset of the hours the FINAL part reads, as at most LIVE_INTERVALS intervals of
- * created_at plus the hour of each createdAt bound (a rolled hour that a bound cuts is read
- * FINAL), so that the minmax index on created_at skips the rolled granules. The exact split is
- * the hour set in the statement.
+ * The hours the FINAL part reads, as intervals of created_at: the gaps between runs of rolled
+ * hours, and the hour of each createdAt bound (a rolled hour that a bound cuts is read FINAL), so
+ * that the minmax index on created_at skips the rolled granules. `exact`: the intervals are
+ * exactly those hours (a rolled hour outside them is wholly inside the bounds or wholly outside,
+ * where the bounds drop its rows); otherwise they are merged into LIVE_INTERVALS and a superset,
+ * and the statement adds the hour set.
  */
-function liveEnvelope(rolled: readonly RolledHour[], plan: RollupPlan, bind: (value: string) => string): string {
+function liveEnvelope(rolled: readonly RolledHour[], plan: RollupPlan, bind: (value: string) => string): { sql: string; exact: boolean } {
   const hours = rolled.map((r) => ({ h: Number(r.h), start: r.hour }));
   // Runs of consecutive rolled hours; the gaps between them (and before the first, after the last) are read FINAL.
-  const runs: { first: string; lastH: number; endH: number }[] = [];
+  const runs: { first: string; firstH: number; endH: number }[] = [];
   for (const { h, start } of hours) {
     const run = runs[runs.length - 1];
     if (run && run.endH === h) run.endH = h + 1;
-    else runs.push({ first: start, lastH: h, endH: h + 1 });
+    else runs.push({ first: start, firstH: h, endH: h + 1 });
   }
-  // Merge the shortest runs into the gaps beside them until few intervals remain (their hours are still excluded exactly).
-  while (runs.length > LIVE_INTERVALS) {
+  const exact = runs.length <= EXACT_RUNS;
+  // Merge the shortest runs into the gaps beside them until few intervals remain (their hours are then excluded by the hour set).
+  while (!exact && runs.length > LIVE_INTERVALS) {
     let shortest = 1;
-    for (let i = 1; i < runs.length - 1; i++) if (runs[i]!.endH - runs[i]!.lastH < runs[shortest]!.endH - runs[shortest]!.lastH) shortest = i;
+    for (let i = 1; i < runs.length - 1; i++) if (runs[i]!.endH - runs[i]!.firstH < runs[shortest]!.endH - runs[shortest]!.firstH) shortest = i;
     runs.splice(shortest, 1);
   }
   const endOf = (run: { endH: number }): string => new Date(run.endH * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
@@ -165,7 +170,20 @@ function liveEnvelope(rolled: readonly RolledHour[], plan: RollupPlan, bind: (va
   for (let i = 1; i < runs.length; i++) parts.push(`(created_at >= ${bind(endOf(runs[i - 1]!))} AND created_at < ${bind(runs[i]!.first)})`);
   parts.push(`created_at >= ${bind(endOf(runs[runs.length - 1]!))}`);
   for (const [, p] of plan.bounds) parts.push(`(created_at >= toStartOfHour(${p}) AND created_at < toStartOfHour(${p}) + toIntervalHour(1))`);
-  return `(${parts.join(' OR ')})`;
+  return { sql: `(${parts.join(' OR ')})`, exact };
+}
+
+/** The days (toRelativeDayNum) a createdAt bound of the plan falls in, or null when a bound's instant cannot be read (every day may be cut). */
+function cutDays(plan: RollupPlan, params: Record<string, unknown>): Set<number> | null {
+  const days = new Set<number>();
+  for (const [, placeholder] of plan.bounds) {
+    const name = /^\{([A-Za-z0-9_]+):/.exec(placeholder)?.[1];
+    const value = name === undefined ? undefined : params[name];
+    const ms = typeof value === 'string' ? Date.parse(`${value.replace(' ', 'T')}Z`) : Number.NaN;
+    if (!Number.isFinite(ms)) return null;
+    days.add(Math.floor(ms / 86_400_000));
+  }
+  return days;
 }
 
 /** A day of an organization whose current day rows were summed from exactly its current rolled hours. */
@@ -216,25 +234,34 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   fine: (buckets: readonly number[]) => { query: string; query_params: Record<string, unknown> };
 } {
   const { rolled, days } = sources;
+  // The hour rows a query can take: of days without usable day rows, and of usable days a createdAt bound cuts (the others the day rows answer, or the bounds drop).
+  const usable = new Set(days.map((d) => d.d));
+  const cut = cutDays(plan, compiled.params);
+  const hourly = rolled.filter((r) => { const d = Math.floor(Number(r.h) / 24); return !usable.has(d) || cut === null || cut.has(d); });
   const params: Record<string, unknown> = {
     ...compiled.params, __org: v.orgId, __project: v.projectId, __limit: compiled.limit, __offset: compiled.offset,
-    __rh: rolled.map((r) => Number(r.h)), __rg: rolled.map((r) => Number(r.g)), __dd: days.map((d) => d.d), __dg: days.map((d) => Number(d.g)),
+    __hh: hourly.map((r) => Number(r.h)), __hg: hourly.map((r) => Number(r.g)), __dd: days.map((d) => d.d), __dg: days.map((d) => Number(d.g)),
     __final: [...SMS_FINAL_STATUSES], __delivered: 'delivered',
   };
   SMS_STATUS_COUNTERS.forEach((s) => { params[`__s_${s}`] = s; });
-  let envelope = 0;
-  const bindTime = (value: string): string => { const name = `__e${envelope++}`; params[name] = value; return `{${name}:DateTime64(3, 'UTC')}`; };
+  let bound = 0;
+  const bindTime = (value: string): string => { const name = `__e${bound++}`; params[name] = value; return `{${name}:DateTime64(3, 'UTC')}`; };
   const keyNames = compiled.keys.map((_, i) => `k${i}`);
   const keys = compiled.keys.map((k, i) => `${k.expression} AS k${i}`);
   const by = (...more: string[]): string => ([...keyNames, ...more].length > 0 ? ` GROUP BY ${[...keyNames, ...more].join(', ')}` : '');
   const scope = 'org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)})';
   const dayTaken = (day: string): string => `(toRelativeDayNum(${day}) IN {__dd:Array(UInt32)} AND ${wholeSpan(plan, day, DAY_LAST_MS)})`;
   const dailyWhere = [scope, '(toRelativeDayNum(created_at), generation) IN arrayZip({__dd:Array(UInt32)}, {__dg:Array(UInt64)})', wholeSpan(plan, 'created_at', DAY_LAST_MS), ...plan.dimensions].join(' AND ');
-  const hourlyWhere = [scope, '(toRelativeHourNum(created_at), generation) IN arrayZip({__rh:Array(UInt32)}, {__rg:Array(UInt64)})', wholeSpan(plan, 'created_at', HOUR_LAST_MS),
+  const hourlyWhere = [scope, 'toRelativeHourNum(created_at) IN {__hh:Array(UInt32)}', '(toRelativeHourNum(created_at), generation) IN arrayZip({__hh:Array(UInt32)}, {__hg:Array(UInt64)})', wholeSpan(plan, 'created_at', HOUR_LAST_MS),
     `NOT ${dayTaken('toStartOfDay(created_at)')}`, ...plan.dimensions].join(' AND ');
   const split = splitWhere('sms_messages', compiled.where);
-  const notRolled = `NOT (toRelativeHourNum(created_at) IN {__rh:Array(UInt32)} AND ${wholeSpan(plan, 'toStartOfHour(created_at)', HOUR_LAST_MS)})`;
-  const live = `${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${liveEnvelope(rolled, plan, bindTime)} AND ${notRolled} WHERE ${split.where}`;
+  const envelope = liveEnvelope(rolled, plan, bindTime);
+  if (!envelope.exact) params['__rh'] = rolled.map((r) => Number(r.h));
+  const notRolled = envelope.exact ? '' : ` AND NOT (toRelativeHourNum(created_at) IN {__rh:Array(UInt32)} AND ${wholeSpan(plan, 'toStartOfHour(created_at)', HOUR_LAST_MS)})`;
+  const live = `${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${envelope.sql}${notRolled} WHERE ${split.where}`;
+  // The minmax index on created_at may skip granules under FINAL without reading the other versions of their rows (not exact mode): every
+  // condition the index reads is on created_at, the same in every version of a message, so no newer version is left out of a row that matches.
+  const finalSettings = `${settings}, use_skip_indexes_if_final = 1, use_skip_indexes_if_final_exact_mode = 0`;
   const delivered = 'status = {__delivered:String} AND isNotNull(delivered_at)';
 
   const rolledCounts = (table: string, where: string): string => `SELECT ${[...keys,
@@ -252,14 +279,14 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
     `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${delivered} AND NOT (${DELIVERY_MS} BETWEEN 0 AND 4294967295)) AS oor`,
   ].join(', ')} FROM ${live}${by('b')})${by()}`;
-  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere)] : []), rolledCounts('sms_stats_hourly', hourlyWhere), liveCounts];
+  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere)] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere)] : []), liveCounts];
   const outer = [...keyNames,
     'sum(x_messages) AS messages', 'sum(x_segments) AS segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(x_n_${s}) AS n_${s}`),
     'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', 'sumForEach(x_hist) AS delivery_hist', 'sum(x_out_of_range) AS out_of_range',
   ];
   const counts = {
     query: `SELECT ${outer.join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : ''}`
-      + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS ${settings}`,
+      + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS ${finalSettings}`,
     query_params: params,
   };
 
@@ -270,9 +297,9 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     const liveFine = `SELECT ${[...keyNames, 'b AS bucket', `sumForEach(${oneHotSql('f', 'c', FINE_BUCKETS)}) AS x_fine`].join(', ')}
       FROM (SELECT ${[...keys, `${coarseBucketSql(DELIVERY_MS_U32)} AS b`, `${fineBucketSql(DELIVERY_MS_U32)} AS f`, 'count() AS c'].join(', ')}
             FROM ${live} AND ${DELIVERED_IN_RANGE(delivered)} AND b IN {__b:Array(UInt8)}${by('b', 'f')})${by('bucket')}`;
-    const fineParts = [...(days.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere)] : []), rolledFine('sms_stats_hourly_fine', hourlyWhere), liveFine];
+    const fineParts = [...(days.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere)] : []), ...(hourly.length > 0 ? [rolledFine('sms_stats_hourly_fine', hourlyWhere)] : []), liveFine];
     return {
-      query: `SELECT ${[...keyNames, 'bucket', 'sumForEach(x_fine) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${settings}`,
+      query: `SELECT ${[...keyNames, 'bucket', 'sumForEach(x_fine) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${finalSettings}`,
       query_params: { ...params, __b: [...buckets] },
     };
   };
