@@ -127,12 +127,35 @@ export interface RolledHour {
 
 /** The rolled hours of `orgId` a reader may use: the current generation of each, if nothing arrived for the hour since. */
 export function rolledHoursStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
-  return {
-    query: `SELECT toRelativeHourNum(m.hour) AS h, toString(m.hour) AS hour, m.g AS g
+  return { query: `${rolledHoursSelect(ch)} ORDER BY h`, query_params: { __org: orgId } };
+}
+
+function rolledHoursSelect(ch: ClickHouse): string {
+  return `SELECT toRelativeHourNum(m.hour) AS h, toString(m.hour) AS hour, m.g AS g
       FROM (SELECT hour, max(generation) AS g, argMax(touched_at, generation) AS seen FROM ${ch.table('sms_stats_hours')} WHERE org_id = {__org:String} GROUP BY hour) AS m
       INNER JOIN (SELECT hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')} WHERE org_id = {__org:String} GROUP BY hour) AS t ON t.hour = m.hour
-      WHERE t.touched <= m.seen ORDER BY h`,
+      WHERE t.touched <= m.seen`;
+}
+
+/** The latest summed generation of each day of `orgId` with the hours it was summed from (stores/stats-rollup.ts). */
+function summedDaysSelect(ch: ClickHouse): string {
+  return `SELECT toRelativeDayNum(day) AS d, max(generation) AS g, argMax(source, generation) AS source FROM ${ch.table('sms_stats_days')} WHERE org_id = {__org:String} GROUP BY d`;
+}
+
+/** Both in one statement (one round trip): rows of kind 'h' (h, hour, g) and of kind 'd' (h = the day number, g, source). */
+export function rollupSourcesStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
+  return {
+    query: `SELECT 'h' AS kind, h, hour, g, '' AS source FROM (${rolledHoursSelect(ch)})
+      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source FROM (${summedDaysSelect(ch)})`,
     query_params: { __org: orgId },
+  };
+}
+
+/** The rolled hours (ascending) and the summed days of a rollupSourcesStatement's rows. */
+export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string }[]): { rolled: RolledHour[]; summed: { d: number; g: number | string; source: string }[] } {
+  return {
+    rolled: rows.filter((r) => r.kind === 'h').map((r) => ({ h: Number(r.h), hour: r.hour, g: r.g })).sort((a, b) => a.h - b.h),
+    summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source })),
   };
 }
 
@@ -193,14 +216,6 @@ export interface SummedDay {
   readonly g: number | string;
 }
 
-/** The latest summed generation of each day of `orgId` with the hours it was summed from (stores/stats-rollup.ts). */
-export function summedDaysStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
-  return {
-    query: `SELECT toRelativeDayNum(day) AS d, max(generation) AS g, argMax(source, generation) AS source FROM ${ch.table('sms_stats_days')} WHERE org_id = {__org:String} GROUP BY d`,
-    query_params: { __org: orgId },
-  };
-}
-
 /** The days whose summed hours are the day's current rolled hours: their day rows equal the sum of those hours' rows. */
 export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: number | string; g: number | string; source: string }[]): SummedDay[] {
   const hoursOfDay = new Map<number, { h: number; g: number | string }[]>();
@@ -212,6 +227,10 @@ export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: 
     .filter((s) => { const hours = hoursOfDay.get(Number(s.d)); return hours !== undefined && daySource(hours) === s.source; })
     .map((s) => ({ d: Number(s.d), g: s.g }));
 }
+
+/** The parts of a rollup read, each with a histogram column of its own. */
+const HIST_SOURCES = ['day', 'hour', 'live'] as const;
+type HistSource = (typeof HIST_SOURCES)[number];
 
 /** What a two-phase stats read rests on: the rolled hours and summed days it uses, pinned by generation. */
 export interface RollupSources {
@@ -227,11 +246,12 @@ export interface RollupSources {
  *  - sms_messages FINAL: every other hour.
  * `counts` answers every column but the median, with the coarse delivery-time histogram of each
  * group; `fine(buckets)` the sub-bucket histograms of the coarse buckets the medians fall in, by
- * keys and bucket (stores/delivery-histogram.ts).
+ * keys and bucket (stores/delivery-histogram.ts), from the parts that hold values in them
+ * (`counts` gives each part's histogram apart: hist_day, hist_hour, hist_live).
  */
 export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: CompiledStats, plan: RollupPlan, sources: RollupSources, settings: string = STATS_SETTINGS): {
   counts: { query: string; query_params: Record<string, unknown> };
-  fine: (buckets: readonly number[]) => { query: string; query_params: Record<string, unknown> };
+  fine: (buckets: Readonly<Record<HistSource, readonly number[]>>) => { query: string; query_params: Record<string, unknown> };
 } {
   const { rolled, days } = sources;
   // The hour rows a query can take: of days without usable day rows, and of usable days a createdAt bound cuts (the others the day rows answer, or the bounds drop).
@@ -264,25 +284,27 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const finalSettings = `${settings}, use_skip_indexes_if_final = 1, use_skip_indexes_if_final_exact_mode = 0`;
   const delivered = 'status = {__delivered:String} AND isNotNull(delivered_at)';
 
-  const rolledCounts = (table: string, where: string): string => `SELECT ${[...keys,
+  // Each part's histogram in a column of its own (the others empty), so that the second phase reads only the parts that hold values in the median's buckets.
+  const histColumns = (source: HistSource, hist: string): string[] => HIST_SOURCES.map((s) => `${s === source ? hist : 'emptyArrayUInt64()'} AS x_hist_${s}`);
+  const rolledCounts = (table: string, where: string, source: HistSource): string => `SELECT ${[...keys,
     'sum(messages) AS x_messages', 'sum(segments) AS x_segments',
     ...SMS_STATUS_COUNTERS.map((s) => `sumIf(messages, status = {__s_${s}:String}) AS x_n_${s}`),
     'sumIf(messages, status NOT IN {__final:Array(String)}) AS x_pending', 'sum(cost_micros) AS x_cost_micros',
-    'sumForEach(delivery_hist) AS x_hist', 'sum(out_of_range) AS x_out_of_range',
+    ...histColumns(source, 'sumForEach(delivery_hist)'), 'sum(out_of_range) AS x_out_of_range',
   ].join(', ')} FROM ${ch.table(table)} WHERE ${where}${by()}`;
   // The live part counts by keys and coarse bucket first, so that each group's histogram is built from one row per bucket.
   const liveCounts = `SELECT ${[...keyNames,
     'sum(c) AS x_messages', 'sum(seg) AS x_segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(n_${s}) AS x_n_${s}`),
-    'sum(p) AS x_pending', 'sum(cost) AS x_cost_micros', `sumForEach(${oneHotSql('b', 'd', COARSE_BUCKETS)}) AS x_hist`, 'sum(oor) AS x_out_of_range',
+    'sum(p) AS x_pending', 'sum(cost) AS x_cost_micros', ...histColumns('live', `sumForEach(${oneHotSql('b', 'd', COARSE_BUCKETS)})`), 'sum(oor) AS x_out_of_range',
   ].join(', ')} FROM (SELECT ${[...keys, `${ROW_BUCKET(delivered)} AS b`,
     'count() AS c', 'sum(messages_count) AS seg', ...SMS_STATUS_COUNTERS.map((s) => `countIf(status = {__s_${s}:String}) AS n_${s}`),
     'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
     `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${delivered} AND NOT (${DELIVERY_MS} BETWEEN 0 AND 4294967295)) AS oor`,
   ].join(', ')} FROM ${live}${by('b')})${by()}`;
-  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere)] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere)] : []), liveCounts];
+  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere, 'day')] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere, 'hour')] : []), liveCounts];
   const outer = [...keyNames,
     'sum(x_messages) AS messages', 'sum(x_segments) AS segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(x_n_${s}) AS n_${s}`),
-    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', 'sumForEach(x_hist) AS delivery_hist', 'sum(x_out_of_range) AS out_of_range',
+    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', ...HIST_SOURCES.map((s) => `sumForEach(x_hist_${s}) AS hist_${s}`), 'sum(x_out_of_range) AS out_of_range',
   ];
   const counts = {
     query: `SELECT ${outer.join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : ''}`
@@ -290,17 +312,20 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     query_params: params,
   };
 
-  const fine = (buckets: readonly number[]): { query: string; query_params: Record<string, unknown> } => {
-    const inBuckets = 'bucket IN {__b:Array(UInt8)}';
-    const rolledFine = (table: string, where: string): string =>
-      `SELECT ${[...keys, 'bucket', 'sumForEach(fine) AS x_fine'].join(', ')} FROM ${ch.table(table)} WHERE ${where} AND ${inBuckets}${by('bucket')}`;
+  const fine = (buckets: Readonly<Record<HistSource, readonly number[]>>): { query: string; query_params: Record<string, unknown> } => {
+    const rolledFine = (table: string, where: string, source: HistSource): string =>
+      `SELECT ${[...keys, 'bucket', 'sumForEach(fine) AS x_fine'].join(', ')} FROM ${ch.table(table)} WHERE ${where} AND bucket IN {__b_${source}:Array(UInt8)}${by('bucket')}`;
     const liveFine = `SELECT ${[...keyNames, 'b AS bucket', `sumForEach(${oneHotSql('f', 'c', FINE_BUCKETS)}) AS x_fine`].join(', ')}
       FROM (SELECT ${[...keys, `${coarseBucketSql(DELIVERY_MS_U32)} AS b`, `${fineBucketSql(DELIVERY_MS_U32)} AS f`, 'count() AS c'].join(', ')}
-            FROM ${live} AND ${DELIVERED_IN_RANGE(delivered)} AND b IN {__b:Array(UInt8)}${by('b', 'f')})${by('bucket')}`;
-    const fineParts = [...(days.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere)] : []), ...(hourly.length > 0 ? [rolledFine('sms_stats_hourly_fine', hourlyWhere)] : []), liveFine];
+            FROM ${live} AND ${DELIVERED_IN_RANGE(delivered)} AND b IN {__b_live:Array(UInt8)}${by('b', 'f')})${by('bucket')}`;
+    const fineParts = [
+      ...(days.length > 0 && buckets.day.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere, 'day')] : []),
+      ...(hourly.length > 0 && buckets.hour.length > 0 ? [rolledFine('sms_stats_hourly_fine', hourlyWhere, 'hour')] : []),
+      ...(buckets.live.length > 0 ? [liveFine] : []),
+    ];
     return {
       query: `SELECT ${[...keyNames, 'bucket', 'sumForEach(x_fine) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${finalSettings}`,
-      query_params: { ...params, __b: [...buckets] },
+      query_params: { ...params, ...Object.fromEntries(HIST_SOURCES.map((s) => [`__b_${s}`, [...buckets[s]]])) },
     };
   };
   return { counts, fine };
@@ -353,23 +378,29 @@ export class MessageStats implements StatsReader {
     if (plan === null) return this.finalRows(v, compiled);
     // The live part may change between the two phases (a DLR arriving): its sub-buckets then miss a value, and the read starts again.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const rolled = (await this.statsQuery(rolledHoursStatement(this.ch, v.orgId))) as unknown as RolledHour[];
+      const { rolled, summed } = rollupSources((await this.statsQuery(rollupSourcesStatement(this.ch, v.orgId))) as unknown as Parameters<typeof rollupSources>[0]);
       if (rolled.length === 0) return this.finalRows(v, compiled);
-      const hourly = compiled.keys.some((k) => k.token === 'hourly');
-      const days = hourly ? [] : usableDays(rolled, (await this.statsQuery(summedDaysStatement(this.ch, v.orgId))) as unknown as { d: number; g: number; source: string }[]);
+      const days = compiled.keys.some((k) => k.token === 'hourly') ? [] : usableDays(rolled, summed);
       const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, days }, this.settings);
       const raw = await this.statsQuery(statements.counts);
       // A delivery time the histograms cannot hold (before createdAt, or beyond 49 days): exact only from FINAL.
       if (raw.some((r) => n(r['out_of_range']) > 0)) return this.finalRows(v, compiled);
-      const histOf = (r: Raw): number[] => (r['delivery_hist'] as unknown as (number | string)[] | null ?? []).map(Number);
-      const buckets = [...new Set(raw.flatMap((r) => medianBuckets(histOf(r))))];
+      const histsOf = (r: Raw): number[][] => HIST_SOURCES.map((s) => ((r[`hist_${s}`] as unknown as (number | string)[] | null) ?? []).map(Number));
+      const coarseOf = (r: Raw): number[] => histsOf(r).reduce((sum, hist) => { hist.forEach((c, b) => { sum[b] = (sum[b] ?? 0) + c; }); return sum; }, [] as number[]);
+      // Per part, the median buckets in which it holds values: the second phase reads only those.
+      const buckets = { day: new Set<number>(), hour: new Set<number>(), live: new Set<number>() };
+      for (const r of raw) {
+        const hists = histsOf(r);
+        for (const b of medianBuckets(coarseOf(r))) HIST_SOURCES.forEach((s, i) => { if ((hists[i]![b] ?? 0) > 0) buckets[s].add(b); });
+      }
       const keyOf = (r: Raw): string => JSON.stringify(compiled.keys.map((_, i) => r[`k${i}`] ?? null));
       const fine = new Map<string, number[]>();
-      if (buckets.length > 0) {
-        for (const r of await this.statsQuery(statements.fine(buckets))) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, (r['fine'] as unknown as (number | string)[]).map(Number));
+      if (HIST_SOURCES.some((s) => buckets[s].size > 0)) {
+        const statement = statements.fine({ day: [...buckets.day], hour: [...buckets.hour], live: [...buckets.live] });
+        for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, (r['fine'] as unknown as (number | string)[]).map(Number));
       }
       try {
-        const rows = raw.map((r) => ({ ...r, p50_delivery_ms: medianMs(histOf(r), (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
+        const rows = raw.map((r) => ({ ...r, p50_delivery_ms: medianMs(coarseOf(r), (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
         this.reads.rollup += 1;
         return rows;
       } catch (err) {
