@@ -304,7 +304,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere, 'day')] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere, 'hour')] : []), liveCounts];
   const outer = [...keyNames,
     'sum(x_messages) AS messages', 'sum(x_segments) AS segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(x_n_${s}) AS n_${s}`),
-    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', ...HIST_SOURCES.map((s) => `sumForEach(x_hist_${s}) AS hist_${s}`), 'sum(x_out_of_range) AS out_of_range',
+    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`), 'sum(x_out_of_range) AS out_of_range',
   ];
   const counts = {
     query: `SELECT ${outer.join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : ''}`
@@ -324,7 +324,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
       ...(buckets.live.length > 0 ? [liveFine] : []),
     ];
     return {
-      query: `SELECT ${[...keyNames, 'bucket', 'sumForEach(x_fine) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${finalSettings}`,
+      query: `SELECT ${[...keyNames, 'bucket', 'CAST(sumForEach(x_fine) AS Array(UInt32)) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${finalSettings}`,
       query_params: { ...params, ...Object.fromEntries(HIST_SOURCES.map((s) => [`__b_${s}`, [...buckets[s]]])) },
     };
   };
@@ -385,22 +385,26 @@ export class MessageStats implements StatsReader {
       const raw = await this.statsQuery(statements.counts);
       // A delivery time the histograms cannot hold (before createdAt, or beyond 49 days): exact only from FINAL.
       if (raw.some((r) => n(r['out_of_range']) > 0)) return this.finalRows(v, compiled);
-      const histsOf = (r: Raw): number[][] => HIST_SOURCES.map((s) => ((r[`hist_${s}`] as unknown as (number | string)[] | null) ?? []).map(Number));
-      const coarseOf = (r: Raw): number[] => histsOf(r).reduce((sum, hist) => { hist.forEach((c, b) => { sum[b] = (sum[b] ?? 0) + c; }); return sum; }, [] as number[]);
+      // Each group's histogram per part (JSON numbers: the arrays are UInt32), and their sum.
+      const hists = raw.map((r) => HIST_SOURCES.map((s) => (r[`hist_${s}`] as unknown as number[] | null) ?? []));
+      const coarse = hists.map((parts) => {
+        const sum = new Array<number>(Math.max(...parts.map((hist) => hist.length))).fill(0);
+        for (const hist of parts) for (let b = 0; b < hist.length; b++) sum[b]! += hist[b]!;
+        return sum;
+      });
       // Per part, the median buckets in which it holds values: the second phase reads only those.
       const buckets = { day: new Set<number>(), hour: new Set<number>(), live: new Set<number>() };
-      for (const r of raw) {
-        const hists = histsOf(r);
-        for (const b of medianBuckets(coarseOf(r))) HIST_SOURCES.forEach((s, i) => { if ((hists[i]![b] ?? 0) > 0) buckets[s].add(b); });
-      }
+      coarse.forEach((sum, i) => {
+        for (const b of medianBuckets(sum)) HIST_SOURCES.forEach((s, k) => { if ((hists[i]![k]![b] ?? 0) > 0) buckets[s].add(b); });
+      });
       const keyOf = (r: Raw): string => JSON.stringify(compiled.keys.map((_, i) => r[`k${i}`] ?? null));
       const fine = new Map<string, number[]>();
       if (HIST_SOURCES.some((s) => buckets[s].size > 0)) {
         const statement = statements.fine({ day: [...buckets.day], hour: [...buckets.hour], live: [...buckets.live] });
-        for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, (r['fine'] as unknown as (number | string)[]).map(Number));
+        for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, r['fine'] as unknown as number[]);
       }
       try {
-        const rows = raw.map((r) => ({ ...r, p50_delivery_ms: medianMs(coarseOf(r), (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
+        const rows = raw.map((r, i) => ({ ...r, p50_delivery_ms: medianMs(coarse[i]!, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
         this.reads.rollup += 1;
         return rows;
       } catch (err) {
