@@ -78,7 +78,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     processName: `sms-platform:${roles.join('+')}`,
   });
   const children: RoleProcesses | undefined = plan.children.length === 0 ? undefined : startRoleProcesses(
-    plan.children.map((child) => ({ name: child.name, roles: child.roles, env: roleProcessEnv(child, { ...engines, dataDir: config.dataDir }) })),
+    plan.children.map((child) => ({ name: child.name, roles: child.roles, env: roleProcessEnv(child, { ...engines, dataDir: config.dataDir }), nice: child.background ? config.backgroundNice : 0 })),
     { script: __filename, execArgv: process.execArgv, runDir },
     log,
   );

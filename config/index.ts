@@ -41,6 +41,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'CLICKHOUSE_PASSWORD', type: 'string', default: '', description: 'ClickHouse password (external server); with CLICKHOUSE_URL=chdb+http://..., the owner\'s serve secret; on the owner (--serve-clickhouse), the secret it requires (empty: generated into $DATA_DIR/clickhouse-serve.secret).' },
   { name: 'CLICKHOUSE_DATABASE', type: 'string', default: 'sms_platform', description: 'ClickHouse database the product owns; created by the migrations.' },
   { name: 'PROCESS_LAYOUT', type: 'string', default: 'split', description: 'With every role (`npm start`): `split` runs the lifecycle worker and the carrier connector (with the simulator) in two child processes beside the gateways, so each has a core; `single` runs every role in one process.' },
+  { name: 'BACKGROUND_NICE', type: 'integer', default: 10, description: 'CPU priority of the background processes `npm start` runs (the lifecycle and carrier processes, the embedded Temporal dev server): their nice value, 1-19, so that the gateways (and nats-server) get the CPU first while both have work; 0 = as the gateways.' },
   { name: 'LOG_LEVEL', type: 'string', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace.' },
   { name: 'TRUST_PROXY', type: 'string', default: 'false', description: 'Which peers may set X-Forwarded-For (the client address of the rate limits, the failed-authentication counter and the console sign-in throttle), as Express\'s trust proxy: `false` (default: none, the TCP peer is the client), a hop count (`1`), or a comma-separated list of addresses, CIDRs and `loopback`, `linklocal`, `uniquelocal`; `true` trusts every peer (only when the port is reachable through the proxy alone).' },
   { name: 'HTTP_BODY_LIMIT_BYTES', type: 'integer', default: 1048576, description: 'Largest accepted request body; larger bodies get 413.' },
@@ -83,6 +84,8 @@ export interface Config {
   readonly clickhouse: { readonly url: string | undefined; readonly user: string; readonly password: string; readonly database: string };
   readonly logLevel: string;
   readonly processLayout: 'split' | 'single';
+  /** Nice value of the background processes (role processes, the embedded Temporal dev server); 0: not lowered. */
+  readonly backgroundNice: number;
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
   readonly ingest: { readonly basePath: string; readonly ratePerMinute: number; readonly maxLagSeconds: number };
   readonly audience: { readonly basePath: string };
@@ -213,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouse: { url: opt('CLICKHOUSE_URL'), user: str('CLICKHOUSE_USER'), password: str('CLICKHOUSE_PASSWORD'), database: str('CLICKHOUSE_DATABASE') },
     logLevel: str('LOG_LEVEL'),
     processLayout: processLayout(str('PROCESS_LAYOUT')),
+    backgroundNice: backgroundNice(num('BACKGROUND_NICE')),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
     ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE'), maxLagSeconds: num('INGEST_MAX_LAG_SECONDS') },
     audience: { basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')) },
@@ -248,6 +252,12 @@ function adminToken(value: string | undefined): string | undefined {
 function processLayout(value: string): 'split' | 'single' {
   if (value === 'split' || value === 'single') return value;
   throw new ConfigError(`PROCESS_LAYOUT must be "split" or "single", got "${value}"`);
+}
+
+/** BACKGROUND_NICE: 0 (off) to 19, Linux's lowest priority. */
+export function backgroundNice(value: number): number {
+  if (Number.isInteger(value) && value >= 0 && value <= 19) return value;
+  throw new ConfigError(`BACKGROUND_NICE must be a nice value from 0 (background processes at the gateways' priority) to 19 (lowest), got ${value}`);
 }
 
 /** A mount path: starts with "/", no trailing "/", plain path characters only. */

@@ -29,11 +29,12 @@ export function natsServerSpec(options: { readonly storeDir: string; readonly po
 
 /**
  * The Temporal dev server (infra/temporal.ts devServerSpec; `tuning`: other than the product's,
- * bench/temporal-tuning.ts), ready once a client's round trip answers in `namespace`.
+ * bench/temporal-tuning.ts), ready once a client's round trip answers in `namespace`; `nice`:
+ * a background process's lower CPU priority (BACKGROUND_NICE; 0 or unset: not lowered).
  */
-export function temporalDevSpec(options: { readonly dataDir: string; readonly port: number; readonly uiPort: number; readonly namespace: string; readonly tuning?: DevServerTuning }): ChildSpec {
+export function temporalDevSpec(options: { readonly dataDir: string; readonly port: number; readonly uiPort: number; readonly namespace: string; readonly tuning?: DevServerTuning; readonly nice?: number }): ChildSpec {
   const address = `127.0.0.1:${options.port}`;
-  const { tuning, ...server } = options;
+  const { tuning, nice, ...server } = options;
   const spec = devServerSpec({ binary: join(TOOLS_BIN, 'temporal'), ...server }, async () => {
     if (!(await portOpen(options.port))) return false;
     const probe = await connectTemporal({ address, namespace: options.namespace });
@@ -44,7 +45,7 @@ export function temporalDevSpec(options: { readonly dataDir: string; readonly po
       await probe.close();
     }
   }, tuning);
-  return { ...spec, ports: [options.port, options.uiPort] };
+  return { ...spec, ports: [options.port, options.uiPort], ...(nice ? { nice } : {}) };
 }
 
 export interface LocalEngines {
@@ -57,9 +58,11 @@ export interface LocalEngines {
 
 /**
  * nats-server and the Temporal dev server (namespace "default") on free loopback ports, with
- * their data under `dir`: the engines of the test stack and of the benchmarks.
+ * their data under `dir`: the engines of the test stack and of the benchmarks. `backgroundNice`:
+ * the Temporal dev server's nice value, as `npm start` gives it (BACKGROUND_NICE; 0, the
+ * default here: not lowered).
  */
-export async function startLocalEngines(dir: string, log: Logger): Promise<LocalEngines> {
+export async function startLocalEngines(dir: string, log: Logger, options: { readonly backgroundNice?: number } = {}): Promise<LocalEngines> {
   // Two supervisors: restarting nats-server stops only it.
   const nats = new Supervisor(dir, log);
   const natsPort = await freePort();
@@ -68,7 +71,7 @@ export async function startLocalEngines(dir: string, log: Logger): Promise<Local
   const temporal = new Supervisor(join(dir, 't'), log);
   try {
     const temporalPort = await freePort();
-    await temporal.start(temporalDevSpec({ dataDir: dir, port: temporalPort, uiPort: await freePort(), namespace: 'default' }));
+    await temporal.start(temporalDevSpec({ dataDir: dir, port: temporalPort, uiPort: await freePort(), namespace: 'default', nice: options.backgroundNice ?? 0 }));
     return {
       natsUrl: `nats://127.0.0.1:${natsPort}`,
       temporalAddress: `127.0.0.1:${temporalPort}`,

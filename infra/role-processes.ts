@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from './logger';
 import { roleProcessRestarts, type PeerMetrics } from './metrics';
-import { forgetProcess, recordProcess } from './supervisor';
+import { forgetProcess, lowerChildPriority, recordProcess } from './supervisor';
 
 /** The command-line option that makes main.ts a role process (its value names it). */
 export const ROLE_PROCESS_OPTION = '--role-process';
@@ -22,6 +22,8 @@ export interface RoleProcessSpec {
   readonly roles: readonly string[];
   /** Added to the parent's environment. */
   readonly env: Readonly<Record<string, string>>;
+  /** A lower CPU priority for it (nice 1-19, every thread; infra/priority.ts), also after a restart; 0 or unset: as the parent. */
+  readonly nice?: number;
 }
 
 type ToChild = { readonly type: 'metrics' | 'ping'; readonly id: number };
@@ -74,6 +76,8 @@ class RoleProcess {
       recordProcess(runDir, `role-${this.spec.name}`, pid, { group: false });
       child.once('exit', () => forgetProcess(runDir, `role-${this.spec.name}`, pid));
     }
+    // Its parent's session: the threads only, never the autogroup the gateways share.
+    if (child.pid !== undefined && this.spec.nice) lowerChildPriority(child.pid, this.spec.nice, { ownSession: false, name: this.spec.name }, this.log);
     child.on('message', (message: ToParent) => {
       if (message.type === 'metrics' || message.type === 'pong') {
         this.waiting.get(message.id)?.(message);

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from './logger';
+import { lowerPriority } from './priority';
 
 export interface ChildSpec {
   readonly name: string;
@@ -21,6 +22,8 @@ export interface ChildSpec {
   readonly env?: Readonly<Record<string, string>>;
   /** The ports it listens on: a next start that reaps it waits for them too, and names them. */
   readonly ports?: readonly number[];
+  /** A lower CPU priority for it (nice 1-19, every thread and its session's autogroup; infra/priority.ts); 0 or unset: as this process. */
+  readonly nice?: number;
 }
 
 export class ChildStartError extends Error {
@@ -65,6 +68,7 @@ export class Supervisor {
     let spawnError: Error | undefined;
     child.once('error', (err) => { spawnError = err; });
     if (child.pid !== undefined) recordProcess(this.runDir, spec.name, child.pid, { group: true, ports: spec.ports ?? [] });
+    if (child.pid !== undefined && spec.nice) lowerChildPriority(child.pid, spec.nice, { ownSession: true, name: spec.name }, this.log);
     const entry = { spec, child, exited };
     this.running.push(entry);
 
@@ -111,6 +115,19 @@ export class Supervisor {
       rmSync(join(this.runDir, `${spec.name}.pid`), { force: true });
     }
     this.running.length = 0;
+  }
+}
+
+/**
+ * Lowers the CPU priority of a child this process started (infra/priority.ts); when the system
+ * refuses (EACCES, EPERM: no CAP_SYS_NICE in a container, a seccomp profile), says so and goes
+ * on: the child runs at this process's priority.
+ */
+export function lowerChildPriority(pid: number, nice: number, options: { readonly ownSession: boolean; readonly name: string }, log: Logger): void {
+  try {
+    lowerPriority(pid, nice, options);
+  } catch (err) {
+    log.warn({ err, child: options.name, pid, nice }, 'could not lower the CPU priority of a background process; it runs at the priority of its parent');
   }
 }
 

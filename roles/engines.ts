@@ -76,7 +76,7 @@ export async function startEngines(config: Config, log: Logger, options: { click
     if (!config.temporal.address) {
       await assertFree(config.temporal.port, 'Temporal', 'TEMPORAL_PORT');
       await assertFree(config.temporal.uiPort, 'Temporal UI', 'TEMPORAL_UI_PORT');
-      await supervisor.start(temporalDevSpec({ dataDir: config.dataDir, port: config.temporal.port, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace }));
+      await supervisor.start(temporalDevSpec({ dataDir: config.dataDir, port: config.temporal.port, uiPort: config.temporal.uiPort, namespace: config.temporal.namespace, nice: config.backgroundNice }));
     }
 
     const nats = await connectNats({ servers: natsUrl, replicas: config.nats.replicas, messageStateTtlHours: config.messageStateTtlHours, name: options.processName }, log);

@@ -12,6 +12,8 @@ export interface ChildPlan {
   /** Names the process in logs, metrics and its data directory. */
   readonly name: string;
   readonly roles: readonly Role[];
+  /** Yields the CPU to the gateways (BACKGROUND_NICE): none of its roles answers a client. */
+  readonly background: boolean;
 }
 
 export interface ProcessPlan {
@@ -22,8 +24,8 @@ export interface ProcessPlan {
 }
 
 const SPLIT: readonly ChildPlan[] = [
-  { name: 'lifecycle', roles: ['worker'] },
-  { name: 'carrier', roles: ['carrier', 'simulator'] },
+  { name: 'lifecycle', roles: ['worker'], background: true },
+  { name: 'carrier', roles: ['carrier', 'simulator'], background: true },
 ];
 
 /** What a role process is told: the engines of its parent (it spawns none), its own data directory, no demo seeding. */

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { loadConfig } from '../config';
 import { freePort, startLocalEngines } from '../infra/local-engines';
 import { createLogger } from '../infra/logger';
 import { ensureBuilt } from '../infra/paths';
@@ -99,7 +100,9 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
   const dir = mkdtempSync(join(tmpdir(), 'sms-platform-test-'));
   const containers = await dockerAnswers();
   log(`\n[test stack] engines from ${containers ? 'testcontainers' : 'local binaries (.tools/bin) and chdb'}; data in ${dir}\n`);
-  const engines = containers ? await startContainerEngines() : await startLocalEngines(dir, createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { component: 'test-stack' }));
+  // The Temporal dev server at the product's BACKGROUND_NICE, as `npm start` runs it (roles/engines.ts).
+  const { backgroundNice } = loadConfig({ BACKGROUND_NICE: env['BACKGROUND_NICE'] ?? process.env['BACKGROUND_NICE'] });
+  const engines = containers ? await startContainerEngines() : await startLocalEngines(dir, createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { component: 'test-stack' }), { backgroundNice });
 
   const httpPort = await freePort();
   const productDir = join(dir, 'product');

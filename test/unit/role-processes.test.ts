@@ -21,7 +21,7 @@ describe('which roles run where (roles/process-plan.ts)', () => {
   test('npm start (every role, split): the worker and the carrier with the simulator each get a process; the gateways stay', () => {
     const plan = planProcesses([...ROLES], { every: true, layout: 'split', child: false });
     expect(plan.own).toEqual(['gateway-http', 'gateway-smpp', 'ingest-writer']);
-    expect(plan.children).toEqual([{ name: 'lifecycle', roles: ['worker'] }, { name: 'carrier', roles: ['carrier', 'simulator'] }]);
+    expect(plan.children).toEqual([{ name: 'lifecycle', roles: ['worker'], background: true }, { name: 'carrier', roles: ['carrier', 'simulator'], background: true }]);
     expect([...plan.own, ...plan.children.flatMap((c) => c.roles)].sort()).toEqual([...ROLES].sort());
   });
 

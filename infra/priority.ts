@@ -1,0 +1,104 @@
+// Lower CPU scheduling priority (a higher nice value) for the background processes of `npm start`:
+// the lifecycle worker, the carrier process and the Temporal dev server yield the CPU to the
+// gateways (and to nats-server, which acceptance publishes through) while both have work, and
+// use all of it when the gateways are idle (BACKGROUND_NICE, docs/configuration.md).
+// Two Linux details make a plain os.setPriority(pid) not enough:
+// - It sets one thread (the one whose id is `pid`); threads take their creator's nice value only
+//   when they are created, and Node and Go start theirs before the parent can act. So every
+//   thread in /proc/<pid>/task is set, again until a pass finds none left to change: a thread
+//   created afterwards is created by a thread already set, and inherits it.
+// - With autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled) each session is weighed
+//   as one group first, and nice values only count inside a group. A process that leads a
+//   session of its own (the engines: spawned detached) gets its group's nice set as well
+//   (/proc/<pid>/autogroup); a role process shares its parent's session, whose group is left
+//   alone.
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+
+/** Highest nice value Linux allows (lowest priority). */
+export const MAX_NICE = 19;
+
+/** Passes over /proc/<pid>/task before giving up on threads that keep appearing unset. */
+const MAX_PASSES = 10;
+
+export class PriorityError extends Error {
+  override readonly name = 'PriorityError';
+}
+
+/**
+ * Sets nice `nice` (1-19) on every thread of `pid`, and on its autogroup when `ownSession` and
+ * `pid` leads its session. Never raises a priority: threads already at `nice` or above are left.
+ * Throws (PriorityError, or the system error: EACCES, EPERM, ESRCH) when it could not.
+ */
+export function lowerPriority(pid: number, nice: number, options: { readonly ownSession: boolean }): void {
+  if (!Number.isInteger(nice) || nice < 1 || nice > MAX_NICE) throw new PriorityError(`nice must be an integer from 1 to ${MAX_NICE}, got ${nice}`);
+  const taskDir = `/proc/${pid}/task`;
+  if (!existsSync(taskDir)) {
+    // No /proc (not Linux): the one call there is.
+    if (getPriority(pid) < nice) setPriority(pid, nice);
+    return;
+  }
+  for (let pass = 0; pass < MAX_PASSES; pass += 1) {
+    let changed = 0;
+    for (const tid of threadIds(pid)) {
+      const current = threadNice(pid, tid);
+      if (current === undefined || current >= nice) continue;
+      try {
+        setPriority(tid, nice);
+        changed += 1;
+      } catch (err) {
+        // The thread exited between the listing and the call.
+        if ((err as NodeJS.ErrnoException).code === 'ESRCH' && threadNice(pid, tid) === undefined) continue;
+        throw err;
+      }
+    }
+    if (changed === 0) {
+      if (options.ownSession) lowerAutogroup(pid, nice);
+      return;
+    }
+  }
+  throw new PriorityError(`threads of process ${pid} kept appearing at a lower nice value than ${nice} after ${MAX_PASSES} passes`);
+}
+
+/** The thread ids of `pid`; none once it has exited. */
+function threadIds(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number).filter((t) => Number.isInteger(t) && t > 0);
+  } catch {
+    return [];
+  }
+}
+
+/** Field 19 (nice) of /proc/<pid>/task/<tid>/stat; undefined once the thread is gone. */
+export function threadNice(pid: number, tid: number): number | undefined {
+  let stat: string;
+  try { stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'); } catch { return undefined; }
+  // After the command name `(…)`, which may hold spaces and parentheses: field 3 is the first.
+  const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return Number.isInteger(nice) ? nice : undefined;
+}
+
+/** Every thread's nice value of `pid` (the tests and the benchmarks read them). */
+export function threadNices(pid: number): number[] {
+  return threadIds(pid).map((tid) => threadNice(pid, tid)).filter((n): n is number => n !== undefined);
+}
+
+/** The nice value of `pid`'s autogroup (/proc/<pid>/autogroup: "/autogroup-N nice K"); undefined without autogroup. */
+export function autogroupNice(pid: number): number | undefined {
+  try {
+    const match = /nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Only for a session leader: its autogroup is its session's, holding nothing of this process. */
+function lowerAutogroup(pid: number, nice: number): void {
+  const current = autogroupNice(pid);
+  if (current === undefined || current >= nice) return;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const session = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
+  if (session !== pid) throw new PriorityError(`process ${pid} does not lead its session (session ${session}): its autogroup is not its own to lower`);
+  writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+}
