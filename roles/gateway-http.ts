@@ -56,7 +56,7 @@ export function buildIngestServices(engines: Engines): IngestServices {
     accounts: engines.directory,
     datasources: new DatasourceDirectory(engines.directory),
     specs: new DatasourceStore(engines.nats.kv.accounts, engines.accounts),
-    bus: new JetStreamIngestBus(engines.nats.js, engines.nats.kv.ingestState, () => engines.nats.nc.info?.max_payload),
+    bus: new JetStreamIngestBus(engines.nats.pipeline, engines.nats.kv.ingestState, () => engines.nats.nc.info?.max_payload),
     usage: new IngestUsage(engines.clickhouse),
     contacts: new AudienceReader(engines.clickhouse),
     rateLimiter: engines.rateLimiter,

@@ -7,7 +7,6 @@
 // before anything is published. The bus also keeps the writer's lag as this gateway sees it
 // (the age of its oldest published message the writer has not applied, from the applied
 // sequence in KV `ingest_state`), which the API turns into back-pressure (a 429 past a limit).
-import type { JetStreamClient } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { AppError } from '../../core/errors';
 import type { IngestContactsMessage, IngestEventsMessage, IngestMessage } from '../../core/ingest';
@@ -29,6 +28,15 @@ const MAX_TRACKED = 200_000;
 export const MESSAGE_CAP = 512 * 1024;
 
 type Batched = IngestContactsMessage | IngestEventsMessage;
+
+/**
+ * What the bus publishes with: the pipelined client of the hot paths (infra/pipelined-jetstream.ts,
+ * no request object, timer or Error per call; publishes of one event-loop turn in one socket
+ * write) or the library's JetStream client. Either resolves once the stream has stored the message.
+ */
+export interface StreamPublisher {
+  publish(subject: string, data: Uint8Array): Promise<{ readonly seq: number }>;
+}
 
 /**
  * `message` as several messages of at most `limit` bytes each, items in order. The first part
@@ -71,7 +79,7 @@ export class JetStreamIngestBus implements IngestBus {
   private poller: NodeJS.Timeout | undefined;
 
   /** `maxPayload`: the connected server's max_payload (the connection's server info), read at each publish. */
-  constructor(private readonly js: JetStreamClient, private readonly state: KV, private readonly maxPayload: () => number | undefined = () => undefined,
+  constructor(private readonly js: StreamPublisher, private readonly state: KV, private readonly maxPayload: () => number | undefined = () => undefined,
     private readonly clock: () => number = Date.now) {}
 
   /** The writer's lag behind this gateway: the age of the oldest message it published that is not applied yet. */
