@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../config';
 import { freePort, startLocalEngines } from '../infra/local-engines';
 import { createLogger } from '../infra/logger';
-import { ensureBuilt } from '../infra/paths';
+import { ensureBuilt, PRODUCT_NODE_FLAGS } from '../infra/paths';
 import { sleep } from '../infra/supervisor';
 
 const ROOT = join(__dirname, '..');
@@ -130,7 +130,7 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     ...env,
   };
   const output: string[] = [];
-  const product = spawn(process.execPath, [...productNodeFlags(), ensureBuilt({ emitOnError: true }), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const product = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, ...productNodeFlags(), ensureBuilt({ emitOnError: true }), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const remember = (chunk: Buffer): void => {
     output.push(chunk.toString('utf8'));
     if (output.length > 200) output.shift();
