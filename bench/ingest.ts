@@ -74,20 +74,25 @@ function natsPid(dataDir: string): string | undefined {
   return text.startsWith('{') ? String((JSON.parse(text) as { pid: number }).pid) : text;
 }
 
-type Cpu = Record<'productJs' | 'productChdbAndLibuv' | 'productV8Helpers' | 'nats' | 'loadGenerator', number>;
+type Cpu = Record<'productJs' | 'productChdbAndLibuv' | 'productV8Helpers' | 'chdbMerges' | 'libuvWorkers' | 'nats' | 'loadGenerator', number>;
 /**
  * CPU seconds used so far, by component: the product's JavaScript thread (HTTP gateway and
  * ingest writer share it), its other threads (chdb's pools and libuv's, where chdb statements
- * run; V8's compiler and GC helpers apart), nats-server, and this process (autocannon).
+ * run; V8's compiler and GC helpers, threads named `V8Worker`, apart), nats-server, and this
+ * process (autocannon). Inside productChdbAndLibuv: chdbMerges (chdb's `MergeMutate` threads,
+ * background merges of the parts each insert creates) and libuvWorkers (`libuv-worker`: chdb's
+ * asynchronous calls run their statements there); the rest is chdb's query pools.
  */
 function cpuSeconds(productPid: number, dataDir: string): Cpu {
-  const cpu: Cpu = { productJs: 0, productChdbAndLibuv: 0, productV8Helpers: 0, nats: 0, loadGenerator: 0 };
+  const cpu: Cpu = { productJs: 0, productChdbAndLibuv: 0, productV8Helpers: 0, chdbMerges: 0, libuvWorkers: 0, nats: 0, loadGenerator: 0 };
   for (const tid of readdirSync(`/proc/${productPid}/task`)) {
     let stat: string;
     try { stat = readFileSync(`/proc/${productPid}/task/${tid}/stat`, 'utf8'); } catch { continue; }
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     if (tid === String(productPid)) cpu.productJs += statSeconds(stat);
-    else if (comm.startsWith('V8 ')) cpu.productV8Helpers += statSeconds(stat);
+    else if (comm.startsWith('V8')) cpu.productV8Helpers += statSeconds(stat);
+    else if (comm === 'MergeMutate') cpu.chdbMerges += statSeconds(stat);
+    else if (comm === 'libuv-worker') cpu.libuvWorkers += statSeconds(stat);
   }
   // The rest of the process (threads that ended included: the process total counts them).
   cpu.productChdbAndLibuv = statSeconds(readFileSync(`/proc/${productPid}/stat`, 'utf8')) - cpu.productJs - cpu.productV8Helpers;
