@@ -21,7 +21,7 @@ import { freePort, startLocalEngines } from '../infra/local-engines';
 import { removeData } from '../support/stack';
 import { createDatasourceAt } from './support/tenant';
 import { writeResult } from './support/results';
-import { ensureBuilt } from '../infra/paths';
+import { ensureBuilt, PRODUCT_NODE_FLAGS } from '../infra/paths';
 
 const { values } = benchArgs({ options: { events: { type: 'string', default: '100000' }, users: { type: 'string', default: '1000' } } });
 const TOTAL = Number(values.events);
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   };
   let product: ChildProcess | undefined;
   const startProduct = (): void => {
-    product = spawn(process.execPath, [ensureBuilt(), '--role=gateway-http,ingest-writer'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    product = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, ensureBuilt(), '--role=gateway-http,ingest-writer'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
   };
   const base = `http://127.0.0.1:${httpPort}`;
   const healthy = async (): Promise<void> => { while (!(await fetch(`${base}/health`).then((r) => r.status === 200, () => false))) await sleep(250); };

@@ -13,8 +13,8 @@ describe('the product\'s Node flags', () => {
     expect((node?.[1] ?? '').trim().split(' ')).toEqual([...PRODUCT_NODE_FLAGS]);
   });
 
-  test('the test stack starts the product with them', () => {
-    expect(readFileSync(projectPath('support', 'stack.ts'), 'utf8')).toMatch(/spawn\(process\.execPath, \[\.\.\.PRODUCT_NODE_FLAGS,/);
+  test.each([['support', 'stack.ts'], ['bench', 'reliability-ingest.ts']])('%s/%s starts the product with them', (...path) => {
+    expect(readFileSync(projectPath(...path), 'utf8')).toMatch(/spawn\(process\.execPath, \[\.\.\.PRODUCT_NODE_FLAGS,/);
   });
 
   test('this Node accepts them', () => {
