@@ -49,6 +49,12 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'RATE_LIMIT_BULK_PER_MINUTE', type: 'integer', default: 600, description: 'Default requests per minute per organization for POST /sms/bulk.' },
   { name: 'INGEST_BASE_PATH', type: 'string', default: '/ingest/v1', description: 'Base path of the ingestion API (spec 2 {ingest_base_url}).' },
   { name: 'AUDIENCE_BASE_PATH', type: 'string', default: '/audience/v1', description: 'Base path of the audience search and segment API (spec 3 §4.2).' },
+  { name: 'AUDIENCE_FAIRNESS', type: 'boolean', default: true, description: 'Fair share of the audience search between organizations (docs/grammar-b.md "Fair share"): the statements of an organization over its equal share of the recent search cost, while another organization searches, run on a chdb session of their own at a lower CPU priority. false: every search on one read lane as before.' },
+  { name: 'AUDIENCE_COST_HALF_LIFE_SECONDS', type: 'integer', default: 10, description: 'Half-life of an organization\'s counted audience search cost (the elapsed time of its statements), at least 1.' },
+  { name: 'AUDIENCE_ACTIVE_SECONDS', type: 'integer', default: 10, description: 'An organization with an audience statement running or ended within this many seconds is searching (counts for the equal share), at least 1.' },
+  { name: 'AUDIENCE_HEAVY_MIN_COST_MS', type: 'integer', default: 2000, description: 'Below this decayed cost (milliseconds of statements) an organization is never treated as heavy; 0 or more.' },
+  { name: 'AUDIENCE_HEAVY_NICE', type: 'integer', default: 19, description: 'ClickHouse `os_thread_priority` (nice, 1-19) of a heavy organization\'s statements; 0 = unchanged. Applied only when the process has CAP_SYS_NICE (ClickHouse skips it otherwise).' },
+  { name: 'AUDIENCE_HEAVY_MAX_THREADS', type: 'integer', default: 0, description: 'ClickHouse `max_threads` of a heavy organization\'s statements; 0 = unchanged.' },
   { name: 'INGEST_RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per datasource per ingestion endpoint (one batch counts once).' },
   { name: 'INGEST_MAX_LAG_SECONDS', type: 'integer', default: 10, description: 'Past this lag of the ingest writer (seconds), ingestion batches are answered 429 with Retry-After; 0: never.' },
   { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
@@ -88,7 +94,7 @@ export interface Config {
   readonly backgroundNice: number;
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
   readonly ingest: { readonly basePath: string; readonly ratePerMinute: number; readonly maxLagSeconds: number };
-  readonly audience: { readonly basePath: string };
+  readonly audience: { readonly basePath: string; readonly fairness: AudienceFairness };
   readonly messageStateTtlHours: number;
   readonly chargeHoldRefundSeconds: number;
   readonly demoSeed: boolean;
@@ -100,6 +106,16 @@ export interface Config {
     readonly batchMaxMessages: number;
     readonly webhook: { readonly attemptTimeoutMs: number; readonly initialIntervalMs: number; readonly maximumIntervalMs: number; readonly retryHours: number; readonly allowPrivateTargets: boolean };
   };
+}
+
+/** Fair share of the audience search (stores/search-fairness.ts); `on` false: none. */
+export interface AudienceFairness {
+  readonly on: boolean;
+  readonly halfLifeSeconds: number;
+  readonly activeSeconds: number;
+  readonly minCostMs: number;
+  readonly heavyNice: number;
+  readonly heavyMaxThreads: number;
 }
 
 /** Express's `trust proxy` setting: off, every peer, a hop count, or addresses, CIDRs and named ranges. */
@@ -219,7 +235,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backgroundNice: backgroundNice(num('BACKGROUND_NICE')),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
     ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE'), maxLagSeconds: num('INGEST_MAX_LAG_SECONDS') },
-    audience: { basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')) },
+    audience: {
+      basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')),
+      fairness: {
+        on: raw['AUDIENCE_FAIRNESS'] === true,
+        halfLifeSeconds: atLeast('AUDIENCE_COST_HALF_LIFE_SECONDS', num('AUDIENCE_COST_HALF_LIFE_SECONDS'), 1),
+        activeSeconds: atLeast('AUDIENCE_ACTIVE_SECONDS', num('AUDIENCE_ACTIVE_SECONDS'), 1),
+        minCostMs: atLeast('AUDIENCE_HEAVY_MIN_COST_MS', num('AUDIENCE_HEAVY_MIN_COST_MS'), 0),
+        heavyNice: niceValue('AUDIENCE_HEAVY_NICE', num('AUDIENCE_HEAVY_NICE')),
+        heavyMaxThreads: atLeast('AUDIENCE_HEAVY_MAX_THREADS', num('AUDIENCE_HEAVY_MAX_THREADS'), 0),
+      },
+    },
     messageStateTtlHours: num('MESSAGE_STATE_TTL_HOURS'),
     chargeHoldRefundSeconds: atLeast('CHARGE_HOLD_REFUND_SECONDS', num('CHARGE_HOLD_REFUND_SECONDS'), 30),
     demoSeed: raw['DEMO_SEED'] === true,
@@ -258,6 +284,12 @@ function processLayout(value: string): 'split' | 'single' {
 export function backgroundNice(value: number): number {
   if (Number.isInteger(value) && value >= 0 && value <= 19) return value;
   throw new ConfigError(`BACKGROUND_NICE must be a nice value from 0 (background processes at the gateways' priority) to 19 (lowest), got ${value}`);
+}
+
+/** A nice value: 0 (unchanged) to 19 (lowest priority). */
+function niceValue(name: string, value: number): number {
+  if (Number.isInteger(value) && value >= 0 && value <= 19) return value;
+  throw new ConfigError(`${name} must be a nice value from 0 (unchanged) to 19 (lowest), got ${value}`);
 }
 
 /** A mount path: starts with "/", no trailing "/", plain path characters only. */

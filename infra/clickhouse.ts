@@ -36,8 +36,10 @@ export interface ClickHouse {
    * A chdb session runs its queries one at a time, so on the in-process engine this is a second
    * session on the same data directory (opened on first use, closed with this); a server runs
    * queries concurrently and this is `client`. Undefined for the chdb of another process.
+   * `name` picks one of several such lanes (default `search`), each its own session: the
+   * statements of a heavy audience searcher run on `heavy` (stores/search-fairness.ts).
    */
-  readonly readLane?: () => ClickHouseClient;
+  readonly readLane?: (name?: 'search' | 'heavy') => ClickHouseClient;
   /**
    * The in-process engine only: a new chdb session on the same data directory, for statements
    * that must share nothing with any other (analysts' SQL: a session keeps the output a failed
@@ -58,7 +60,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
   let insertRaw: ClickHouse['insertRaw'];
   let readLane: ClickHouse['readLane'];
   let isolatedSession: ClickHouse['isolatedSession'];
-  let lane: ClickHouseClient | undefined;
+  const lanes = new Map<string, ClickHouseClient>();
   const remoteChdb = options.url?.startsWith(`${REMOTE_CHDB_SCHEME}//`) ?? false;
   if (remoteChdb) {
     // The chdb of another process of this machine (infra/clickhouse-remote.ts).
@@ -78,8 +80,12 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       // chdb checks the name against its own identifier rules: unquoted, database-qualified.
       await chdb.chdb.rawInsert({ table: `${options.database}.${name}`, values: body, format, settings, ...(columns ? { columns } : {}) });
     };
-    readLane = () => {
-      lane ??= createClient({ connection: createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection });
+    readLane = (name = 'search') => {
+      let lane = lanes.get(name);
+      if (lane === undefined) {
+        lane = createClient({ connection: createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection });
+        lanes.set(name, lane);
+      }
       return lane;
     };
     isolatedSession = () => createClient({ connection: createChdbConnection({ path: options.embeddedPath }) as unknown as ClientConnection });
@@ -95,7 +101,7 @@ export async function openClickHouse(options: ClickHouseOptions): Promise<ClickH
       if (!IDENTIFIER.test(name)) throw new Error(`invalid table name ${name}`);
       return `\`${options.database}\`.\`${name}\``;
     },
-    close: async () => { await lane?.close(); await client.close(); },
+    close: async () => { for (const lane of lanes.values()) await lane.close(); await client.close(); },
   };
 }
 

@@ -19,7 +19,8 @@ import { IngestUsage } from '../stores/ingest-usage';
 import { AudienceReader } from '../stores/audience-reader';
 import type { AudienceServices } from '../gateways/http/audience-api';
 import { audienceCursorKey } from '../stores/audience-cursor-key';
-import { AudienceSearch } from '../stores/audience-search';
+import { AudienceSearch, DEFAULT_CEILING, heavySettings, type SearchFairness } from '../stores/audience-search';
+import { SearchCosts } from '../stores/search-fairness';
 import { SegmentStore } from '../stores/segment-store';
 import { AnalyticsSql } from '../stores/analytics-sql';
 import type { AnalyticsServices } from '../gateways/http/analytics-api';
@@ -35,11 +36,17 @@ export interface HttpRole {
   stop(): Promise<void>;
 }
 
+/** The fair share of the audience search configured (AUDIENCE_FAIRNESS ...), undefined when off. */
+export function searchFairness(f: Config['audience']['fairness']): SearchFairness | undefined {
+  if (!f.on) return undefined;
+  return { costs: new SearchCosts(f), heavySettings: heavySettings(f.heavyNice, f.heavyMaxThreads) };
+}
+
 /** The audience API's services (spec 3 §4.2): search over this process's ClickHouse, segments and cursor key in KV. */
-export async function buildAudienceServices(engines: Engines): Promise<AudienceServices> {
+export async function buildAudienceServices(engines: Engines, fairness?: Config['audience']['fairness']): Promise<AudienceServices> {
   if (!engines.clickhouse) throw new Error('gateway-http needs ClickHouse in its process');
   const segments = new SegmentStore(engines.nats.kv.accounts);
-  const search = new AudienceSearch(engines.clickhouse, segments, await audienceCursorKey(engines.nats.kv.accounts));
+  const search = new AudienceSearch(engines.clickhouse, segments, await audienceCursorKey(engines.nats.kv.accounts), DEFAULT_CEILING, fairness === undefined ? undefined : searchFairness(fairness));
   return { accounts: engines.directory, search, segments, rateLimiter: engines.rateLimiter };
 }
 
@@ -89,7 +96,7 @@ export function buildAdminServices(config: Config, engines: Engines): AdminServi
 }
 
 export async function startHttpGateway(config: Config, engines: Engines, core: AcceptanceCore, log: Logger): Promise<HttpRole> {
-  const audience = await buildAudienceServices(engines);
+  const audience = await buildAudienceServices(engines, config.audience.fairness);
   const app = createHttpApp({ config, engines, services: buildSmsServices(engines, core), ingest: buildIngestServices(engines), audience, analytics: buildAnalyticsServices(engines), admin: buildAdminServices(config, engines), console: await buildConsoleServices(config, engines, audience), log });
   // Header/request timeouts and full responses for the HTTP parser's own refusals.
   const server = createHttpServer(app);

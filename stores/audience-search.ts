@@ -12,11 +12,12 @@ import type { SearchResult, SearchScope } from '../core/filters/grammar-b/ports'
 import type { ClickHouse } from '../infra/clickhouse';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { contactEntity, ESSENTIAL_COLUMNS, FULL_COLUMNS, type ContactRow } from './audience-rows';
+import type { SearchCosts } from './search-fairness';
 
 export type { SearchResult, SearchScope } from '../core/filters/grammar-b/ports';
 
 /** The cost ceiling of each statement of a search (core/filters/grammar-b/limits.ts; tests lower it). */
-const DEFAULT_CEILING: QueryCeilings = {
+export const DEFAULT_CEILING: QueryCeilings = {
   maxExecutionSeconds: QUERY_MAX_EXECUTION_SECONDS, maxRowsToRead: QUERY_MAX_ROWS_TO_READ, maxMemoryBytes: QUERY_MAX_MEMORY_BYTES,
 };
 
@@ -28,8 +29,29 @@ const DEFAULT_CEILING: QueryCeilings = {
  */
 export const FINAL_SETTINGS = 'use_skip_indexes_if_final = 1, use_skip_indexes_if_final_exact_mode = 1';
 
+/**
+ * Fair share between organizations (stores/search-fairness.ts): the statements of an organization
+ * over its share while another one searches run on the engine's `heavy` read lane (a chdb session
+ * of their own, so the others' statements never queue behind them) with `heavySettings` appended
+ * (a lower CPU priority: `os_thread_priority`, optionally fewer `max_threads`).
+ */
+export interface SearchFairness {
+  readonly costs: SearchCosts;
+  /** ClickHouse settings, `name = value, ...`, appended to a heavy organization's statements ('' for none). */
+  readonly heavySettings: string;
+}
+
+/** The statement settings of a heavy organization: `os_thread_priority` (nice 1-19; 0 = unchanged) and `max_threads` (0 = unchanged). */
+export function heavySettings(nice: number, maxThreads: number): string {
+  if (!Number.isInteger(nice) || nice < 0 || nice > 19) throw new RangeError(`nice must be 0-19, got ${nice}`);
+  if (!Number.isInteger(maxThreads) || maxThreads < 0) throw new RangeError(`maxThreads must be a non-negative integer, got ${maxThreads}`);
+  return [nice > 0 ? `os_thread_priority = ${nice}` : '', maxThreads > 0 ? `max_threads = ${maxThreads}` : ''].filter(Boolean).join(', ');
+}
+
 interface Plan {
   readonly c: SqlContext;
+  /** Whose cost the statements count to (the scope's organization, else its project). */
+  readonly org: string;
   /** project scope, tree and restrictions: the rows the query is about. */
   readonly where: string;
 }
@@ -42,13 +64,22 @@ export class AudienceSearch {
   private readonly client: ClickHouseClient;
   /** Appended to every statement: per statement, never the session's settings (chdb applies `clickhouse_settings` as a session-wide SET). */
   private readonly settings: string;
+  /** The same with the fairness's heavySettings, for a heavy organization's statements. */
+  private readonly heavySettings: string;
 
   constructor(
     private readonly ch: ClickHouse, private readonly segments: SegmentSource, private readonly cursorKey: Buffer,
     private readonly ceiling: QueryCeilings = DEFAULT_CEILING,
+    private readonly fairness?: SearchFairness,
   ) {
     this.client = ch.readLane?.() ?? ch.client;
     this.settings = ` SETTINGS ${ceilingSettings(ceiling)}, ${FINAL_SETTINGS}`;
+    this.heavySettings = fairness === undefined || fairness.heavySettings === '' ? this.settings : `${this.settings}, ${fairness.heavySettings}`;
+  }
+
+  /** The heavy lane, opened on the first heavy statement. */
+  private heavyClient(): ClickHouseClient {
+    return this.ch.readLane?.('heavy') ?? this.ch.client;
   }
 
   private tables() {
@@ -61,7 +92,7 @@ export class AudienceSearch {
     const parts = [`project_id = ${c.project}`, 'deleted = 0', compileFilter(query.root, c, segments), ...restrictionsSql(query.restrictions, c)];
     const where = parts.filter((p) => p !== '1').join(' AND ');
     checkCompiledSize(where, c.binder.params);
-    return { c, where };
+    return { c, org: scope.org ?? scope.project, where };
   }
 
   private pageSql(query: AudienceQuery, plan: Plan, after: readonly [string | number, string] | null): string {
@@ -99,9 +130,9 @@ export class AudienceSearch {
     // Aggregations are not repeated on cursor pages (docs/grammar-b.md).
     const aggregating = query.aggregations.length === 0 || request.kind === 'cursor' ? null : this.aggregate(query.aggregations, plan);
     const [rows, counted, aggregations] = await Promise.all([
-      pageSql === null ? Promise.resolve([]) : this.rows<ContactRow & { __sort: string | number }>(pageSql, c.binder.params),
+      pageSql === null ? Promise.resolve([]) : this.rows<ContactRow & { __sort: string | number }>(pageSql, c.binder.params, plan.org),
       // A cursor page reports the first page's total instead of counting again.
-      knownTotal === null ? this.rows<{ n: string | number }>(totalSql, c.binder.params) : Promise.resolve([{ n: knownTotal }]),
+      knownTotal === null ? this.rows<{ n: string | number }>(totalSql, c.binder.params, plan.org) : Promise.resolve([{ n: knownTotal }]),
       aggregating,
     ]);
     const total = Number(counted[0]?.n ?? 0);
@@ -114,14 +145,21 @@ export class AudienceSearch {
     return aggregations === null ? result : { ...result, aggregations };
   }
 
-  private async rows<R>(query: string, params: Record<string, unknown>): Promise<R[]> {
+  private async rows<R>(query: string, params: Record<string, unknown>, org: string): Promise<R[]> {
+    const costs = this.fairness?.costs;
+    // Decided per statement: an organization becomes heavy, or light again, between two statements of one search.
+    const heavy = costs?.heavy(org) ?? false;
+    costs?.started(org);
+    const started = performance.now();
     try {
-      const result = await this.client.query({ query: `${query}${this.settings}`, query_params: params, format: 'JSONEachRow' });
+      const result = await (heavy ? this.heavyClient() : this.client).query({ query: `${query}${heavy ? this.heavySettings : this.settings}`, query_params: params, format: 'JSONEachRow' });
       return await result.json<R>();
     } catch (err) {
       const limit = exceededCeiling(err, this.ceiling);
       if (limit === undefined) throw err;
       throw new AppError('QUERY_TOO_EXPENSIVE', `the search went beyond ${limit}, the ceiling of every audience query: narrow the filter (fewer event groups, a smaller sample, fewer aggregations) and retry`, { cause: err });
+    } finally {
+      costs?.finished(org, performance.now() - started);
     }
   }
 
@@ -133,22 +171,23 @@ export class AudienceSearch {
         const events = `SELECT * FROM ${plan.c.tables.events} AS e WHERE e.project_id = ${plan.c.project}
           AND e.user_id IN (SELECT user_id FROM ${plan.c.tables.audience} FINAL WHERE ${plan.where})`;
         const inner: Record<string, unknown> = {};
-        for (const a of agg.aggs) inner[a.name] = await this.one(a, `(${events}) AS e`, true, plan.c);
-        const n = await this.rows<{ n: string }>(`SELECT count() AS n FROM (${events})`, plan.c.binder.params);
+        for (const a of agg.aggs) inner[a.name] = await this.one(a, `(${events}) AS e`, true, plan);
+        const n = await this.rows<{ n: string }>(`SELECT count() AS n FROM (${events})`, plan.c.binder.params, plan.org);
         out[agg.name] = { count: Number(n[0]?.n ?? 0), aggregations: inner };
       } else {
-        out[agg.name] = await this.one(agg, `(${contacts})`, false, plan.c);
+        out[agg.name] = await this.one(agg, `(${contacts})`, false, plan);
       }
     }
     return out;
   }
 
-  private async one(agg: Aggregation, from: string, events: boolean, c: SqlContext): Promise<unknown> {
+  private async one(agg: Aggregation, from: string, events: boolean, plan: Plan): Promise<unknown> {
+    const { c } = plan;
     if (agg.kind === 'terms') {
       const values = termValues(agg.field, events, c);
       const sql = `SELECT key, n, sum(n) OVER () AS all FROM (SELECT arrayJoin(${values}) AS key, count() AS n FROM ${from} GROUP BY key)
         ORDER BY n DESC, key ASC LIMIT ${c.binder.bind('UInt32', agg.size)}`;
-      const rows = await this.rows<{ key: string; n: string; all: string }>(sql, c.binder.params);
+      const rows = await this.rows<{ key: string; n: string; all: string }>(sql, c.binder.params, plan.org);
       const buckets = rows.map((r) => ({ key: r.key, count: Number(r.n) }));
       const all = Number(rows[0]?.all ?? 0);
       const shown = buckets.reduce((s, b) => s + b.count, 0);
@@ -162,7 +201,7 @@ export class AudienceSearch {
         if (r.to !== null) parts.push(`${v.sql} < ${rangeBound(r.to, c)}`);
         return `countIf(${parts.join(' AND ')}) AS r${i}`;
       });
-      const row = (await this.rows<Record<string, string>>(`SELECT ${counts.join(', ')} FROM ${from}`, c.binder.params))[0] ?? {};
+      const row = (await this.rows<Record<string, string>>(`SELECT ${counts.join(', ')} FROM ${from}`, c.binder.params, plan.org))[0] ?? {};
       return { buckets: agg.ranges.map((r, i) => ({ key: r.key, from: r.from, to: r.to, count: Number(row[`r${i}`] ?? 0) })) };
     }
     throw new TypeError('nested aggregations do not nest');

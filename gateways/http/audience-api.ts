@@ -64,7 +64,7 @@ export function audienceRouter(services: AudienceServices, options: AudienceOpti
   const guarded = (endpoint: string): RequestHandler[] => [auth, projectAccess, rateLimit(services.rateLimiter, `audience-${endpoint}`, options.ratePerMinute)];
   const scopeOf = (req: Request): SearchScope => {
     const project = services.accounts.project(String(req.params['project']));
-    return { project: String(req.params['project']), timezone: project?.timezone ?? 'UTC', now: now() };
+    return { project: String(req.params['project']), org: req.principal.org.id, timezone: project?.timezone ?? 'UTC', now: now() };
   };
 
   router.post('/audience/search', ...guarded('search'), handle(async (req, res) => {

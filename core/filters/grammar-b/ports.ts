@@ -12,6 +12,8 @@ export interface AudienceAccounts extends Authenticator {
 
 export interface SearchScope {
   readonly project: string;
+  /** The searching organization: the search's cost is counted against it (stores/search-fairness.ts); the project when absent. */
+  readonly org?: string;
   /** IANA name; whole days, roundings and anniversaries follow it. */
   readonly timezone: string;
   readonly now: Date;
