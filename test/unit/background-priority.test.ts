@@ -121,7 +121,8 @@ describe('a role process spawned with `nice` (infra/role-processes.ts: lifecycle
     expect(threadNices(background).length).toBeGreaterThan(4);
     expect(new Set(threadNices(background))).toEqual(new Set([5]));
     expect(new Set(threadNices(foreground))).toEqual(new Set([OWN]));
-    expect(new Set(threadNices(process.pid))).toEqual(new Set([OWN]));
+    // No thread of this process lowered (a jest worker that loaded chdb before also runs its MemoryWorker thread at -20).
+    expect(threadNices(process.pid).filter((nice) => nice > OWN)).toEqual([]);
     // The role process shares this session's autogroup: lowering that would lower the gateways.
     expect(autogroupNice(process.pid)).toBe(parentGroup);
 
