@@ -219,6 +219,8 @@ async function main(): Promise<void> {
     results['heavyAloneMs'] = Math.round(performance.now() - a0);
     say(`A's search alone: ${String(results['heavyAloneMs'])} ms; load ${load()}`);
     const phases: Record<string, unknown>[] = [];
+    results['phases'] = phases;
+    const name = `audience-neighbours-${new Date().toISOString().slice(0, 16).replace(':', '')}-${String(results['commit'])}${values.label ? `-${values.label}` : ''}.json`;
     const quiet = new Map<Op, number[]>();
     for (const phase of values.phases.split(',')) {
       const loadBefore = load();
@@ -256,12 +258,12 @@ async function main(): Promise<void> {
       if (heavy) say(`[${phase}] A: ${heavy.searches} searches in ${heavy.seconds} s (${heavy.perSecond}/s, p50 ${heavy.p50} ms), ${heavy.refused} refused`);
       phases.push({ phase, ops, ...(heavy ? { heavy } : {}), loadBefore, loadAfter: load() });
       say(`[${phase}] load ${loadBefore} → ${load()}`);
+      results['loadAtEnd'] = load();
+      results['machine'] = { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+      // After each phase, so that a run stopped in the next one keeps what it measured.
+      writeResult(name, results);
     }
-    results['phases'] = phases;
-    results['loadAtEnd'] = load();
-    results['machine'] = { cpus: cpus().length, model: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
-    const name = `audience-neighbours-${new Date().toISOString().slice(0, 16).replace(':', '')}-${String(results['commit'])}${values.label ? `-${values.label}` : ''}.json`;
-    process.stdout.write(`written to ${writeResult(name, results)}\n`);
+    process.stdout.write(`written to bench/results/${name}\n`);
   } finally {
     await ch.close();
   }
