@@ -77,6 +77,23 @@ export class AudienceSearch {
     this.heavySettings = fairness === undefined || fairness.heavySettings === '' ? this.settings : `${this.settings}, ${fairness.heavySettings}`;
   }
 
+  /**
+   * Heavy statements enter the engine one at a time: the embedded chdb 3.4 runs every statement
+   * with bound parameters one at a time process-wide (node_modules/chdb/index.js
+   * `globalParamChain`), so each heavy statement queued there is one more that another
+   * organization's statement (and `GET /sms`) arriving later waits behind.
+   */
+  private heavyTail: Promise<void> = Promise.resolve();
+
+  private async heavyTurn(): Promise<() => void> {
+    let release: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => { release = resolve; });
+    const before = this.heavyTail;
+    this.heavyTail = before.then(() => mine);
+    await before;
+    return release;
+  }
+
   /** The heavy lane, opened on the first heavy statement. */
   private heavyClient(): ClickHouseClient {
     return this.ch.readLane?.('heavy') ?? this.ch.client;
@@ -151,6 +168,7 @@ export class AudienceSearch {
     const heavy = costs?.heavy(org) ?? false;
     costs?.started(org);
     const started = performance.now();
+    const done = heavy ? await this.heavyTurn() : (): void => undefined;
     try {
       const result = await (heavy ? this.heavyClient() : this.client).query({ query: `${query}${heavy ? this.heavySettings : this.settings}`, query_params: params, format: 'JSONEachRow' });
       return await result.json<R>();
@@ -159,6 +177,7 @@ export class AudienceSearch {
       if (limit === undefined) throw err;
       throw new AppError('QUERY_TOO_EXPENSIVE', `the search went beyond ${limit}, the ceiling of every audience query: narrow the filter (fewer event groups, a smaller sample, fewer aggregations) and retry`, { cause: err });
     } finally {
+      done();
       costs?.finished(org, performance.now() - started);
     }
   }

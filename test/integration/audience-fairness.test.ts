@@ -13,6 +13,10 @@ import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/e
 
 interface Statement { readonly lane: string; readonly query: string }
 
+/** Statements of each lane running at once, and the most seen. */
+const running = new Map<string, number>();
+const mostRunning = new Map<string, number>();
+
 let engine: EmbeddedClickHouse | undefined;
 let search: AudienceSearch;
 let plain: AudienceSearch;
@@ -29,7 +33,18 @@ beforeAll(async () => {
   // Each lane's session, recording the statements it runs.
   const recording = (lane: string, client: ClickHouseClient): ClickHouseClient => new Proxy(client, {
     get(target, prop, receiver) {
-      if (prop === 'query') return async (params: { query: string }) => { statements.push({ lane, query: params.query }); return target.query(params as Parameters<ClickHouseClient['query']>[0]); };
+      if (prop === 'query') {
+        return async (params: { query: string }) => {
+          statements.push({ lane, query: params.query });
+          running.set(lane, (running.get(lane) ?? 0) + 1);
+          mostRunning.set(lane, Math.max(mostRunning.get(lane) ?? 0, running.get(lane) ?? 0));
+          try {
+            return await target.query(params as Parameters<ClickHouseClient['query']>[0]);
+          } finally {
+            running.set(lane, (running.get(lane) ?? 1) - 1);
+          }
+        };
+      }
       return Reflect.get(target, prop, receiver) as unknown;
     },
   });
@@ -84,6 +99,17 @@ describe('spec 3 §4.2 fair share between organizations', () => {
     expect(a.answer).toEqual(aAlone.answer);
     expect(a.answer).toEqual(await plain.search(parseSearch(body), A));
     expect(costs.heavy('org-b')).toBe(false);
+  });
+
+  test('a heavy organization has one statement in the engine at a time; a light one runs its page, total and aggregation together', async () => {
+    costs.started('org-a');
+    costs.finished('org-a', 5000);
+    mostRunning.clear();
+    await run(B);
+    expect(mostRunning.get('search')).toBe(3); // page, total and aggregation together
+    const [a1, a2] = await Promise.all([search.search(parseSearch(body), A), search.search(parseSearch(body), A)]);
+    expect(mostRunning.get('heavy')).toBe(1);
+    expect(a1).toEqual(a2);
   });
 
   test('B no longer searching (beyond AUDIENCE_ACTIVE_SECONDS): A back on the search lane', async () => {
