@@ -110,9 +110,9 @@ describe('spec 3 §4.2 fair share: settings', () => {
     expect(() => heavySettings(5, -1)).toThrow(RangeError);
   });
 
-  test('defaults: off, half-life 10 s, active 10 s, minimum 2,000 ms, nice 19, threads unchanged', () => {
-    expect(searchFairness(loadConfig({}).audience.fairness)).toBeUndefined();
-    const f = loadConfig({ AUDIENCE_FAIRNESS: 'true' }).audience.fairness;
+  test('defaults: on, half-life 10 s, active 10 s, minimum 2,000 ms, nice 19, threads unchanged', () => {
+    expect(searchFairness(loadConfig({ AUDIENCE_FAIRNESS: 'false' }).audience.fairness)).toBeUndefined();
+    const f = loadConfig({}).audience.fairness;
     expect(f).toEqual({ on: true, halfLifeSeconds: 10, activeSeconds: 10, minCostMs: 2000, heavyNice: 19, heavyMaxThreads: 0 });
     expect(searchFairness(f)?.heavySettings).toBe('os_thread_priority = 19');
   });
