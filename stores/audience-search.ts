@@ -32,8 +32,8 @@ export const FINAL_SETTINGS = 'use_skip_indexes_if_final = 1, use_skip_indexes_i
 /**
  * Fair share between organizations (stores/search-fairness.ts): the statements of an organization
  * over its share while another one searches run on the engine's `heavy` read lane (a chdb session
- * of their own, so the others' statements never queue behind them) with `heavySettings` appended
- * (a lower CPU priority: `os_thread_priority`, optionally fewer `max_threads`).
+ * of their own), one at a time (heavyTurn), with `heavySettings` appended (a lower CPU priority:
+ * `os_thread_priority`, optionally fewer `max_threads`).
  */
 export interface SearchFairness {
   readonly costs: SearchCosts;

@@ -2,8 +2,8 @@
 // fairness between organizations"): each organization's recent search cost (the elapsed time of
 // its statements, decayed with a half-life), and which organization is "heavy": over its equal
 // share of the recent cost while another organization is searching too. A heavy organization's
-// statements run apart and at a lower CPU priority (stores/audience-search.ts); alone, an
-// organization is never heavy, however much it searches. Pure: the clock is injected.
+// statements run apart, one at a time, at a lower CPU priority (stores/audience-search.ts); alone,
+// an organization is never heavy, however much it searches. Pure: the clock is injected.
 
 export interface FairnessSettings {
   /** Half-life of an organization's counted cost, in seconds (AUDIENCE_COST_HALF_LIFE_SECONDS). */
