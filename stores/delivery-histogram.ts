@@ -59,17 +59,21 @@ export function subBucketMs(bucket: number, fine: number): number {
   return Math.max(0, Math.round(2 ** (x / PER_OCTAVE) - 1));
 }
 
-/**
- * The median (ms) of a group's delivery times from its coarse histogram and the sub-bucket
- * histograms of the buckets the median's ranks fall in (`fineOf(bucket)`), or null without
- * delivered messages. Throws when a sub-bucket histogram does not hold the bucket's count (the
- * two reads saw different rows: the caller reads again).
- */
-export function medianMs(coarse: readonly number[], fineOf: (bucket: number) => readonly number[] | undefined): number | null {
+/** Where the median's two ranks (the lower and the upper middle one) lie in a coarse histogram; none without values. */
+export function medianPlaces(coarse: readonly number[]): RankPlace[] {
   const n = coarse.reduce((sum, c) => sum + c, 0);
-  if (n === 0) return null;
-  const values = medianRanks(n).map((rank) => {
-    const place = locateRank(coarse, rank);
+  return n === 0 ? [] : medianRanks(n).map((rank) => locateRank(coarse, rank));
+}
+
+/**
+ * The median (ms) of a group's delivery times from where its ranks lie in the coarse histogram
+ * (`coarse`, `places`: medianPlaces) and the sub-bucket histograms of those buckets
+ * (`fineOf(bucket)`), or null without delivered messages. Throws when a sub-bucket histogram does
+ * not hold the bucket's count (the two reads saw different rows: the caller reads again).
+ */
+export function medianFromPlaces(coarse: readonly number[], places: readonly RankPlace[], fineOf: (bucket: number) => readonly number[] | undefined): number | null {
+  if (places.length === 0) return null;
+  const values = places.map((place) => {
     const fine = fineOf(place.bucket);
     const total = fine?.reduce((sum, c) => sum + c, 0) ?? 0;
     if (fine === undefined || total !== coarse[place.bucket]) throw new HistogramMismatch(place.bucket, coarse[place.bucket] ?? 0, total);
@@ -83,11 +87,4 @@ export class HistogramMismatch extends Error {
   constructor(readonly bucket: number, readonly coarse: number, readonly fine: number) {
     super(`histogram: bucket ${bucket} counts ${coarse} values, its sub-buckets ${fine}`);
   }
-}
-
-/** The coarse buckets the median ranks of a histogram fall in (empty without values). */
-export function medianBuckets(coarse: readonly number[]): number[] {
-  const n = coarse.reduce((sum, c) => sum + c, 0);
-  if (n === 0) return [];
-  return [...new Set(medianRanks(n).map((rank) => locateRank(coarse, rank).bucket))];
 }

@@ -9,10 +9,10 @@ import { costs, LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_FINAL_STATUSES,
 import { fromMicros } from '../core/money';
 import type { LookupStatsRow, SmsStatsRow, StatsKeys, StatsReader, Visibility } from '../core/sms';
 import type { ClickHouse } from '../infra/clickhouse';
-import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianBuckets, medianMs, oneHotSql } from './delivery-histogram';
+import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianFromPlaces, medianPlaces, oneHotSql } from './delivery-histogram';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { splitWhere, topLevelConjuncts } from './scoped-query';
-import { daySource, DELIVERED_IN_RANGE, DELIVERY_MS, DELIVERY_MS_U32, ROW_BUCKET } from './stats-rollup';
+import { daySource, DELIVERED_IN_RANGE, DELIVERED_OUT_OF_RANGE, DELIVERY_MS_U32, hourStatesSql, ROW_BUCKET, summedDaysSql } from './stats-rollup';
 
 type Raw = Record<string, string | number | null>;
 
@@ -131,22 +131,14 @@ export function rolledHoursStatement(ch: ClickHouse, orgId: string): { query: st
 }
 
 function rolledHoursSelect(ch: ClickHouse): string {
-  return `SELECT toRelativeHourNum(m.hour) AS h, toString(m.hour) AS hour, m.g AS g
-      FROM (SELECT hour, max(generation) AS g, argMax(touched_at, generation) AS seen FROM ${ch.table('sms_stats_hours')} WHERE org_id = {__org:String} GROUP BY hour) AS m
-      INNER JOIN (SELECT hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')} WHERE org_id = {__org:String} GROUP BY hour) AS t ON t.hour = m.hour
-      WHERE t.touched <= m.seen`;
-}
-
-/** The latest summed generation of each day of `orgId` with the hours it was summed from (stores/stats-rollup.ts). */
-function summedDaysSelect(ch: ClickHouse): string {
-  return `SELECT toRelativeDayNum(day) AS d, max(generation) AS g, argMax(source, generation) AS source FROM ${ch.table('sms_stats_days')} WHERE org_id = {__org:String} GROUP BY d`;
+  return `SELECT toRelativeHourNum(s.hour) AS h, toString(s.hour) AS hour, s.g AS g FROM (${hourStatesSql(ch, true)}) AS s WHERE s.current = 1`;
 }
 
 /** Both in one statement (one round trip): rows of kind 'h' (h, hour, g) and of kind 'd' (h = the day number, g, source). */
 export function rollupSourcesStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
   return {
     query: `SELECT 'h' AS kind, h, hour, g, '' AS source FROM (${rolledHoursSelect(ch)})
-      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source FROM (${summedDaysSelect(ch)})`,
+      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source FROM (${summedDaysSql(ch, true)})`,
     query_params: { __org: orgId },
   };
 }
@@ -299,7 +291,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   ].join(', ')} FROM (SELECT ${[...keys, `${ROW_BUCKET(delivered)} AS b`,
     'count() AS c', 'sum(messages_count) AS seg', ...SMS_STATUS_COUNTERS.map((s) => `countIf(status = {__s_${s}:String}) AS n_${s}`),
     'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
-    `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${delivered} AND NOT (${DELIVERY_MS} BETWEEN 0 AND 4294967295)) AS oor`,
+    `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${DELIVERED_OUT_OF_RANGE(delivered)}) AS oor`,
   ].join(', ')} FROM ${live}${by('b')})${by()}`;
   const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere, 'day')] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere, 'hour')] : []), liveCounts];
   const outer = [...keyNames,
@@ -341,17 +333,8 @@ export class MessageStats implements StatsReader {
     this.settings = ceilingSettings(ceilings);
   }
 
-  private async rows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
-    // The read lane (infra/clickhouse.ts): a stats scan never queues GET /sms behind it.
-    const client = this.ch.readLane?.() ?? this.ch.client;
-    try {
-      const result = await client.query({ ...statsStatement(this.ch, v, compiled, this.settings), format: 'JSONEachRow' });
-      return await result.json<Raw>();
-    } catch (err) {
-      const limit = exceededCeiling(err, this.ceilings);
-      if (limit === undefined) throw err;
-      throw new AppError('QUERY_TOO_EXPENSIVE', `the statistics query went beyond ${limit}: narrow the filter (a shorter createdAt range, fewer groups) and retry`, { cause: err });
-    }
+  private rows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
+    return this.statsQuery(statsStatement(this.ch, v, compiled, this.settings));
   }
 
   /** Runs a stats statement, a ceiling it went beyond as QUERY_TOO_EXPENSIVE. */
@@ -392,10 +375,11 @@ export class MessageStats implements StatsReader {
         for (const hist of parts) for (let b = 0; b < hist.length; b++) sum[b]! += hist[b]!;
         return sum;
       });
+      const places = coarse.map(medianPlaces);
       // Per part, the median buckets in which it holds values: the second phase reads only those.
       const buckets = { day: new Set<number>(), hour: new Set<number>(), live: new Set<number>() };
-      coarse.forEach((sum, i) => {
-        for (const b of medianBuckets(sum)) HIST_SOURCES.forEach((s, k) => { if ((hists[i]![k]![b] ?? 0) > 0) buckets[s].add(b); });
+      places.forEach((group, i) => {
+        for (const { bucket } of group) HIST_SOURCES.forEach((s, k) => { if ((hists[i]![k]![bucket] ?? 0) > 0) buckets[s].add(bucket); });
       });
       const keyOf = (r: Raw): string => JSON.stringify(compiled.keys.map((_, i) => r[`k${i}`] ?? null));
       const fine = new Map<string, number[]>();
@@ -404,7 +388,7 @@ export class MessageStats implements StatsReader {
         for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, r['fine'] as unknown as number[]);
       }
       try {
-        const rows = raw.map((r, i) => ({ ...r, p50_delivery_ms: medianMs(coarse[i]!, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
+        const rows = raw.map((r, i) => ({ ...r, p50_delivery_ms: medianFromPlaces(coarse[i]!, places[i]!, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
         this.reads.rollup += 1;
         return rows;
       } catch (err) {

@@ -2,7 +2,7 @@
 // "Statistics"): closed hours of sms_messages summed by the statistics' dimensions, with
 // delivery-time histograms (stores/delivery-histogram.ts), and whole days summed from their
 // rolled hours. stores/message-stats.ts reads it; pipelines/stats-rollup.ts runs the passes.
-import { costs } from '../core/filters/grammar-a/stats';
+import { costs, DELIVERY_MS } from '../core/filters/grammar-a/stats';
 import type { ClickHouse } from '../infra/clickhouse';
 import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, oneHotSql } from './delivery-histogram';
 
@@ -36,16 +36,37 @@ export interface RollupPass {
   readonly deletedGenerations: boolean;
 }
 
-/** createdAt -> deliveredAt in ms, as the statistics count it (docs/grammar-a.md "Statistics"). */
-export const DELIVERY_MS = "dateDiff('millisecond', created_at, assumeNotNull(delivered_at))";
 /** A delivered message whose delivery time the histograms hold (0 .. 2^32-1 ms). */
-export const DELIVERED_IN_RANGE = (delivered: string): string => `${delivered} AND ${DELIVERY_MS} BETWEEN 0 AND 4294967295`;
+const IN_RANGE = `${DELIVERY_MS} BETWEEN 0 AND 4294967295`;
+export const DELIVERED_IN_RANGE = (delivered: string): string => `${delivered} AND ${IN_RANGE}`;
+/** A delivered message whose delivery time the histograms cannot hold (before createdAt, or beyond 49 days): counted in out_of_range. */
+export const DELIVERED_OUT_OF_RANGE = (delivered: string): string => `${delivered} AND NOT (${IN_RANGE})`;
 /** The delivery time as UInt32 (0 where out of range: only read for rows DELIVERED_IN_RANGE). */
-export const DELIVERY_MS_U32 = `toUInt32(if(${DELIVERY_MS} BETWEEN 0 AND 4294967295, ${DELIVERY_MS}, 0))`;
+export const DELIVERY_MS_U32 = `toUInt32(if(${IN_RANGE}, ${DELIVERY_MS}, 0))`;
 /** The coarse bucket of a row, or COARSE_BUCKETS (outside every histogram) for a row that is not a delivery the histograms hold. */
 export const ROW_BUCKET = (delivered: string): string => `if(${DELIVERED_IN_RANGE(delivered)}, ${coarseBucketSql(DELIVERY_MS_U32)}, ${COARSE_BUCKETS})`;
 
 const DIMENSIONS = 'project_id, direction, country, status';
+
+/**
+ * Per (organization, hour of created_at) with a row: its newest touch (`touched`), its current
+ * roll (`g`, and the touch that roll saw, `seen`; `rolled` 0 when never rolled), and whether that
+ * roll is current (`current`: rolled, and no row arrived since). `oneOrg`: only the organization
+ * bound as {__org:String}. Read by the passes below and by the reader (stores/message-stats.ts).
+ */
+export function hourStatesSql(ch: ClickHouse, oneOrg: boolean): string {
+  const where = oneOrg ? ' WHERE org_id = {__org:String}' : '';
+  return `SELECT t.org_id AS org_id, t.hour AS hour, t.touched AS touched, m.g AS g, m.seen AS seen, m.rolled AS rolled, (m.rolled = 1 AND t.touched <= m.seen) AS current
+    FROM (SELECT org_id, hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')}${where} GROUP BY org_id, hour) AS t
+    LEFT JOIN (SELECT org_id, hour, max(generation) AS g, argMax(touched_at, generation) AS seen, 1 AS rolled FROM ${ch.table('sms_stats_hours')}${where} GROUP BY org_id, hour) AS m
+      ON m.org_id = t.org_id AND m.hour = t.hour`;
+}
+
+/** Per (organization, day): the latest summed generation and the (hour, generation) list it summed (`source`); `oneOrg` as in hourStatesSql. */
+export function summedDaysSql(ch: ClickHouse, oneOrg: boolean): string {
+  return `SELECT org_id, toRelativeDayNum(day) AS d, max(generation) AS g, argMax(source, generation) AS source
+    FROM ${ch.table('sms_stats_days')}${oneOrg ? ' WHERE org_id = {__org:String}' : ''} GROUP BY org_id, d`;
+}
 
 /** The canonical list of the (hour, generation) pairs a day is summed from: 'h:g,...' ascending by h. */
 export function daySource(hours: readonly { readonly h: number; readonly g: number | string }[]): string {
@@ -78,13 +99,10 @@ export class StatsRollup {
     const [clock] = await this.rows<{ now: string; generation: string }>(`SELECT toString(now64(3, 'UTC')) AS now, toUnixTimestamp64Milli(now64(3, 'UTC')) AS generation`);
     if (!clock) throw new Error('stats rollup: no server time');
     const due = await this.rows<{ org_id: string; hour: string; touched: string }>(
-      `SELECT t.org_id AS org_id, toString(t.hour) AS hour, toString(t.touched) AS touched
-       FROM (SELECT org_id, hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')} GROUP BY org_id, hour) AS t
-       LEFT JOIN (SELECT org_id, hour, argMax(touched_at, generation) AS seen, 1 AS rolled FROM ${ch.table('sms_stats_hours')} GROUP BY org_id, hour) AS m
-         ON m.org_id = t.org_id AND m.hour = t.hour
-       WHERE t.hour + toIntervalMillisecond(3600000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}
-         AND t.touched + toIntervalMillisecond({quiet:UInt64}) <= {now:DateTime64(3, 'UTC')}
-         AND (m.rolled = 0 OR t.touched > m.seen)
+      `SELECT s.org_id AS org_id, toString(s.hour) AS hour, toString(s.touched) AS touched FROM (${hourStatesSql(ch, false)}) AS s
+       WHERE s.hour + toIntervalMillisecond(3600000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}
+         AND s.touched + toIntervalMillisecond({quiet:UInt64}) <= {now:DateTime64(3, 'UTC')}
+         AND (s.rolled = 0 OR s.touched > s.seen)
        ORDER BY org_id, hour`,
       { now: clock.now, settle: options.settleMs, quiet: options.quietMs },
     );
@@ -124,7 +142,7 @@ export class StatsRollup {
        SELECT org_id, hour, {generation:UInt64}, ${DIMENSIONS}, sum(c), sum(seg), sum(cost), if(sum(d) = 0, [], sumForEach(${oneHotSql('b', 'd', COARSE_BUCKETS)})), sum(oor)
        FROM (SELECT org_id, toStartOfHour(created_at) AS hour, ${DIMENSIONS}, ${ROW_BUCKET(delivered)} AS b,
                     count() AS c, sum(messages_count) AS seg, sumIf(price_user_micros, ${costs('{canceled:String}')}) AS cost,
-                    countIf(${DELIVERED_IN_RANGE(delivered)}) AS d, countIf(${delivered} AND NOT (${DELIVERY_MS} BETWEEN 0 AND 4294967295)) AS oor
+                    countIf(${DELIVERED_IN_RANGE(delivered)}) AS d, countIf(${DELIVERED_OUT_OF_RANGE(delivered)}) AS oor
              FROM ${ch.table('sms_messages')} FINAL PREWHERE ${scope}
              GROUP BY org_id, hour, ${DIMENSIONS}, b)
        GROUP BY org_id, hour, ${DIMENSIONS}`,
@@ -141,16 +159,11 @@ export class StatsRollup {
   private async rollDays(clock: { now: string; generation: string }): Promise<number> {
     const { ch, options } = this;
     const hours = await this.rows<{ org_id: string; d: number; h: number; g: string; current: number }>(
-      `SELECT t.org_id AS org_id, toRelativeDayNum(t.hour) AS d, toRelativeHourNum(t.hour) AS h, m.g AS g, (m.rolled = 1 AND t.touched <= m.seen) AS current
-       FROM (SELECT org_id, hour, max(touched_at) AS touched FROM ${ch.table('sms_stats_touched')} GROUP BY org_id, hour) AS t
-       LEFT JOIN (SELECT org_id, hour, max(generation) AS g, argMax(touched_at, generation) AS seen, 1 AS rolled FROM ${ch.table('sms_stats_hours')} GROUP BY org_id, hour) AS m
-         ON m.org_id = t.org_id AND m.hour = t.hour
-       WHERE toStartOfDay(t.hour) + toIntervalMillisecond(86400000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}`,
+      `SELECT s.org_id AS org_id, toRelativeDayNum(s.hour) AS d, toRelativeHourNum(s.hour) AS h, s.g AS g, s.current AS current FROM (${hourStatesSql(ch, false)}) AS s
+       WHERE toStartOfDay(s.hour) + toIntervalMillisecond(86400000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}`,
       { now: clock.now, settle: options.settleMs },
     );
-    const summed = await this.rows<{ org_id: string; d: number; source: string }>(
-      `SELECT org_id, toRelativeDayNum(day) AS d, argMax(source, generation) AS source FROM ${ch.table('sms_stats_days')} GROUP BY org_id, d`,
-    );
+    const summed = await this.rows<{ org_id: string; d: number; source: string }>(summedDaysSql(ch, false));
     const current = new Map(summed.map((r) => [`${r.org_id}|${r.d}`, r.source]));
     const days = new Map<string, { org: string; d: number; hours: { h: number; g: string }[]; ready: boolean }>();
     for (const row of hours) {

@@ -1,6 +1,8 @@
 // The median of GET /sms/stats from delivery-time histograms (docs/grammar-a.md "Statistics",
 // stores/delivery-histogram.ts): ranks, buckets and the value a sub-bucket stands for.
-import { HistogramMismatch, locateRank, medianBuckets, medianMs, medianRanks, subBucketMs } from '../../stores/delivery-histogram';
+import { HistogramMismatch, locateRank, medianFromPlaces, medianPlaces, medianRanks, subBucketMs } from '../../stores/delivery-histogram';
+
+const medianMs = (coarse: readonly number[], fineOf: (bucket: number) => readonly number[] | undefined): number | null => medianFromPlaces(coarse, medianPlaces(coarse), fineOf);
 
 /** The buckets of a delivery time, as the SQL of coarseBucketSql / fineBucketSql computes them. */
 function place(ms: number): { bucket: number; fine: number } {
@@ -71,9 +73,9 @@ test('the median from the histograms equals the exact one for small times and is
 
 test('no delivered message: no median; the buckets a median needs are those of its ranks', () => {
   expect(medianMs(new Array<number>(256).fill(0), () => undefined)).toBeNull();
-  expect(medianBuckets([])).toEqual([]);
+  expect(medianPlaces([])).toEqual([]);
   const { coarse } = histograms([10, 10_000]);
-  expect(medianBuckets(coarse)).toEqual([place(10).bucket, place(10_000).bucket]);
+  expect(medianPlaces(coarse).map((p) => p.bucket)).toEqual([place(10).bucket, place(10_000).bucket]);
 });
 
 test('sub-buckets that do not hold the bucket\'s count (the two reads saw different rows) are refused, not used', () => {

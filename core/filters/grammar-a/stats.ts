@@ -131,6 +131,9 @@ function withOutboundOnly(filter: AndGroup): AndGroup {
   return { kind: 'and', children: [...filter.children, { kind: 'cond', field: 'direction', operator: 'eq', value: 'outbound' }] };
 }
 
+/** createdAt -> deliveredAt in ms of a message, as the statistics' median counts it (here and in the rollup, stores/stats-rollup.ts). */
+export const DELIVERY_MS = "dateDiff('millisecond', created_at, assumeNotNull(delivered_at))";
+
 /**
  * What a message costs the organization: charged, unless it was canceled before it was sent (a
  * scheduled message canceled, or a request the charge settler canceled), which is refunded. A
@@ -156,7 +159,7 @@ function smsMeasures(bind: Bind): string[] {
     ...perStatus,
     `countIf(status NOT IN ${final}) AS pending`,
     `sumIf(price_user_micros, ${costs('{s_canceled:String}')}) AS cost_micros`,
-    `quantileExactInclusiveIf(0.5)(dateDiff('millisecond', created_at, assumeNotNull(delivered_at)), status = ${delivered} AND isNotNull(delivered_at)) AS p50_delivery_ms`,
+    `quantileExactInclusiveIf(0.5)(${DELIVERY_MS}, status = ${delivered} AND isNotNull(delivered_at)) AS p50_delivery_ms`,
   ];
 }
 
