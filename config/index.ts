@@ -232,7 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouse: { url: opt('CLICKHOUSE_URL'), user: str('CLICKHOUSE_USER'), password: str('CLICKHOUSE_PASSWORD'), database: str('CLICKHOUSE_DATABASE') },
     logLevel: str('LOG_LEVEL'),
     processLayout: processLayout(str('PROCESS_LAYOUT')),
-    backgroundNice: backgroundNice(num('BACKGROUND_NICE')),
+    backgroundNice: niceValue('BACKGROUND_NICE', num('BACKGROUND_NICE'), "background processes at the gateways' priority"),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
     ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE'), maxLagSeconds: num('INGEST_MAX_LAG_SECONDS') },
     audience: {
@@ -280,16 +280,10 @@ function processLayout(value: string): 'split' | 'single' {
   throw new ConfigError(`PROCESS_LAYOUT must be "split" or "single", got "${value}"`);
 }
 
-/** BACKGROUND_NICE: 0 (off) to 19, Linux's lowest priority. */
-export function backgroundNice(value: number): number {
+/** A nice value: 0 (`zero` says what it leaves) to 19, Linux's lowest priority. */
+function niceValue(name: string, value: number, zero = 'unchanged'): number {
   if (Number.isInteger(value) && value >= 0 && value <= 19) return value;
-  throw new ConfigError(`BACKGROUND_NICE must be a nice value from 0 (background processes at the gateways' priority) to 19 (lowest), got ${value}`);
-}
-
-/** A nice value: 0 (unchanged) to 19 (lowest priority). */
-function niceValue(name: string, value: number): number {
-  if (Number.isInteger(value) && value >= 0 && value <= 19) return value;
-  throw new ConfigError(`${name} must be a nice value from 0 (unchanged) to 19 (lowest), got ${value}`);
+  throw new ConfigError(`${name} must be a nice value from 0 (${zero}) to 19 (lowest), got ${value}`);
 }
 
 /** A mount path: starts with "/", no trailing "/", plain path characters only. */

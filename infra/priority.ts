@@ -69,12 +69,17 @@ function threadIds(pid: number): number[] {
   }
 }
 
+/** Fields 3 and on of a /proc stat file (index 0 is field 3, the state); undefined once the process or thread is gone. */
+function statFields(path: string): string[] | undefined {
+  let stat: string;
+  try { stat = readFileSync(path, 'utf8'); } catch { return undefined; }
+  // After the command name `(…)`, which may hold spaces and parentheses.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** Field 19 (nice) of /proc/<pid>/task/<tid>/stat; undefined once the thread is gone. */
 export function threadNice(pid: number, tid: number): number | undefined {
-  let stat: string;
-  try { stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'); } catch { return undefined; }
-  // After the command name `(…)`, which may hold spaces and parentheses: field 3 is the first.
-  const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  const nice = Number(statFields(`/proc/${pid}/task/${tid}/stat`)?.[16]);
   return Number.isInteger(nice) ? nice : undefined;
 }
 
@@ -97,8 +102,8 @@ export function autogroupNice(pid: number): number | undefined {
 function lowerAutogroup(pid: number, nice: number): void {
   const current = autogroupNice(pid);
   if (current === undefined || current >= nice) return;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const session = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
+  // Field 6: the session id.
+  const session = Number(statFields(`/proc/${pid}/stat`)?.[3]);
   if (session !== pid) throw new PriorityError(`process ${pid} does not lead its session (session ${session}): its autogroup is not its own to lower`);
   writeFileSync(`/proc/${pid}/autogroup`, String(nice));
 }

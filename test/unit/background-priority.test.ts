@@ -4,8 +4,7 @@
 // Real child processes; every thread's nice value is read from /proc/<pid>/task/<tid>/stat
 // (field 19), the autogroup's from /proc/<pid>/autogroup.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { getPriority } from 'node:os';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../config';
 import { createLogger } from '../../infra/logger';
@@ -48,7 +47,7 @@ describe('BACKGROUND_NICE configuration (config/index.ts)', () => {
   });
 });
 
-describe('an engine spawned with `nice` (infra/supervisor.ts, the Temporal dev server)', () => {
+describe('processes a Supervisor starts (infra/supervisor.ts)', () => {
   let dir: string;
   let supervisor: Supervisor;
   beforeEach(() => {
@@ -60,49 +59,40 @@ describe('an engine spawned with `nice` (infra/supervisor.ts, the Temporal dev s
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('every thread of it, and the autogroup of the session it leads, run at that nice value', async () => {
-    // Ready once its threads have started: those started after the lowering inherit it.
-    await supervisor.start({ name: 'background-engine', command: process.execPath, args: THREADED, ready: () => Promise.resolve(threadNices(supervisor.pid('background-engine') ?? 0).length > 4), nice: 7 });
-    const pid = supervisor.pid('background-engine') as number;
-    const nices = threadNices(pid);
-    // The main thread, V8's platform threads, libuv's, the worker: all of them.
-    expect(nices.length).toBeGreaterThan(4);
-    expect(new Set(nices)).toEqual(new Set([7]));
-    // Without autogroup scheduling there is no file to read, and nothing else to set.
-    const group = autogroupNice(pid);
-    if (group !== undefined) expect(group).toBe(7);
-    expect(getPriority(0)).toBe(OWN);
+  describe('an engine spawned with `nice` (the Temporal dev server)', () => {
+    test('every thread of it, and the autogroup of the session it leads, run at that nice value', async () => {
+      // Ready once its threads have started: those started after the lowering inherit it.
+      await supervisor.start({ name: 'background-engine', command: process.execPath, args: THREADED, ready: () => Promise.resolve(threadNices(supervisor.pid('background-engine') ?? 0).length > 4), nice: 7 });
+      const pid = supervisor.pid('background-engine') as number;
+      const nices = threadNices(pid);
+      // The main thread, V8's platform threads, libuv's, the worker: all of them.
+      expect(nices.length).toBeGreaterThan(4);
+      expect(new Set(nices)).toEqual(new Set([7]));
+      // Without autogroup scheduling there is no file to read, and nothing else to set.
+      const group = autogroupNice(pid);
+      if (group !== undefined) expect(group).toBe(7);
+      expect(getPriority(0)).toBe(OWN);
+    });
+
+    test('without `nice` (nats-server) it runs at this process\'s priority', async () => {
+      await supervisor.start({ name: 'foreground-engine', command: process.execPath, args: THREADED, ready: () => Promise.resolve(true) });
+      const pid = supervisor.pid('foreground-engine') as number;
+      expect(new Set(threadNices(pid))).toEqual(new Set([OWN]));
+    });
   });
 
-  test('without `nice` (nats-server) it runs at this process\'s priority', async () => {
-    await supervisor.start({ name: 'foreground-engine', command: process.execPath, args: THREADED, ready: () => Promise.resolve(true) });
-    const pid = supervisor.pid('foreground-engine') as number;
-    expect(new Set(threadNices(pid))).toEqual(new Set([OWN]));
-  });
-});
-
-describe('lowerPriority (infra/priority.ts)', () => {
-  let dir: string;
-  let supervisor: Supervisor;
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'priority-'));
-    supervisor = new Supervisor(dir, log);
-  });
-  afterEach(async () => {
-    await supervisor.stopAll();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  test('lowers the threads a process already runs, not only the one whose id is the pid; never raises one', async () => {
-    await supervisor.start({ name: 'running', command: process.execPath, args: THREADED, ready: () => Promise.resolve(threadNices(supervisor.pid('running') ?? 0).length > 4) });
-    const pid = supervisor.pid('running') as number;
-    expect(new Set(threadNices(pid))).toEqual(new Set([OWN]));
-    lowerPriority(pid, 8, { ownSession: false });
-    expect(new Set(threadNices(pid))).toEqual(new Set([8]));
-    lowerPriority(pid, 3, { ownSession: false });
-    expect(new Set(threadNices(pid))).toEqual(new Set([8]));
-    expect(() => lowerPriority(pid, 0, { ownSession: false })).toThrow(PriorityError);
-    expect(() => lowerPriority(pid, 20, { ownSession: false })).toThrow(PriorityError);
+  describe('lowerPriority (infra/priority.ts)', () => {
+    test('lowers the threads a process already runs, not only the one whose id is the pid; never raises one', async () => {
+      await supervisor.start({ name: 'running', command: process.execPath, args: THREADED, ready: () => Promise.resolve(threadNices(supervisor.pid('running') ?? 0).length > 4) });
+      const pid = supervisor.pid('running') as number;
+      expect(new Set(threadNices(pid))).toEqual(new Set([OWN]));
+      lowerPriority(pid, 8, { ownSession: false });
+      expect(new Set(threadNices(pid))).toEqual(new Set([8]));
+      lowerPriority(pid, 3, { ownSession: false });
+      expect(new Set(threadNices(pid))).toEqual(new Set([8]));
+      expect(() => lowerPriority(pid, 0, { ownSession: false })).toThrow(PriorityError);
+      expect(() => lowerPriority(pid, 20, { ownSession: false })).toThrow(PriorityError);
+    });
   });
 });
 
