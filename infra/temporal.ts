@@ -21,8 +21,40 @@ export interface Temporal {
   close(): Promise<void>;
 }
 
-export async function connectTemporal(options: TemporalOptions): Promise<Temporal> {
-  const connection = await Connection.connect({ address: options.address, connectTimeout: 10_000 });
+/** One connection attempt's deadline (the SDK's connectTimeout). */
+const CONNECT_ATTEMPT_MS = 10_000;
+/**
+ * How long a process keeps trying to reach the Temporal frontend at start-up. On a busy machine
+ * the embedded server and the role processes run at BACKGROUND_NICE and can take well over one
+ * attempt's deadline to answer; the role process supervisor waits 120 s for a role to be ready.
+ */
+export const TEMPORAL_CONNECT_WAIT_MS = 90_000;
+
+export interface ConnectWait {
+  /** Keep trying this long (0: one attempt). */
+  readonly waitMs: number;
+  /** Told of each failed attempt that will be tried again. */
+  readonly onRetry?: (err: unknown, attempt: number) => void;
+  /** One attempt's deadline. */
+  readonly attemptMs?: number;
+}
+
+/** Runs `attempt` until it succeeds or `wait.waitMs` has passed since the first try; the last error is thrown. */
+export async function untilConnected<T>(attempt: (attemptMs: number) => Promise<T>, wait: ConnectWait): Promise<T> {
+  const deadline = Date.now() + wait.waitMs;
+  for (let n = 1; ; n += 1) {
+    try {
+      return await attempt(wait.attemptMs ?? CONNECT_ATTEMPT_MS);
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+      wait.onRetry?.(err, n);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, Math.max(0, deadline - Date.now()))));
+    }
+  }
+}
+
+export async function connectTemporal(options: TemporalOptions, wait: ConnectWait = { waitMs: 0 }): Promise<Temporal> {
+  const connection = await untilConnected((connectTimeout) => Connection.connect({ address: options.address, connectTimeout }), wait);
   const client = new Client({ connection, namespace: options.namespace });
   return { connection, client, namespace: options.namespace, close: () => connection.close() };
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../infra/logger';
 import { connectNats, natsRtt, type Nats } from '../infra/nats';
 import { natsServerSpec, temporalDevSpec } from '../infra/local-engines';
 import { Supervisor, portOpen } from '../infra/supervisor';
-import { connectTemporal, temporalRtt, type Temporal } from '../infra/temporal';
+import { connectTemporal, TEMPORAL_CONNECT_WAIT_MS, temporalRtt, type Temporal } from '../infra/temporal';
 import { AccountDirectory } from '../stores/account-directory';
 import { AccountStore } from '../stores/account-store';
 import { BalanceLedger } from '../stores/balance-ledger';
@@ -81,7 +81,10 @@ export async function startEngines(config: Config, log: Logger, options: { click
 
     const nats = await connectNats({ servers: natsUrl, replicas: config.nats.replicas, messageStateTtlHours: config.messageStateTtlHours, name: options.processName }, log);
     closers.push(() => nats.close());
-    const temporal = await connectTemporal({ address: temporalAddress, namespace: config.temporal.namespace });
+    const temporal = await connectTemporal({ address: temporalAddress, namespace: config.temporal.namespace }, {
+      waitMs: TEMPORAL_CONNECT_WAIT_MS,
+      onRetry: (err, attempt) => log.warn({ err, attempt, temporalAddress }, 'Temporal does not answer yet (a busy machine or a server still starting); trying again'),
+    });
     closers.push(() => temporal.close());
 
     let clickhouse: ClickHouse | undefined;

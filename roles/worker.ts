@@ -6,7 +6,7 @@ import { BUCKETS } from '../core/bus/names';
 import type { WebhookTargetPolicy } from '../core/sms';
 import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
-import { temporalTelemetry } from '../infra/temporal';
+import { TEMPORAL_CONNECT_WAIT_MS, temporalTelemetry, untilConnected } from '../infra/temporal';
 import type { Nats } from '../infra/nats';
 import { HttpWebhookSender } from '../infra/webhook-sender';
 import type { AccountDirectory } from '../stores/account-directory';
@@ -72,7 +72,10 @@ function installRuntimeLogger(log: Logger): void {
 
 export async function startWorker(options: WorkerOptions, deps: ActivityDeps, log: Logger): Promise<WorkerRole> {
   installRuntimeLogger(log);
-  const connection = await NativeConnection.connect({ address: options.address });
+  const connection = await untilConnected(() => NativeConnection.connect({ address: options.address }), {
+    waitMs: TEMPORAL_CONNECT_WAIT_MS,
+    onRetry: (err, attempt) => log.warn({ err, attempt, address: options.address }, 'the worker cannot reach Temporal yet (a busy machine or a server still starting); trying again'),
+  });
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,

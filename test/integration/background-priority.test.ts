@@ -1,23 +1,37 @@
-// BACKGROUND_NICE under `npm start` (docs/configuration.md "Processes of `npm start`"): the
-// stack of the integration run is the product as `npm start` runs it (the gateway process with
-// the lifecycle and carrier role processes) on engines from infra/local-engines.ts. Each
-// process is found through the pid files it is recorded in ($DATA_DIR/run), and every thread's
-// nice value is read from /proc/<pid>/task/<tid>/stat (field 19).
+// BACKGROUND_NICE under `npm start` (docs/configuration.md "Processes of `npm start`"): a stack
+// of its own (the shared one runs at BACKGROUND_NICE 0, test/support/global-setup.ts), the product
+// as `npm start` runs it (the gateway process with the lifecycle and carrier role processes) on
+// engines from infra/local-engines.ts, with BACKGROUND_NICE at its default. The gateway is the
+// process the stack spawned, the others are found through the pid files they are recorded in
+// ($DATA_DIR/run), and every thread's nice value is read from /proc/<pid>/task/<tid>/stat (field 19).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../config';
 import { autogroupNice, threadNice, threadNices } from '../../infra/priority';
-import { readStackFile } from '../../infra/stack-file';
-import { stack } from '../../support/stack';
+import { startStack, type RunningStack } from '../../support/stack';
 
 function recordedPid(file: string): number {
   return (JSON.parse(readFileSync(file, 'utf8')) as { pid: number }).pid;
 }
 
 describe('CPU priority of the processes of `npm start` (BACKGROUND_NICE)', () => {
-  const { productDataDir, dataDir, productEnv } = stack();
-  const nice = loadConfig({ BACKGROUND_NICE: productEnv['BACKGROUND_NICE'] }).backgroundNice;
-  const gateway = readStackFile(productDataDir)?.pid as number;
+  let own: RunningStack;
+  let productDataDir: string;
+  let dataDir: string;
+  let gateway: number;
+  // The default, as a fresh `npm start` has it, unless this run's environment sets BACKGROUND_NICE.
+  const nice = loadConfig({ BACKGROUND_NICE: process.env['BACKGROUND_NICE'] }).backgroundNice;
+  beforeAll(async () => {
+    own = await startStack({ LOG_LEVEL: 'warn' }, () => undefined);
+    ({ productDataDir, dataDir } = own.info);
+    gateway = own.pid as number;
+  }, 120_000);
+  afterAll(() => own?.stop());
+
+  test('the default is a lowered priority, and this stack runs at it', () => {
+    expect(loadConfig({}).backgroundNice).toBeGreaterThan(0);
+    expect(own.info.productEnv['BACKGROUND_NICE']).toBe(process.env['BACKGROUND_NICE']);
+  });
 
   test('the gateway process (HTTP, SMPP) keeps its priority: its main thread at nice 0, no thread lowered', () => {
     expect(gateway).toBeGreaterThan(0);
