@@ -53,6 +53,36 @@ export function locateRank(counts: readonly number[], rank: number): RankPlace {
   throw new Error(`histogram: rank ${rank} beyond its ${before} values`);
 }
 
+/**
+ * SQL: medianPlaces of the coarse histogram `hist` (an Array(UInt32) column), as columns `prefix`n
+ * (the values), and per rank k of the two: `prefix`b<k> (bucket), `prefix`w<k> (rank within it)
+ * and `prefix`c<k> (the bucket's count). Each column refers to `hist` and to earlier ones by alias,
+ * so that a reader gets a few numbers per group instead of the histogram.
+ */
+export function medianPlacesSql(hist: string, prefix: string): string[] {
+  const cum = `arrayCumSum(${hist})`;
+  const n = `${prefix}n`;
+  const columns = [`toInt64(arraySum(${hist})) AS ${n}`];
+  ['intDiv(%n - 1, 2)', 'intDiv(%n, 2)'].forEach((rankOf, k) => {
+    const rank = rankOf.replace('%n', n);
+    const b = `${prefix}b${k}`;
+    // 0-based bucket: the first whose running count passes the rank; -1 without values.
+    columns.push(`toInt32(arrayFirstIndex(c -> c > ${rank}, ${cum})) - 1 AS ${b}`);
+    columns.push(`if(${b} < 0, 0, ${rank} - if(${b} = 0, 0, ${cum}[${b}])) AS ${prefix}w${k}`);
+    columns.push(`if(${b} < 0, 0, ${hist}[${b} + 1]) AS ${prefix}c${k}`);
+  });
+  return columns;
+}
+
+/** The places of a row with medianPlacesSql's columns (`prefix` as given there), with each place's count in the coarse histogram. */
+export function placesOfRow(row: Readonly<Record<string, unknown>>, prefix: string): { places: RankPlace[]; counts: number[] } {
+  if (Number(row[`${prefix}n`]) === 0) return { places: [], counts: [] };
+  const places = [0, 1].map((k) => ({ bucket: Number(row[`${prefix}b${k}`]), within: Number(row[`${prefix}w${k}`]) }));
+  const counts: number[] = [];
+  [0, 1].forEach((k) => { counts[places[k]!.bucket] = Number(row[`${prefix}c${k}`]); });
+  return { places, counts };
+}
+
 /** The delivery time (ms) a sub-bucket stands for: the middle of its range of x, rounded to the ms. */
 export function subBucketMs(bucket: number, fine: number): number {
   const x = bucket + (fine + 0.5) / FINE_BUCKETS;

@@ -3,13 +3,14 @@
 // per group. Each record counts once, with its newest state: the table is read FINAL, and the
 // conditions on stable columns (written when the record is created, the same in every state
 // row) run as PREWHERE before FINAL, exactly as `_group` of GET /sms (stores/scoped-query.ts).
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../core/errors';
 import type { CompiledStats, StatsKey } from '../core/filters/grammar-a/stats';
 import { costs, LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_FINAL_STATUSES, SMS_STATUS_COUNTERS } from '../core/filters/grammar-a/stats';
 import { fromMicros } from '../core/money';
 import type { LookupStatsRow, SmsStatsRow, StatsKeys, StatsReader, Visibility } from '../core/sms';
 import type { ClickHouse } from '../infra/clickhouse';
-import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianFromPlaces, medianPlaces, oneHotSql } from './delivery-histogram';
+import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianFromPlaces, medianPlacesSql, oneHotSql, placesOfRow } from './delivery-histogram';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { splitWhere, topLevelConjuncts } from './scoped-query';
 import { daySource, DELIVERED_IN_RANGE, DELIVERED_OUT_OF_RANGE, DELIVERY_MS_U32, hourStatesSql, ROW_BUCKET, summedDaysSql } from './stats-rollup';
@@ -127,63 +128,80 @@ export interface RolledHour {
 
 /** The rolled hours of `orgId` a reader may use: the current generation of each, if nothing arrived for the hour since. */
 export function rolledHoursStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
-  return { query: `${rolledHoursSelect(ch)} ORDER BY h`, query_params: { __org: orgId } };
+  return { query: `SELECT toRelativeHourNum(s.hour) AS h, toString(s.hour) AS hour, s.g AS g FROM (${hourStatesSql(ch, true)}) AS s WHERE s.current = 1 ORDER BY h`, query_params: { __org: orgId } };
 }
 
-function rolledHoursSelect(ch: ClickHouse): string {
-  return `SELECT toRelativeHourNum(s.hour) AS h, toString(s.hour) AS hour, s.g AS g FROM (${hourStatesSql(ch, true)}) AS s WHERE s.current = 1`;
-}
-
-/** Both in one statement (one round trip): rows of kind 'h' (h, hour, g) and of kind 'd' (h = the day number, g, source). */
+/**
+ * Everything a rollup read rests on, in one statement (one round trip): rows of kind 'h' (a
+ * rolled, current hour: h, hour, g, and in `seen` the newest touch its generation saw), 'l' (a
+ * touched hour that is not: h, hour: read FINAL) and 'd' (a summed day: h = the day number, g, source).
+ */
 export function rollupSourcesStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
   return {
-    query: `SELECT 'h' AS kind, h, hour, g, '' AS source FROM (${rolledHoursSelect(ch)})
-      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source FROM (${summedDaysSql(ch, true)})`,
+    query: `SELECT if(s.current = 1, 'h', 'l') AS kind, toRelativeHourNum(s.hour) AS h, toString(s.hour) AS hour, s.g AS g, '' AS source, toString(s.seen) AS seen FROM (${hourStatesSql(ch, true)}) AS s
+      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source, '' AS seen FROM (${summedDaysSql(ch, true)})`,
     query_params: { __org: orgId },
   };
 }
 
-/** The rolled hours (ascending) and the summed days of a rollupSourcesStatement's rows. */
-export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string }[]): { rolled: RolledHour[]; summed: { d: number; g: number | string; source: string }[] } {
+/** An hour that has rows and no current rollup generation: its messages are read FINAL. */
+export interface LiveHour {
+  /** toRelativeHourNum of the hour. */
+  readonly h: number;
+  /** The hour's start ('YYYY-MM-DD hh:00:00.000'). */
+  readonly hour: string;
+}
+
+/** What a rollupSourcesStatement read: the rolled hours (with the touch each generation saw) and the live ones, ascending, and the summed days. */
+export interface ReadSources {
+  readonly rolled: (RolledHour & { readonly seen: string })[];
+  readonly live: LiveHour[];
+  readonly summed: { d: number; g: number | string; source: string }[];
+}
+
+export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string; seen: string }[]): ReadSources {
   return {
-    rolled: rows.filter((r) => r.kind === 'h').map((r) => ({ h: Number(r.h), hour: r.hour, g: r.g })).sort((a, b) => a.h - b.h),
+    rolled: rows.filter((r) => r.kind === 'h').map((r) => ({ h: Number(r.h), hour: r.hour, g: r.g, seen: r.seen })).sort((a, b) => a.h - b.h),
+    live: rows.filter((r) => r.kind === 'l').map((r) => ({ h: Number(r.h), hour: r.hour })).sort((a, b) => a.h - b.h),
     summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source })),
   };
 }
 
-/** Up to this many runs of rolled hours, the FINAL part's created_at intervals are exactly the hours it reads. */
+/** How long a reader keeps an organization's sources: newer rolls and sums are used once it reads them again. */
+const SOURCES_KEPT_MS = 30_000;
+/** Organizations whose sources a reader keeps (the least recently read are forgotten). */
+const SOURCES_KEPT_ORGS = 1_000;
+
+/** Up to this many runs of live hours, the FINAL part's created_at intervals are exactly the hours it reads. */
 const EXACT_RUNS = 256;
-/** Beyond EXACT_RUNS, the intervals are merged into this many, and the hour set in the statement makes the split exact. */
+/** Beyond EXACT_RUNS, the intervals are merged into this many, and the rolled-hour set in the statement makes the split exact. */
 const LIVE_INTERVALS = 16;
 
 /**
- * The hours the FINAL part reads, as intervals of created_at: the gaps between runs of rolled
- * hours, and the hour of each createdAt bound (a rolled hour that a bound cuts is read FINAL), so
- * that the minmax index on created_at skips the rolled granules. `exact`: the intervals are
- * exactly those hours (a rolled hour outside them is wholly inside the bounds or wholly outside,
- * where the bounds drop its rows); otherwise they are merged into LIVE_INTERVALS and a superset,
- * and the statement adds the hour set.
+ * The hours the FINAL part reads, as intervals of created_at: the live hours (touched, no current
+ * rollup: every row of sms_messages marks its hour, so an hour neither live nor rolled has no
+ * row), and the hour of each createdAt bound (a rolled hour that a bound cuts is read FINAL), so
+ * that the minmax index on created_at skips every other granule. `exact`: the intervals are
+ * exactly those hours; otherwise they are merged into LIVE_INTERVALS, a superset, and the
+ * statement excludes the rolled hours it covers by their hour numbers. Null: nothing to read.
  */
-function liveEnvelope(rolled: readonly RolledHour[], plan: RollupPlan, bind: (value: string) => string): { sql: string; exact: boolean } {
-  const hours = rolled.map((r) => ({ h: Number(r.h), start: r.hour }));
-  // Runs of consecutive rolled hours; the gaps between them (and before the first, after the last) are read FINAL.
+function liveEnvelope(live: readonly LiveHour[], plan: RollupPlan, bind: (value: string) => string): { sql: string; exact: boolean } | null {
   const runs: { first: string; firstH: number; endH: number }[] = [];
-  for (const { h, start } of hours) {
+  for (const { h, hour } of live) {
     const run = runs[runs.length - 1];
     if (run && run.endH === h) run.endH = h + 1;
-    else runs.push({ first: start, firstH: h, endH: h + 1 });
+    else runs.push({ first: hour, firstH: h, endH: h + 1 });
   }
+  if (runs.length === 0 && plan.bounds.length === 0) return null;
   const exact = runs.length <= EXACT_RUNS;
-  // Merge the shortest runs into the gaps beside them until few intervals remain (their hours are then excluded by the hour set).
+  // Merge each run with the next across the shortest gap until few intervals remain (the rolled hours of the gaps are then excluded by the hour set).
   while (!exact && runs.length > LIVE_INTERVALS) {
-    let shortest = 1;
-    for (let i = 1; i < runs.length - 1; i++) if (runs[i]!.endH - runs[i]!.firstH < runs[shortest]!.endH - runs[shortest]!.firstH) shortest = i;
-    runs.splice(shortest, 1);
+    let narrowest = 0;
+    for (let i = 1; i < runs.length - 1; i++) if (runs[i + 1]!.firstH - runs[i]!.endH < runs[narrowest + 1]!.firstH - runs[narrowest]!.endH) narrowest = i;
+    runs.splice(narrowest, 2, { first: runs[narrowest]!.first, firstH: runs[narrowest]!.firstH, endH: runs[narrowest + 1]!.endH });
   }
   const endOf = (run: { endH: number }): string => new Date(run.endH * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
-  const parts = [`created_at < ${bind(runs[0]!.first)}`];
-  for (let i = 1; i < runs.length; i++) parts.push(`(created_at >= ${bind(endOf(runs[i - 1]!))} AND created_at < ${bind(runs[i]!.first)})`);
-  parts.push(`created_at >= ${bind(endOf(runs[runs.length - 1]!))}`);
+  const parts = runs.map((run) => `(created_at >= ${bind(run.first)} AND created_at < ${bind(endOf(run))})`);
   for (const [, p] of plan.bounds) parts.push(`(created_at >= toStartOfHour(${p}) AND created_at < toStartOfHour(${p}) + toIntervalHour(1))`);
   return { sql: `(${parts.join(' OR ')})`, exact };
 }
@@ -224,10 +242,18 @@ export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: 
 const HIST_SOURCES = ['day', 'hour', 'live'] as const;
 type HistSource = (typeof HIST_SOURCES)[number];
 
-/** What a two-phase stats read rests on: the rolled hours and summed days it uses, pinned by generation. */
+/** What a two-phase stats read rests on: the rolled hours and summed days it uses, pinned by generation, and the live hours. */
 export interface RollupSources {
   readonly rolled: readonly RolledHour[];
+  readonly live: readonly LiveHour[];
   readonly days: readonly SummedDay[];
+  /**
+   * Sources read earlier (kept by the reader), with the touch each rolled hour's generation saw.
+   * The counts then carry `stale`: the rows of sms_stats_touched that make the sources out of
+   * date (a touch of a rolled hour after what its generation saw, any touch of an hour neither
+   * rolled nor live); any, or no row at all, and the read starts again from fresh sources.
+   */
+  readonly kept?: { readonly seen: readonly string[] };
 }
 
 /**
@@ -245,7 +271,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   counts: { query: string; query_params: Record<string, unknown> };
   fine: (buckets: Readonly<Record<HistSource, readonly number[]>>) => { query: string; query_params: Record<string, unknown> };
 } {
-  const { rolled, days } = sources;
+  const { rolled, live: liveHours, days } = sources;
   // The hour rows a query can take: of days without usable day rows, and of usable days a createdAt bound cuts (the others the day rows answer, or the bounds drop).
   const usable = new Set(days.map((d) => d.d));
   const cut = cutDays(plan, compiled.params);
@@ -267,17 +293,17 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const hourlyWhere = [scope, 'toRelativeHourNum(created_at) IN {__hh:Array(UInt32)}', '(toRelativeHourNum(created_at), generation) IN arrayZip({__hh:Array(UInt32)}, {__hg:Array(UInt64)})', wholeSpan(plan, 'created_at', HOUR_LAST_MS),
     `NOT ${dayTaken('toStartOfDay(created_at)')}`, ...plan.dimensions].join(' AND ');
   const split = splitWhere('sms_messages', compiled.where);
-  const envelope = liveEnvelope(rolled, plan, bindTime);
-  if (!envelope.exact) params['__rh'] = rolled.map((r) => Number(r.h));
-  const notRolled = envelope.exact ? '' : ` AND NOT (toRelativeHourNum(created_at) IN {__rh:Array(UInt32)} AND ${wholeSpan(plan, 'toStartOfHour(created_at)', HOUR_LAST_MS)})`;
-  const live = `${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${envelope.sql}${notRolled} WHERE ${split.where}`;
+  const envelope = liveEnvelope(liveHours, plan, bindTime);
+  if (envelope && !envelope.exact) params['__rh'] = rolled.map((r) => Number(r.h));
+  const notRolled = !envelope || envelope.exact ? '' : ` AND NOT (toRelativeHourNum(created_at) IN {__rh:Array(UInt32)} AND ${wholeSpan(plan, 'toStartOfHour(created_at)', HOUR_LAST_MS)})`;
+  const live = envelope ? `${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${envelope.sql}${notRolled} WHERE ${split.where}` : '';
   // The minmax index on created_at may skip granules under FINAL without reading the other versions of their rows (not exact mode): every
   // condition the index reads is on created_at, the same in every version of a message, so no newer version is left out of a row that matches.
   const finalSettings = `${settings}, use_skip_indexes_if_final = 1, use_skip_indexes_if_final_exact_mode = 0`;
   const delivered = 'status = {__delivered:String} AND isNotNull(delivered_at)';
 
   // Each part's histogram in a column of its own (the others empty), so that the second phase reads only the parts that hold values in the median's buckets.
-  const histColumns = (source: HistSource, hist: string): string[] => HIST_SOURCES.map((s) => `${s === source ? hist : 'emptyArrayUInt64()'} AS x_hist_${s}`);
+  const histColumns = (source: HistSource, hist: string): string[] => [...HIST_SOURCES.map((s) => `${s === source ? hist : 'emptyArrayUInt64()'} AS x_hist_${s}`), `x_hist_${source} AS x_hist_all`];
   const rolledCounts = (table: string, where: string, source: HistSource): string => `SELECT ${[...keys,
     'sum(messages) AS x_messages', 'sum(segments) AS x_segments',
     ...SMS_STATUS_COUNTERS.map((s) => `sumIf(messages, status = {__s_${s}:String}) AS x_n_${s}`),
@@ -293,14 +319,28 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
     `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${DELIVERED_OUT_OF_RANGE(delivered)}) AS oor`,
   ].join(', ')} FROM ${live}${by('b')})${by()}`;
-  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere, 'day')] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere, 'hour')] : []), liveCounts];
+  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere, 'day')] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere, 'hour')] : []), ...(envelope ? [liveCounts] : [])];
+  if (sources.kept !== undefined) {
+    params['__lh'] = liveHours.map((l) => l.h);
+    params['__sh'] = rolled.map((r) => Number(r.h));
+    params['__ss'] = sources.kept.seen;
+  }
+  // A touch row newer than what the hour's generation saw (hours not rolled: any), outside the live hours.
+  const stale = sources.kept === undefined ? [] : [`(SELECT count() FROM ${ch.table('sms_stats_touched')} WHERE org_id = {__org:String}
+    AND toRelativeHourNum(hour) NOT IN {__lh:Array(UInt32)}
+    AND touched_at > transform(toRelativeHourNum(hour), {__sh:Array(UInt32)}, {__ss:Array(DateTime64(3, 'UTC'))}, toDateTime64(0, 3, 'UTC'))) AS stale`];
   const outer = [...keyNames,
     'sum(x_messages) AS messages', 'sum(x_segments) AS segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(x_n_${s}) AS n_${s}`),
-    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`), 'sum(x_out_of_range) AS out_of_range',
+    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`), 'sum(x_out_of_range) AS out_of_range', ...stale,
   ];
+  // Where each group's median ranks lie (the sum of the parts' histograms), and which parts hold values there: a few numbers per group, not the histograms.
+  const placed = [...keyNames, 'messages', 'segments', ...SMS_STATUS_COUNTERS.map((s) => `n_${s}`), 'pending', 'cost_micros', 'out_of_range', ...(stale.length > 0 ? ['stale'] : []),
+    ...medianPlacesSql('hist', 'm_'), ...[0, 1].flatMap((k) => HIST_SOURCES.map((s) => `hist_${s}[m_b${k} + 1] > 0 AS m_${s}${k}`)),
+  ];
+  const orderBy = keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : '';
   const counts = {
-    query: `SELECT ${outer.join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : ''}`
-      + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32} SETTINGS ${finalSettings}`,
+    query: `SELECT ${placed.join(', ')} FROM (SELECT ${[...outer, 'CAST(sumForEach(x_hist_all) AS Array(UInt32)) AS hist'].join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${orderBy}`
+      + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32})${orderBy} SETTINGS ${finalSettings}`,
     query_params: params,
   };
 
@@ -313,7 +353,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     const fineParts = [
       ...(days.length > 0 && buckets.day.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere, 'day')] : []),
       ...(hourly.length > 0 && buckets.hour.length > 0 ? [rolledFine('sms_stats_hourly_fine', hourlyWhere, 'hour')] : []),
-      ...(buckets.live.length > 0 ? [liveFine] : []),
+      ...(envelope && buckets.live.length > 0 ? [liveFine] : []),
     ];
     return {
       query: `SELECT ${[...keyNames, 'bucket', 'CAST(sumForEach(x_fine) AS Array(UInt32)) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${finalSettings}`,
@@ -325,8 +365,13 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
 
 export class MessageStats implements StatsReader {
   private readonly settings: string;
-  /** SMS stats reads by how they were answered: from the rollup, from FINAL alone, and rollup reads started again (their two phases saw different rows). */
-  readonly reads = { rollup: 0, final: 0, retried: 0 };
+  /**
+   * SMS stats reads by how they were answered: from the rollup, from FINAL alone, rollup reads
+   * started again (their two phases saw different rows), and reads whose kept sources were stale.
+   */
+  readonly reads = { rollup: 0, final: 0, retried: 0, stale: 0 };
+  /** Each organization's rollup sources as last read, for SOURCES_KEPT_MS (newer rolls and sums are used once read again). */
+  private readonly keptSources = new LRUCache<string, ReadSources>({ max: SOURCES_KEPT_ORGS, ttl: SOURCES_KEPT_MS });
 
   /** `rollup: false` reads sms_messages FINAL alone (the reference the rollup is tested and measured against). */
   constructor(private readonly ch: ClickHouse, private readonly ceilings: QueryCeilings = STATS_CEILINGS, private readonly options: { rollup: boolean } = { rollup: true }) {
@@ -359,27 +404,28 @@ export class MessageStats implements StatsReader {
   private async smsRows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
     const plan = this.options.rollup ? rollupPlan(compiled.where) : null;
     if (plan === null) return this.finalRows(v, compiled);
-    // The live part may change between the two phases (a DLR arriving): its sub-buckets then miss a value, and the read starts again.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const { rolled, summed } = rollupSources((await this.statsQuery(rollupSourcesStatement(this.ch, v.orgId))) as unknown as Parameters<typeof rollupSources>[0]);
+    // Kept sources may be stale (the counts say so), and the live part may change between the two phases (a DLR arriving: its
+    // sub-buckets then miss a value); either starts the read again, from fresh sources.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const kept = attempt === 0 ? this.keptSources.get(v.orgId) : undefined;
+      const read = kept ?? await this.readSources(v.orgId);
+      const { rolled, live, summed } = read;
       if (rolled.length === 0) return this.finalRows(v, compiled);
       const days = compiled.keys.some((k) => k.token === 'hourly') ? [] : usableDays(rolled, summed);
-      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, days }, this.settings);
+      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, live, days, ...(kept ? { kept: { seen: rolled.map((r) => r.seen) } } : {}) }, this.settings);
       const raw = await this.statsQuery(statements.counts);
+      if (kept && (raw.length === 0 || raw.some((r) => n(r['stale']) > 0))) {
+        this.keptSources.delete(v.orgId);
+        this.reads.stale += 1;
+        continue;
+      }
       // A delivery time the histograms cannot hold (before createdAt, or beyond 49 days): exact only from FINAL.
       if (raw.some((r) => n(r['out_of_range']) > 0)) return this.finalRows(v, compiled);
-      // Each group's histogram per part (JSON numbers: the arrays are UInt32), and their sum.
-      const hists = raw.map((r) => HIST_SOURCES.map((s) => (r[`hist_${s}`] as unknown as number[] | null) ?? []));
-      const coarse = hists.map((parts) => {
-        const sum = new Array<number>(Math.max(...parts.map((hist) => hist.length))).fill(0);
-        for (const hist of parts) for (let b = 0; b < hist.length; b++) sum[b]! += hist[b]!;
-        return sum;
-      });
-      const places = coarse.map(medianPlaces);
-      // Per part, the median buckets in which it holds values: the second phase reads only those.
+      // Where each group's median ranks lie, and per part the median buckets in which it holds values: the second phase reads only those.
+      const placed = raw.map((r) => placesOfRow(r, 'm_'));
       const buckets = { day: new Set<number>(), hour: new Set<number>(), live: new Set<number>() };
-      places.forEach((group, i) => {
-        for (const { bucket } of group) HIST_SOURCES.forEach((s, k) => { if ((hists[i]![k]![bucket] ?? 0) > 0) buckets[s].add(bucket); });
+      raw.forEach((r, i) => {
+        placed[i]!.places.forEach(({ bucket }, k) => HIST_SOURCES.forEach((s) => { if (n(r[`m_${s}${k}`]) > 0) buckets[s].add(bucket); }));
       });
       const keyOf = (r: Raw): string => JSON.stringify(compiled.keys.map((_, i) => r[`k${i}`] ?? null));
       const fine = new Map<string, number[]>();
@@ -388,7 +434,7 @@ export class MessageStats implements StatsReader {
         for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, r['fine'] as unknown as number[]);
       }
       try {
-        const rows = raw.map((r, i) => ({ ...r, p50_delivery_ms: medianFromPlaces(coarse[i]!, places[i]!, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
+        const rows = raw.map((r, i) => ({ ...r, p50_delivery_ms: medianFromPlaces(placed[i]!.counts, placed[i]!.places, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
         this.reads.rollup += 1;
         return rows;
       } catch (err) {
@@ -399,6 +445,13 @@ export class MessageStats implements StatsReader {
     return this.finalRows(v, compiled);
   }
 
+  /** Reads the sources of an organization's rollup and keeps them for the next reads (SOURCES_KEPT_MS). */
+  private async readSources(orgId: string): Promise<ReadSources> {
+    const read = rollupSources((await this.statsQuery(rollupSourcesStatement(this.ch, orgId))) as unknown as Parameters<typeof rollupSources>[0]);
+    this.keptSources.set(orgId, read);
+    return read;
+  }
+
   private finalRows(v: Visibility, compiled: CompiledStats): Promise<Raw[]> {
     this.reads.final += 1;
     return this.rows(v, compiled);
@@ -406,23 +459,23 @@ export class MessageStats implements StatsReader {
 
   async sms(v: Visibility, compiled: CompiledStats, currency: string): Promise<SmsStatsRow[]> {
     if (compiled.subject !== 'sms') throw new Error('stats: an SMS query is needed');
+    const counterColumns = SMS_STATUS_COUNTERS.map((s) => [s, `n_${s}`] as const);
     return (await this.smsRows(v, compiled)).map((raw) => {
-      const counts = Object.fromEntries(SMS_STATUS_COUNTERS.map((s) => [s, n(raw[`n_${s}`])])) as Record<(typeof SMS_STATUS_COUNTERS)[number], number>;
+      const row = keysOf(compiled.keys, raw) as Record<string, unknown>;
       const messages = n(raw['messages']);
       const pending = n(raw['pending']);
       const final = messages - pending;
       const p50 = raw['p50_delivery_ms'];
-      return {
-        ...keysOf(compiled.keys, raw),
-        messages,
-        segments: n(raw['segments']),
-        ...counts,
-        pending,
-        deliveryRate: final === 0 ? null : counts.delivered / final,
-        cost: fromMicros(n(raw['cost_micros'])),
-        currency,
-        p50DeliverySeconds: counts.delivered === 0 || p50 === null || !Number.isFinite(Number(p50)) ? null : Number(p50) / 1000,
-      };
+      row['messages'] = messages;
+      row['segments'] = n(raw['segments']);
+      for (const [status, column] of counterColumns) row[status] = n(raw[column]);
+      const delivered = row['delivered'] as number;
+      row['pending'] = pending;
+      row['deliveryRate'] = final === 0 ? null : delivered / final;
+      row['cost'] = fromMicros(n(raw['cost_micros']));
+      row['currency'] = currency;
+      row['p50DeliverySeconds'] = delivered === 0 || p50 === null || !Number.isFinite(Number(p50)) ? null : Number(p50) / 1000;
+      return row as unknown as SmsStatsRow;
     });
   }
 
