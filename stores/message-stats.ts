@@ -206,17 +206,33 @@ function liveEnvelope(live: readonly LiveHour[], plan: RollupPlan, bind: (value:
   return { sql: `(${parts.join(' OR ')})`, exact };
 }
 
-/** The days (toRelativeDayNum) a createdAt bound of the plan falls in, or null when a bound's instant cannot be read (every day may be cut). */
-function cutDays(plan: RollupPlan, params: Record<string, unknown>): Set<number> | null {
-  const days = new Set<number>();
-  for (const [, placeholder] of plan.bounds) {
+/** The plan's createdAt bounds as [operator, epoch ms], or null when a bound's instant cannot be read. */
+function boundInstants(plan: RollupPlan, params: Record<string, unknown>): [string, number][] | null {
+  const bounds: [string, number][] = [];
+  for (const [op, placeholder] of plan.bounds) {
     const name = /^\{([A-Za-z0-9_]+):/.exec(placeholder)?.[1];
     const value = name === undefined ? undefined : params[name];
     const ms = typeof value === 'string' ? Date.parse(`${value.replace(' ', 'T')}Z`) : Number.NaN;
     if (!Number.isFinite(ms)) return null;
-    days.add(Math.floor(ms / 86_400_000));
+    bounds.push([op, ms]);
   }
-  return days;
+  return bounds;
+}
+
+/** The days (toRelativeDayNum) a createdAt bound of the plan falls in, or null when a bound's instant cannot be read (every day may be cut). */
+function cutDays(bounds: readonly [string, number][] | null): Set<number> | null {
+  return bounds === null ? null : new Set(bounds.map(([, ms]) => Math.floor(ms / 86_400_000)));
+}
+
+/**
+ * Whether no instant of the span [start, start + lastMs] passes the bounds, with a millisecond to
+ * spare (a bound's instant may have microseconds): such an hour or day is left out of the
+ * statement's sets, which the statement's own conditions would drop anyway.
+ */
+function wholeSpanOutside(bounds: readonly [string, number][] | null, start: number, lastMs: number): boolean {
+  if (bounds === null) return false;
+  const last = start + lastMs;
+  return bounds.some(([op, ms]) => ((op === '>=' || op === '>') && last < ms - 1) || ((op === '<=' || op === '<') && start > ms + 1));
 }
 
 /** A day of an organization whose current day rows were summed from exactly its current rolled hours. */
@@ -271,11 +287,16 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   counts: { query: string; query_params: Record<string, unknown> };
   fine: (buckets: Readonly<Record<HistSource, readonly number[]>>) => { query: string; query_params: Record<string, unknown> };
 } {
-  const { rolled, live: liveHours, days } = sources;
+  const { rolled, live: liveHours, days: allDays } = sources;
   // The hour rows a query can take: of days without usable day rows, and of usable days a createdAt bound cuts (the others the day rows answer, or the bounds drop).
+  const instants = boundInstants(plan, compiled.params);
+  const cut = cutDays(instants);
+  const days = allDays.filter((d) => !wholeSpanOutside(instants, d.d * 86_400_000, DAY_LAST_MS));
   const usable = new Set(days.map((d) => d.d));
-  const cut = cutDays(plan, compiled.params);
-  const hourly = rolled.filter((r) => { const d = Math.floor(Number(r.h) / 24); return !usable.has(d) || cut === null || cut.has(d); });
+  const hourly = rolled.filter((r) => {
+    const d = Math.floor(Number(r.h) / 24);
+    return (!usable.has(d) || cut === null || cut.has(d)) && !wholeSpanOutside(instants, Number(r.h) * 3_600_000, HOUR_LAST_MS);
+  });
   const params: Record<string, unknown> = {
     ...compiled.params, __org: v.orgId, __project: v.projectId, __limit: compiled.limit, __offset: compiled.offset,
     __hh: hourly.map((r) => Number(r.h)), __hg: hourly.map((r) => Number(r.g)), __dd: days.map((d) => d.d), __dg: days.map((d) => Number(d.g)),
@@ -303,7 +324,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const delivered = 'status = {__delivered:String} AND isNotNull(delivered_at)';
 
   // Each part's histogram in a column of its own (the others empty), so that the second phase reads only the parts that hold values in the median's buckets.
-  const histColumns = (source: HistSource, hist: string): string[] => [...HIST_SOURCES.map((s) => `${s === source ? hist : 'emptyArrayUInt64()'} AS x_hist_${s}`), `x_hist_${source} AS x_hist_all`];
+  const histColumns = (source: HistSource, hist: string): string[] => HIST_SOURCES.map((s) => `${s === source ? hist : 'emptyArrayUInt64()'} AS x_hist_${s}`);
   const rolledCounts = (table: string, where: string, source: HistSource): string => `SELECT ${[...keys,
     'sum(messages) AS x_messages', 'sum(segments) AS x_segments',
     ...SMS_STATUS_COUNTERS.map((s) => `sumIf(messages, status = {__s_${s}:String}) AS x_n_${s}`),
@@ -339,7 +360,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   ];
   const orderBy = keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : '';
   const counts = {
-    query: `SELECT ${placed.join(', ')} FROM (SELECT ${[...outer, 'CAST(sumForEach(x_hist_all) AS Array(UInt32)) AS hist'].join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${orderBy}`
+    query: `SELECT ${placed.join(', ')} FROM (SELECT ${[...outer, `arrayMap((a, b, c) -> a + b + c, ${HIST_SOURCES.map((s) => `arrayResize(hist_${s}, ${COARSE_BUCKETS})`).join(', ')}) AS hist`].join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${orderBy}`
       + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32})${orderBy} SETTINGS ${finalSettings}`,
     query_params: params,
   };
