@@ -23,6 +23,7 @@ import { startCarrierSimulator } from './roles/carrier-simulator';
 import { startDeploymentJobs, startHistory, startWorkerBridge } from './roles/pipelines';
 import { lifecyclePorts, startWorker } from './roles/worker';
 import { serveClickHouse, serveSecret } from './infra/clickhouse-remote';
+import { lowerChdbBackgroundThreads } from './infra/chdb-background';
 import { localUrl, writeStackFile } from './infra/stack-file';
 import { acceptanceHelpReplies } from './pipelines/help-replies';
 
@@ -154,7 +155,9 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
       running.push(await startCarrierSimulator({ port: config.simulator.port, latencyMs: config.carrier.simulatorLatencyMs, systemId: simulator.systemId, password: simulator.password, nats: engines.nats.nc, log }));
     }
     if (roles.includes('carrier')) running.push(await startCarrierConnector({ routes: config.carrier.routes, nats: engines.nats, log }));
-    const history = await startHistory(engines, log);
+    // The in-process engine's merges and background pools at BACKGROUND_NICE (infra/chdb-background.ts).
+    if (engines.clickhouse?.insertRaw && config.backgroundNice > 0) running.push(lowerChdbBackgroundThreads({ nice: config.backgroundNice, log }));
+    const history = await startHistory(engines, log, { backgroundNice: config.backgroundNice });
     if (history) running.push(history);
     if (engines.clickhouse && serveClickHousePort !== undefined) {
       const { secret, source } = serveSecret(config.clickhouse.password, config.dataDir);

@@ -107,3 +107,56 @@ function lowerAutogroup(pid: number, nice: number): void {
   if (session !== pid) throw new PriorityError(`process ${pid} does not lead its session (session ${session}): its autogroup is not its own to lower`);
   writeFileSync(`/proc/${pid}/autogroup`, String(nice));
 }
+
+/**
+ * Threads of the embedded ClickHouse (chdb) that no request waits for, by the name ClickHouse
+ * gives them (/proc/<pid>/task/<tid>/comm): the background merges and mutations (MergeMutate),
+ * fetches and moves of parts, the common background executor, and the background schedule
+ * pools (BgSchPool and its buffer, message-broker, distributed and streaming siblings, with
+ * their delayed-execution threads, PoolDelayExec). Not listed, so never lowered: the query
+ * threads (ThreadPool, QueryPipelineEx, …, shared by the user's reads: the writers lower theirs
+ * per statement with `os_thread_priority`), MemoryWorker (ClickHouse runs it at -20 on purpose:
+ * it keeps the memory accounting current; it uses a few milliseconds a second), and Node's own.
+ */
+const CHDB_BACKGROUND_THREADS = new Set([
+  'MergeMutate', 'Fetch', 'Move', 'Common',
+  'BgSchPool', 'BgBufSchPool', 'BgMBSchPool', 'BgDistSchPool', 'BgStrmSchPool', 'PoolDelayExec',
+]);
+
+/** Whether a thread of this name (its comm) is background work of chdb that no request waits for. */
+export function isChdbBackgroundThread(comm: string): boolean {
+  return CHDB_BACKGROUND_THREADS.has(comm.trim());
+}
+
+/** The name (comm) of thread `tid` of `pid`; undefined once it is gone. */
+export function threadName(pid: number, tid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Sets nice `nice` (1-19) on the threads of `pid` whose name `select` picks and that run at a
+ * lower nice value; returns how many it changed. The other threads are left as they are.
+ * Throws as lowerPriority does (EACCES, EPERM); a thread that exits meanwhile is skipped.
+ */
+export function lowerThreads(pid: number, nice: number, select: (name: string) => boolean): number {
+  if (!Number.isInteger(nice) || nice < 1 || nice > MAX_NICE) throw new PriorityError(`nice must be an integer from 1 to ${MAX_NICE}, got ${nice}`);
+  let changed = 0;
+  for (const tid of threadIds(pid)) {
+    const name = threadName(pid, tid);
+    if (name === undefined || !select(name)) continue;
+    const current = threadNice(pid, tid);
+    if (current === undefined || current >= nice) continue;
+    try {
+      setPriority(tid, nice);
+      changed += 1;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH' && threadNice(pid, tid) === undefined) continue;
+      throw err;
+    }
+  }
+  return changed;
+}

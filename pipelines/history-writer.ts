@@ -17,6 +17,7 @@ import { DlrHistory } from '../stores/dlr-history';
 import { countStored } from './history-metrics';
 import { LookupHistory } from '../stores/lookup-history';
 import { MessageHistory } from '../stores/message-history';
+import { backgroundInsertSettings } from '../stores/insert-rows';
 
 export const HISTORY_CONSUMER = CONSUMERS.historyWriter;
 const BATCH_MESSAGES = 2000;
@@ -109,7 +110,12 @@ export function collect(msgs: readonly JsMsg[], log: Logger): Batch {
   return batch;
 }
 
-export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger): Promise<HistoryWriter> {
+/**
+ * `backgroundNice` (BACKGROUND_NICE): the nice value of the inserts' threads on the in-process
+ * engine (`os_thread_priority`; ClickHouse applies it only with CAP_SYS_NICE, which it needs to
+ * reset the thread afterwards); 0 = as the gateways.
+ */
+export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger, options: { readonly backgroundNice: number } = { backgroundNice: 0 }): Promise<HistoryWriter> {
   await ensureDurable(nats.jsm, {
     stream: STREAMS.sms.name,
     name: HISTORY_CONSUMER,
@@ -117,9 +123,10 @@ export async function startHistoryWriter(nats: Nats, ch: ClickHouse, log: Logger
     maxAckPending: 50_000,
     ackWaitMs: 60_000,
   });
-  const messages = new MessageHistory(ch);
-  const lookups = new LookupHistory(ch);
-  const dlrs = new DlrHistory(ch);
+  const inProcess = backgroundInsertSettings(options.backgroundNice);
+  const messages = new MessageHistory(ch, inProcess);
+  const lookups = new LookupHistory(ch, inProcess);
+  const dlrs = new DlrHistory(ch, undefined, inProcess);
 
   const insert = async (msgs: readonly JsMsg[]): Promise<boolean> => {
     const batch = collect(msgs, log);

@@ -31,9 +31,9 @@ export function startWorkerBridge(engines: Pick<Engines, 'nats' | 'directory'>, 
   });
 }
 
-/** The history writer of a process with ClickHouse (none without). */
-export async function startHistory(engines: Pick<Engines, 'nats' | 'clickhouse'>, log: Logger): Promise<Stoppable | undefined> {
-  return engines.clickhouse ? startHistoryWriter(engines.nats, engines.clickhouse, log) : undefined;
+/** The history writer of a process with ClickHouse (none without); its inserts at `backgroundNice` (BACKGROUND_NICE). */
+export async function startHistory(engines: Pick<Engines, 'nats' | 'clickhouse'>, log: Logger, options: { readonly backgroundNice: number } = { backgroundNice: 0 }): Promise<Stoppable | undefined> {
+  return engines.clickhouse ? startHistoryWriter(engines.nats, engines.clickhouse, log, options) : undefined;
 }
 
 /**

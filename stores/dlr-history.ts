@@ -5,11 +5,13 @@ import type { DlrAttempt, DlrHistoryEntry, DlrHistoryReader, LifecycleOwners } f
 import { WORKFLOW_IDS } from '../core/bus/temporal';
 import type { ClickHouse } from '../infra/clickhouse';
 import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
+import { insertJsonRows, type InProcessSettings } from './insert-rows';
 
 export type { DlrHistoryEntry } from '../core/sms';
 
 export class DlrHistory implements DlrHistoryReader {
-  constructor(private readonly ch: ClickHouse, private readonly owners?: LifecycleOwners) {}
+  /** `inProcess`: settings of the inserts on the in-process engine (stores/insert-rows.ts). */
+  constructor(private readonly ch: ClickHouse, private readonly owners?: LifecycleOwners, private readonly inProcess?: InProcessSettings) {}
 
   async workflowOf(messageId: string): Promise<{ id: string; firstRunId: string | null }> {
     const owner = await this.owners?.find(messageId);
@@ -17,21 +19,11 @@ export class DlrHistory implements DlrHistoryReader {
   }
 
   async insertTransitions(rows: readonly TransitionRecord[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.ch.client.insert({
-      table: this.ch.table('sms_transitions'),
-      values: rows.map((t) => ({ message_id: t.messageId, org_id: t.orgId, project_id: t.projectId, token_id: t.tokenId, client_id: t.clientId, seq: t.seq, status: t.status, code: t.code, event_at: toClickHouseTime(t.eventAt) })),
-      format: 'JSONEachRow',
-    });
+    await insertJsonRows(this.ch, 'sms_transitions', rows.map((t) => ({ message_id: t.messageId, org_id: t.orgId, project_id: t.projectId, token_id: t.tokenId, client_id: t.clientId, seq: t.seq, status: t.status, code: t.code, event_at: toClickHouseTime(t.eventAt) })), this.inProcess);
   }
 
   async insertAttempts(rows: readonly DlrAttempt[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.ch.client.insert({
-      table: this.ch.table('dlr_attempts'),
-      values: rows.map((a) => ({ message_id: a.messageId, org_id: a.orgId, token_id: a.tokenId, seq: a.seq, status: a.status, attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, latency_ms: a.latencyMs, error: a.error, url: a.url, at: toClickHouseTime(a.at) })),
-      format: 'JSONEachRow',
-    });
+    await insertJsonRows(this.ch, 'dlr_attempts', rows.map((a) => ({ message_id: a.messageId, org_id: a.orgId, token_id: a.tokenId, seq: a.seq, status: a.status, attempt: a.attempt, outcome: a.outcome, response_status: a.responseStatus, latency_ms: a.latencyMs, error: a.error, url: a.url, at: toClickHouseTime(a.at) })), this.inProcess);
   }
 
   /**

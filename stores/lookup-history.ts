@@ -10,6 +10,7 @@ import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClick
 import type { CompiledQuery } from '../core/filters/grammar-a';
 import type { CurrentReader, HistoryReader } from '../core/sms';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
+import { insertJsonRows, type InProcessSettings } from './insert-rows';
 
 export class NatsLookupStore implements LookupStore, CurrentReader<Lookup> {
   constructor(private readonly kv: KV, private readonly queue: JetStreamLookupQueue) {}
@@ -56,11 +57,11 @@ function fromRow(r: LookupRow): Lookup {
 }
 
 export class LookupHistory implements HistoryReader<Lookup> {
-  constructor(private readonly ch: ClickHouse) {}
+  /** `inProcess`: settings of the inserts on the in-process engine (stores/insert-rows.ts). */
+  constructor(private readonly ch: ClickHouse, private readonly inProcess?: InProcessSettings) {}
 
   async insert(lookups: readonly Lookup[]): Promise<void> {
-    if (lookups.length === 0) return;
-    await this.ch.client.insert({ table: this.ch.table('lookups'), values: lookups.map(toRow), format: 'JSONEachRow' });
+    await insertJsonRows(this.ch, 'lookups', lookups.map(toRow), this.inProcess);
   }
 
   async get(visibility: Visibility, id: string): Promise<Lookup | null> {

@@ -6,6 +6,7 @@ import type { ClickHouse } from '../infra/clickhouse';
 import type { HistoryReader, MessageSource, MessageStatus, SmsMessage } from '../core/sms';
 import type { CompiledQuery } from '../core/filters/grammar-a';
 import { getRow, groupCounts, listRows, type GroupCount, type Visibility } from './scoped-query';
+import { insertJsonRows, type InProcessSettings } from './insert-rows';
 import { fromClickHouseTime, fromClickHouseTimeOrNull, toClickHouseTime, toClickHouseTimeOrNull } from './clickhouse-time';
 
 export interface MessageRow {
@@ -73,11 +74,11 @@ export function fromRow(r: MessageRow): SmsMessage {
 }
 
 export class MessageHistory implements HistoryReader<SmsMessage> {
-  constructor(private readonly ch: ClickHouse) {}
+  /** `inProcess`: settings of the inserts on the in-process engine (the history writer's os_thread_priority, stores/insert-rows.ts). */
+  constructor(private readonly ch: ClickHouse, private readonly inProcess?: InProcessSettings) {}
 
   async insert(messages: readonly SmsMessage[]): Promise<void> {
-    if (messages.length === 0) return;
-    await this.ch.client.insert({ table: this.ch.table('sms_messages'), values: messages.map(toRow), format: 'JSONEachRow' });
+    await insertJsonRows(this.ch, 'sms_messages', messages.map(toRow), this.inProcess);
   }
 
   /**
@@ -96,7 +97,7 @@ export class MessageHistory implements HistoryReader<SmsMessage> {
     const body = Buffer.concat(parts);
     const settings = { input_format_skip_unknown_fields: 1 } as const;
     if (this.ch.insertRaw) {
-      await this.ch.insertRaw('sms_messages_intake', body, 'JSONEachRow', settings);
+      await this.ch.insertRaw('sms_messages_intake', body, 'JSONEachRow', { ...settings, ...this.inProcess });
       return;
     }
     const result = await this.ch.client.exec({

@@ -1,0 +1,26 @@
+// Batch inserts of the history writer (pipelines/history-writer.ts): rows as JSONEachRow into
+// a table of this database, with settings of their own on the in-process engine. Those are the
+// statement's (`INSERT … SETTINGS … FORMAT`, through insertRaw): the chdb client connection
+// would send them as `SET` statements, which stay on its session, where the user's reads run
+// too. A server or another process's engine gets the rows without them: its threads are not
+// this process's (the one setting passed so far is `os_thread_priority`, BACKGROUND_NICE).
+
+import type { ClickHouse } from '../infra/clickhouse';
+
+/** Settings of the insert statements on the in-process engine only. */
+export type InProcessSettings = Readonly<Record<string, number>>;
+
+/** `os_thread_priority = nice` (1-19) for the in-process engine's insert threads; none for 0. */
+export function backgroundInsertSettings(nice: number): InProcessSettings | undefined {
+  return nice > 0 ? { os_thread_priority: nice } : undefined;
+}
+
+/** Inserts `rows` into the table `name`; with `inProcess` settings through insertRaw where there is one. */
+export async function insertJsonRows(ch: ClickHouse, name: string, rows: readonly object[], inProcess?: InProcessSettings): Promise<void> {
+  if (rows.length === 0) return;
+  if (inProcess && ch.insertRaw) {
+    await ch.insertRaw(name, Buffer.from(rows.map((row) => JSON.stringify(row)).join('\n')), 'JSONEachRow', inProcess);
+    return;
+  }
+  await ch.client.insert({ table: ch.table(name), values: rows, format: 'JSONEachRow' });
+}
