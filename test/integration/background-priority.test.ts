@@ -4,11 +4,26 @@
 // engines from infra/local-engines.ts, with BACKGROUND_NICE at its default. The gateway is the
 // process the stack spawned, the others are found through the pid files they are recorded in
 // ($DATA_DIR/run), and every thread's nice value is read from /proc/<pid>/task/<tid>/stat (field 19).
-import { existsSync, readFileSync } from 'node:fs';
+// Inside the gateway process, the embedded ClickHouse's background threads (merges, schedule
+// pools: infra/chdb-background.ts) run at BACKGROUND_NICE too, and the history writer, whose
+// inserts carry os_thread_priority, still writes.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../config';
-import { autogroupNice, threadNice, threadNices } from '../../infra/priority';
+import type { DemoCredentials } from '../../pipelines/demo-seed';
+import { autogroupNice, isChdbBackgroundThread, threadName, threadNice, threadNices } from '../../infra/priority';
+import { eventually } from '../../support/eventually';
 import { startStack, type RunningStack } from '../../support/stack';
+import { V1 } from '../../support/tenants';
+
+/** Every thread of `pid`: its name and nice value. */
+function threads(pid: number): Array<{ name: string; nice: number }> {
+  return readdirSync(`/proc/${pid}/task`).map(Number).flatMap((tid) => {
+    const name = threadName(pid, tid);
+    const n = threadNice(pid, tid);
+    return name === undefined || n === undefined ? [] : [{ name, nice: n }];
+  });
+}
 
 function recordedPid(file: string): number {
   return (JSON.parse(readFileSync(file, 'utf8')) as { pid: number }).pid;
@@ -33,12 +48,37 @@ describe('CPU priority of the processes of `npm start` (BACKGROUND_NICE)', () =>
     expect(own.info.productEnv['BACKGROUND_NICE']).toBe(process.env['BACKGROUND_NICE']);
   });
 
-  test('the gateway process (HTTP, SMPP) keeps its priority: its main thread at nice 0, no thread lowered', () => {
+  test('the gateway process (HTTP, SMPP) keeps its priority: its main thread at nice 0, no thread lowered but the embedded ClickHouse\'s background ones', () => {
     expect(gateway).toBeGreaterThan(0);
     expect(threadNice(gateway, gateway)).toBe(0);
+    // Before any message: no insert is running, whose query threads would be at BACKGROUND_NICE for its duration.
     // Embedded ClickHouse (chdb) raises its MemoryWorker thread to -20 itself.
-    expect(threadNices(gateway).filter((n) => n > 0)).toEqual([]);
+    expect(threads(gateway).filter((t) => !isChdbBackgroundThread(t.name) && t.nice > 0)).toEqual([]);
   });
+
+  test('the gateway process: the embedded ClickHouse\'s merges and background pools at BACKGROUND_NICE', () => {
+    const background = threads(gateway).filter((t) => isChdbBackgroundThread(t.name));
+    // chdb starts its merge and schedule pools when it opens.
+    expect(background.map((t) => t.name)).toEqual(expect.arrayContaining(['MergeMutate', 'BgSchPool']));
+    expect(new Set(background.map((t) => t.nice))).toEqual(new Set([nice]));
+    expect(threadNice(gateway, gateway)).toBe(0);
+  });
+
+  test('the history writer still writes: a message sent is delivered and its transitions read back from ClickHouse (GET /sms/{id}/dlrs)', async () => {
+    const demoFile = join(productDataDir, 'demo.json');
+    await eventually(() => existsSync(demoFile), { what: 'the demo organization (demo.json)', timeoutMs: 30_000 });
+    const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as DemoCredentials;
+    const headers = { authorization: `Bearer ${demo.token}`, 'content-type': 'application/json' };
+    const sent = await fetch(`${own.info.httpUrl}${V1}/sms`, { method: 'POST', headers, body: JSON.stringify({ from: 'Nice', to: '+4915112345678', text: 'history at BACKGROUND_NICE' }) });
+    expect(sent.status).toBe(201);
+    const { id } = ((await sent.json()) as { entity: { id: string } }).entity;
+    const statuses = await eventually(async () => {
+      const res = await fetch(`${own.info.httpUrl}${V1}/sms/${id}/dlrs`, { headers });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { entities: Array<{ status: string }> }).entities.map((e) => e.status);
+    }, { what: `the delivered transition of ${id} in GET /sms/{id}/dlrs`, timeoutMs: 60_000, intervalMs: 250, until: (s) => s.includes('delivered') });
+    expect(statuses).toContain('delivered');
+  }, 90_000);
 
   test.each(['lifecycle', 'carrier'])('the %s role process: every thread at BACKGROUND_NICE', (name) => {
     const pid = recordedPid(join(productDataDir, 'run', `role-${name}.pid`));
