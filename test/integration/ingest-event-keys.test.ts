@@ -1,0 +1,89 @@
+// The ingest writer's lookup of stored event ids (spec 2 §2.2: "_event_id already used:
+// duplicate dropped"): AudienceWriter.storedEventKeys binds a run's ids of one datasource as
+// one newline-joined String that the statement splits (cheaper on chdb than an Array(String)
+// parameter), and falls back to the array when an id holds a newline. Either way the answer
+// must be exact: every stored id found, nothing else.
+import { planWrites, type ContactStates, type IngestMessage } from '../../core/ingest';
+import { AudienceWriter } from '../../stores/audience-writer';
+import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
+
+jest.setTimeout(120_000);
+
+const hostile = ['plain', 'quote " and \' apostrophe', 'back\\slash', 'back\\nslash-n', 'tab\there', 'emoji 😀 and ü', '{"json":true}', '[\'a\',\'b\']', 'comma,separated', '\u2028separator', ' spaced '];
+const withNewline = 'new\nline';
+
+function eventsMessage(seq: number, datasourceId: string, eventIds: readonly string[]): { seq: number; message: IngestMessage } {
+  return {
+    seq,
+    message: {
+      kind: 'events', orgId: 'o', projectId: 'p', datasourceId, receivedAt: '2026-11-27T01:00:00.000Z', failed: 0,
+      // Each event carries its contact (an event of an unknown contact is skipped, not stored).
+      items: eventIds.map((eventId, i) => ({
+        userData: { userId: `user-${i % 7}`, attributes: {} },
+        event: { userId: `user-${i % 7}`, eventId, eventType: 'purchase', eventDate: '2026-11-27T00:59:00.000Z', triggers: false, parameters: {} },
+      })),
+    },
+  };
+}
+
+async function store(writer: AudienceWriter, messages: Array<{ seq: number; message: IngestMessage }>): Promise<void> {
+  const states: ContactStates = new Map();
+  await writer.write(planWrites({ messages, states, storedBefore: () => false }), states);
+}
+
+const keys = (datasourceId: string, ids: readonly string[]): Array<{ datasourceId: string; eventId: string }> => ids.map((eventId) => ({ datasourceId, eventId }));
+
+describe('stored event ids are looked up exactly (spec 2 §2.2 duplicates)', () => {
+  let engine: EmbeddedClickHouse;
+  let writer: AudienceWriter;
+  const many = Array.from({ length: 20_000 }, (_, i) => `evt-${i}`);
+  beforeAll(async () => {
+    engine = await openEmbeddedClickHouse('event_keys_lookup');
+    writer = new AudienceWriter(engine.ch);
+    await store(writer, [
+      eventsMessage(1, 'ds-a', [...hostile, withNewline]),
+      eventsMessage(2, 'ds-a', many.filter((_, i) => i % 20 === 0)),
+      eventsMessage(3, 'ds-b', ['only-in-b']),
+    ]);
+  });
+  afterAll(async () => {
+    await engine.close();
+  });
+
+  test('§2.2: hostile stored ids are found, near misses and other datasources are not', async () => {
+    const nearMisses = ['Plain', 'plain ', 'back\\\\slash', 'back\nslash-n', 'new', 'line', 'quote " and \'', 'only-in-b', 'evt-1'];
+    const stored = await writer.storedEventKeys(keys('ds-a', [...hostile, ...nearMisses]));
+    expect([...stored].sort()).toEqual(hostile.map((id) => `ds-a:${id}`).sort());
+    const inB = await writer.storedEventKeys([...keys('ds-b', ['only-in-b', 'plain']), ...keys('ds-c', ['plain'])]);
+    expect([...inB]).toEqual(['ds-b:only-in-b']);
+  });
+
+  test('§2.2: an id holding a newline is found exactly (bound as an array), its halves are not', async () => {
+    const stored = await writer.storedEventKeys(keys('ds-a', [withNewline, 'new', 'line', 'plain']));
+    expect([...stored].sort()).toEqual([`ds-a:${withNewline}`, 'ds-a:plain'].sort());
+  });
+
+  test('§2.2: a run-sized lookup (20,000 ids, one in 20 stored) finds exactly the stored ones', async () => {
+    const stored = await writer.storedEventKeys(keys('ds-a', many));
+    expect(stored.size).toBe(1_000);
+    expect(stored.has('ds-a:evt-0')).toBe(true);
+    expect(stored.has('ds-a:evt-20')).toBe(true);
+    expect(stored.has('ds-a:evt-21')).toBe(false);
+  });
+
+  test('the ids of a datasource are bound as one String parameter, as an array only when an id holds a newline', async () => {
+    const seen: unknown[] = [];
+    const query = engine.ch.client.query.bind(engine.ch.client);
+    const spy = jest.spyOn(engine.ch.client, 'query').mockImplementation((params) => {
+      seen.push((params.query_params as { ids?: unknown } | undefined)?.ids);
+      return query(params);
+    });
+    try {
+      await writer.storedEventKeys(keys('ds-a', ['plain', 'evt-0']));
+      await writer.storedEventKeys(keys('ds-a', ['plain', withNewline]));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(seen).toEqual(['plain\nevt-0', ['plain', withNewline]]);
+  });
+});
