@@ -6,8 +6,10 @@
 // at again every few seconds (a listing of /proc/self/task and two small reads per thread) and
 // the background ones found at a lower nice value are set to `nice` (infra/priority.ts
 // isChdbBackgroundThread picks them by name; the query threads are left: user reads run there).
+// A query-pool thread started from a lowered thread inherits its nice value; idle ones found
+// lowered are set back to this process's priority where the system allows it (CAP_SYS_NICE).
 import type { Logger } from './logger';
-import { isChdbBackgroundThread, lowerThreads } from './priority';
+import { isChdbBackgroundThread, isChdbQueryPoolThread, lowerThreads, restoreThreads, threadNice } from './priority';
 
 /** Between two looks at this process's threads. */
 export const CHDB_BACKGROUND_SCAN_MS = 5_000;
@@ -36,11 +38,20 @@ export function lowerChdbBackgroundThreads(options: ChdbBackgroundNiceOptions): 
   const pid = options.pid ?? process.pid;
   let timer: NodeJS.Timeout | undefined;
   let failed = false;
+  let mayRestore = true;
   const scan = (): number => {
     if (failed) return 0;
     try {
       const lowered = lowerThreads(pid, options.nice, isChdbBackgroundThread);
       if (lowered > 0) options.log.debug({ lowered, nice: options.nice }, 'embedded ClickHouse background threads lowered');
+      const own = threadNice(pid, pid);
+      if (mayRestore && own !== undefined) {
+        const restored = restoreThreads(pid, own, isChdbQueryPoolThread);
+        if (restored === 'not permitted') {
+          mayRestore = false;
+          options.log.debug('query-pool threads started from a lowered thread stay lowered (raising a priority needs CAP_SYS_NICE)');
+        } else if (restored > 0) options.log.debug({ restored, nice: own }, 'embedded ClickHouse query-pool threads set back to the process priority');
+      }
       return lowered;
     } catch (err) {
       failed = true;

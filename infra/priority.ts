@@ -128,6 +128,42 @@ export function isChdbBackgroundThread(comm: string): boolean {
   return CHDB_BACKGROUND_THREADS.has(comm.trim());
 }
 
+/**
+ * Idle threads of ClickHouse's global query pool. A thread the pool starts takes the nice value
+ * of the thread that needed it: one started from a lowered background thread, or from an insert
+ * running at `os_thread_priority`, would stay lowered and serve the user's reads later. While a
+ * query runs on one, it carries the query's own name (QueryPipelineEx, …): only idle ones are
+ * named so (and the work of no query at a priority of its own).
+ */
+export function isChdbQueryPoolThread(comm: string): boolean {
+  return comm.trim() === 'ThreadPool';
+}
+
+/**
+ * Sets the threads of `pid` that `select` picks and that run at a higher nice value than
+ * `nice` back to `nice`; returns how many, or 'not permitted' when the system refuses (raising a
+ * priority needs CAP_SYS_NICE, which ClickHouse needs as well to apply os_thread_priority).
+ */
+export function restoreThreads(pid: number, nice: number, select: (name: string) => boolean): number | 'not permitted' {
+  let changed = 0;
+  for (const tid of threadIds(pid)) {
+    const name = threadName(pid, tid);
+    if (name === undefined || !select(name)) continue;
+    const current = threadNice(pid, tid);
+    if (current === undefined || current <= nice) continue;
+    try {
+      setPriority(tid, nice);
+      changed += 1;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM') return 'not permitted';
+      if (code === 'ESRCH' && threadNice(pid, tid) === undefined) continue;
+      throw err;
+    }
+  }
+  return changed;
+}
+
 /** The name (comm) of thread `tid` of `pid`; undefined once it is gone. */
 export function threadName(pid: number, tid: number): string | undefined {
   try {

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import type { ClickHouse } from '../../infra/clickhouse';
 import { lowerChdbBackgroundThreads } from '../../infra/chdb-background';
 import { createLogger } from '../../infra/logger';
-import { PriorityError, isChdbBackgroundThread, lowerThreads, threadName, threadNice, threadNices } from '../../infra/priority';
+import { readFileSync } from 'node:fs';
+import { PriorityError, isChdbBackgroundThread, isChdbQueryPoolThread, lowerThreads, restoreThreads, threadName, threadNice, threadNices } from '../../infra/priority';
 import { Supervisor } from '../../infra/supervisor';
 import { backgroundInsertSettings, insertJsonRows } from '../../stores/insert-rows';
 import { eventually } from '../../support/eventually';
@@ -88,6 +89,21 @@ describe('lowering threads by name (lowerThreads, lowerChdbBackgroundThreads)', 
     expect(lowerThreads(pid, 10, isChdbBackgroundThread)).toBe(0);
     expect(() => lowerThreads(pid, 0, isChdbBackgroundThread)).toThrow(PriorityError);
     expect(() => lowerThreads(pid, 20, isChdbBackgroundThread)).toThrow(PriorityError);
+  });
+
+  test('an idle query-pool thread found lowered (started from a lowered thread) is set back to the process priority, where raising is permitted', () => {
+    setPriority(one('ThreadPool'), 10);
+    // Raising a priority needs CAP_SYS_NICE (bit 23 of CapEff).
+    const capEff = /CapEff:\s*([0-9a-f]+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0';
+    const permitted = (BigInt(`0x${capEff}`) & (1n << 23n)) !== 0n;
+    const running = lowerChdbBackgroundThreads({ nice: 10, log, pid, everyMs: 60_000 });
+    void running.stop();
+    expect(threadNice(pid, one('ThreadPool'))).toBe(permitted ? OWN : 10);
+    expect(threadNice(pid, one('MergeMutate'))).toBe(10);
+    expect(restoreThreads(pid, OWN, isChdbQueryPoolThread)).toBe(permitted ? 0 : 'not permitted');
+    // Only that name: a lowered background thread stays lowered.
+    expect(threadNice(pid, one('BgSchPool'))).toBe(10);
+    expect([isChdbQueryPoolThread('ThreadPool'), isChdbQueryPoolThread('QueryPipelineEx'), isChdbQueryPoolThread('MergeMutate')]).toEqual([true, false, false]);
   });
 
   test('a background thread started later is lowered on a later look; stop ends the looking', async () => {
