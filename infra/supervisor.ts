@@ -81,7 +81,7 @@ export class Supervisor {
       if (await spec.ready().catch(() => false)) {
         this.log.info({ child: spec.name, pid: child.pid }, 'engine ready');
         child.once('exit', (code, signal) => {
-          if (!this.stopping) this.log.error({ child: spec.name, code, signal }, 'engine exited unexpectedly');
+          if (!this.stopping) this.log.error({ child: spec.name, code, signal, lastLines: [...tail] }, 'engine exited unexpectedly');
         });
         return;
       }
