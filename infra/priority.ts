@@ -25,13 +25,18 @@ export class PriorityError extends Error {
   override readonly name = 'PriorityError';
 }
 
+/** Throws unless `nice` is a lowered priority this module sets (1-19). */
+function checkNice(nice: number): void {
+  if (!Number.isInteger(nice) || nice < 1 || nice > MAX_NICE) throw new PriorityError(`nice must be an integer from 1 to ${MAX_NICE}, got ${nice}`);
+}
+
 /**
  * Sets nice `nice` (1-19) on every thread of `pid`, and on its autogroup when `ownSession` and
  * `pid` leads its session. Never raises a priority: threads already at `nice` or above are left.
  * Throws (PriorityError, or the system error: EACCES, EPERM, ESRCH) when it could not.
  */
 export function lowerPriority(pid: number, nice: number, options: { readonly ownSession: boolean }): void {
-  if (!Number.isInteger(nice) || nice < 1 || nice > MAX_NICE) throw new PriorityError(`nice must be an integer from 1 to ${MAX_NICE}, got ${nice}`);
+  checkNice(nice);
   const taskDir = `/proc/${pid}/task`;
   if (!existsSync(taskDir)) {
     // No /proc (not Linux): the one call there is.
@@ -39,20 +44,7 @@ export function lowerPriority(pid: number, nice: number, options: { readonly own
     return;
   }
   for (let pass = 0; pass < MAX_PASSES; pass += 1) {
-    let changed = 0;
-    for (const tid of threadIds(pid)) {
-      const current = threadNice(pid, tid);
-      if (current === undefined || current >= nice) continue;
-      try {
-        setPriority(tid, nice);
-        changed += 1;
-      } catch (err) {
-        // The thread exited between the listing and the call.
-        if ((err as NodeJS.ErrnoException).code === 'ESRCH' && threadNice(pid, tid) === undefined) continue;
-        throw err;
-      }
-    }
-    if (changed === 0) {
+    if (setThreads(pid, nice, (current) => current < nice) === 0) {
       if (options.ownSession) lowerAutogroup(pid, nice);
       return;
     }
@@ -145,23 +137,7 @@ export function isChdbQueryPoolThread(comm: string): boolean {
  * priority needs CAP_SYS_NICE, which ClickHouse needs as well to apply os_thread_priority).
  */
 export function restoreThreads(pid: number, nice: number, select: (name: string) => boolean): number | 'not permitted' {
-  let changed = 0;
-  for (const tid of threadIds(pid)) {
-    const name = threadName(pid, tid);
-    if (name === undefined || !select(name)) continue;
-    const current = threadNice(pid, tid);
-    if (current === undefined || current <= nice) continue;
-    try {
-      setPriority(tid, nice);
-      changed += 1;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EACCES' || code === 'EPERM') return 'not permitted';
-      if (code === 'ESRCH' && threadNice(pid, tid) === undefined) continue;
-      throw err;
-    }
-  }
-  return changed;
+  return setThreads(pid, nice, (current) => current > nice, select, 'report');
 }
 
 /** The name (comm) of thread `tid` of `pid`; undefined once it is gone. */
@@ -179,18 +155,33 @@ export function threadName(pid: number, tid: number): string | undefined {
  * Throws as lowerPriority does (EACCES, EPERM); a thread that exits meanwhile is skipped.
  */
 export function lowerThreads(pid: number, nice: number, select: (name: string) => boolean): number {
-  if (!Number.isInteger(nice) || nice < 1 || nice > MAX_NICE) throw new PriorityError(`nice must be an integer from 1 to ${MAX_NICE}, got ${nice}`);
+  checkNice(nice);
+  return setThreads(pid, nice, (current) => current < nice, select) as number;
+}
+
+/**
+ * Sets nice `nice` on each thread of `pid` that `select` picks by name (every thread without
+ * it) and whose nice value `off` says is not what it should be; returns how many it changed. A
+ * thread that exits meanwhile is skipped. A refusal (EACCES, EPERM) is thrown, or with `refused`
+ * 'report' answered as 'not permitted'.
+ */
+function setThreads(pid: number, nice: number, off: (current: number) => boolean, select?: (name: string) => boolean, refused: 'throw' | 'report' = 'throw'): number | 'not permitted' {
   let changed = 0;
   for (const tid of threadIds(pid)) {
-    const name = threadName(pid, tid);
-    if (name === undefined || !select(name)) continue;
+    if (select) {
+      const name = threadName(pid, tid);
+      if (name === undefined || !select(name)) continue;
+    }
     const current = threadNice(pid, tid);
-    if (current === undefined || current >= nice) continue;
+    if (current === undefined || !off(current)) continue;
     try {
       setPriority(tid, nice);
       changed += 1;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ESRCH' && threadNice(pid, tid) === undefined) continue;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (refused === 'report' && (code === 'EACCES' || code === 'EPERM')) return 'not permitted';
+      // The thread exited between the listing and the call.
+      if (code === 'ESRCH' && threadNice(pid, tid) === undefined) continue;
       throw err;
     }
   }

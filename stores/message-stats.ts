@@ -124,6 +124,8 @@ export interface RolledHour {
   /** The hour's start ('YYYY-MM-DD hh:00:00.000'). */
   readonly hour: string;
   readonly g: number | string;
+  /** The newest touch its generation saw (read by rollupSourcesStatement). */
+  readonly seen?: string;
 }
 
 /** The rolled hours of `orgId` a reader may use: the current generation of each, if nothing arrived for the hour since. */
@@ -154,7 +156,7 @@ export interface LiveHour {
 
 /** What a rollupSourcesStatement read: the rolled hours (with the touch each generation saw) and the live ones, ascending, and the summed days. */
 export interface ReadSources {
-  readonly rolled: (RolledHour & { readonly seen: string })[];
+  readonly rolled: RolledHour[];
   readonly live: LiveHour[];
   readonly summed: { d: number; g: number | string; source: string }[];
 }
@@ -264,12 +266,12 @@ export interface RollupSources {
   readonly live: readonly LiveHour[];
   readonly days: readonly SummedDay[];
   /**
-   * Sources read earlier (kept by the reader), with the touch each rolled hour's generation saw.
-   * The counts then carry `stale`: the rows of sms_stats_touched that make the sources out of
+   * Sources read earlier (kept by the reader; each rolled hour with the touch its generation
+   * saw). The counts then carry `stale`: the rows of sms_stats_touched that make them out of
    * date (a touch of a rolled hour after what its generation saw, any touch of an hour neither
    * rolled nor live); any, or no row at all, and the read starts again from fresh sources.
    */
-  readonly kept?: { readonly seen: readonly string[] };
+  readonly kept?: boolean;
 }
 
 /**
@@ -341,13 +343,13 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${DELIVERED_OUT_OF_RANGE(delivered)}) AS oor`,
   ].join(', ')} FROM ${live}${by('b')})${by()}`;
   const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere, 'day')] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere, 'hour')] : []), ...(envelope ? [liveCounts] : [])];
-  if (sources.kept !== undefined) {
+  if (sources.kept) {
     params['__lh'] = liveHours.map((l) => l.h);
     params['__sh'] = rolled.map((r) => Number(r.h));
-    params['__ss'] = sources.kept.seen;
+    params['__ss'] = rolled.map((r) => r.seen);
   }
   // A touch row newer than what the hour's generation saw (hours not rolled: any), outside the live hours.
-  const stale = sources.kept === undefined ? [] : [`(SELECT count() FROM ${ch.table('sms_stats_touched')} WHERE org_id = {__org:String}
+  const stale = !sources.kept ? [] : [`(SELECT count() FROM ${ch.table('sms_stats_touched')} WHERE org_id = {__org:String}
     AND toRelativeHourNum(hour) NOT IN {__lh:Array(UInt32)}
     AND touched_at > transform(toRelativeHourNum(hour), {__sh:Array(UInt32)}, {__ss:Array(DateTime64(3, 'UTC'))}, toDateTime64(0, 3, 'UTC'))) AS stale`];
   const outer = [...keyNames,
@@ -433,7 +435,7 @@ export class MessageStats implements StatsReader {
       const { rolled, live, summed } = read;
       if (rolled.length === 0) return this.finalRows(v, compiled);
       const days = compiled.keys.some((k) => k.token === 'hourly') ? [] : usableDays(rolled, summed);
-      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, live, days, ...(kept ? { kept: { seen: rolled.map((r) => r.seen) } } : {}) }, this.settings);
+      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, live, days, kept: kept !== undefined }, this.settings);
       const raw = await this.statsQuery(statements.counts);
       if (kept && (raw.length === 0 || raw.some((r) => n(r['stale']) > 0))) {
         this.keptSources.delete(v.orgId);
