@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './infra/logger';
 import { registry } from './infra/metrics';
 import { serveMetrics } from './infra/metrics-server';
 import { ROLE_PROCESS_OPTION, connectToParent, startRoleProcesses, type RoleProcesses } from './infra/role-processes';
+import { DEFAULT_RESTART_POLICY } from './infra/restart-policy';
 import { reapStale } from './infra/supervisor';
 import { enableTemporalMetrics } from './infra/temporal';
 import { demoBanner, ensureDemo, ensureDemoIngest } from './pipelines/demo-seed';
@@ -74,14 +75,20 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
   const runDir = join(config.dataDir, 'run');
   await reapStale(runDir, log);
   await assertRolePortsFree(config, [...roles, ...plan.children.flatMap((c) => c.roles)]);
+  // An embedded engine or role process that keeps exiting after its restarts stops the stack,
+  // exit code 1 (docs/operations.md, "Restarts"); through shutdown once it is defined below.
+  const fault = { stop: (err: Error): void => { process.stderr.write(`${err.message}\n`); process.exit(1); } };
+  const restart = { ...DEFAULT_RESTART_POLICY, giveUpAfter: config.restartGiveUpAfter };
   const engines: Engines = await startEngines(config, log, {
     clickhouse: roles.some((r) => CLICKHOUSE_ROLES.includes(r)),
     processName: `sms-platform:${roles.join('+')}`,
+    onGiveUp: (err) => fault.stop(err),
   });
   const children: RoleProcesses | undefined = plan.children.length === 0 ? undefined : startRoleProcesses(
     plan.children.map((child) => ({ name: child.name, roles: child.roles, env: roleProcessEnv(child, { ...engines, dataDir: config.dataDir }), nice: child.background ? config.backgroundNice : 0 })),
     { script: __filename, execArgv: process.execArgv, runDir },
     log,
+    { restart, onGiveUp: (err) => fault.stop(err) },
   );
   // Awaited before the gateways open; a failure is seen there, not as an unhandled rejection.
   children?.ready.catch(() => undefined);
@@ -105,6 +112,10 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     clearTimeout(hardStop);
     log.info('stopped');
     process.exit(exitCode);
+  };
+  fault.stop = (err) => {
+    process.stderr.write(`${err.message}\n`);
+    void shutdown('restart-give-up', 1);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -42,6 +42,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'CLICKHOUSE_DATABASE', type: 'string', default: 'sms_platform', description: 'ClickHouse database the product owns; created by the migrations.' },
   { name: 'PROCESS_LAYOUT', type: 'string', default: 'split', description: 'With every role (`npm start`): `split` runs the lifecycle worker and the carrier connector (with the simulator) in two child processes beside the gateways, so each has a core; `single` runs every role in one process.' },
   { name: 'BACKGROUND_NICE', type: 'integer', default: 10, description: 'CPU priority of the background processes `npm start` runs (the lifecycle and carrier processes, the embedded Temporal dev server) and, in the process with the embedded ClickHouse, of its background threads and the history writer\'s inserts: their nice value, 1-19, so that the gateways (and nats-server) get the CPU first while both have work; 0 = as the gateways.' },
+  { name: 'RESTART_GIVE_UP_AFTER', type: 'integer', default: 8, description: 'Embedded engines and role processes of `npm start` that exit on their own are started again after 0.5 s, doubling to 30 s (a minute up starts over); after this many restarts in a row, each exiting within a minute, the stack stops with exit code 1, naming the process. At least 1.' },
   { name: 'LOG_LEVEL', type: 'string', default: 'info', description: 'pino log level: fatal, error, warn, info, debug, trace.' },
   { name: 'TRUST_PROXY', type: 'string', default: 'false', description: 'Which peers may set X-Forwarded-For (the client address of the rate limits, the failed-authentication counter and the console sign-in throttle), as Express\'s trust proxy: `false` (default: none, the TCP peer is the client), a hop count (`1`), or a comma-separated list of addresses, CIDRs and `loopback`, `linklocal`, `uniquelocal`; `true` trusts every peer (only when the port is reachable through the proxy alone).' },
   { name: 'HTTP_BODY_LIMIT_BYTES', type: 'integer', default: 1048576, description: 'Largest accepted request body; larger bodies get 413.' },
@@ -92,6 +93,8 @@ export interface Config {
   readonly processLayout: 'split' | 'single';
   /** Nice value of the background processes (role processes, the embedded Temporal dev server); 0: not lowered. */
   readonly backgroundNice: number;
+  /** Restarts in a row of an embedded engine or role process that keeps exiting, after which `npm start` stops (infra/restart-policy.ts). */
+  readonly restartGiveUpAfter: number;
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
   readonly ingest: { readonly basePath: string; readonly ratePerMinute: number; readonly maxLagSeconds: number };
   readonly audience: { readonly basePath: string; readonly fairness: AudienceFairness };
@@ -233,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: str('LOG_LEVEL'),
     processLayout: processLayout(str('PROCESS_LAYOUT')),
     backgroundNice: niceValue('BACKGROUND_NICE', num('BACKGROUND_NICE'), "background processes at the gateways' priority"),
+    restartGiveUpAfter: atLeast('RESTART_GIVE_UP_AFTER', num('RESTART_GIVE_UP_AFTER'), 1),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
     ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE'), maxLagSeconds: num('INGEST_MAX_LAG_SECONDS') },
     audience: {

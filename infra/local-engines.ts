@@ -24,6 +24,7 @@ export function natsServerSpec(options: { readonly storeDir: string; readonly po
       ...(options.serverName ? ['--server_name', options.serverName] : [])],
     ready: () => portOpen(options.port),
     ports: [options.port],
+    hint: `that port ${options.port} is free (NATS_PORT), and that its JetStream store ${options.storeDir} is readable and its disk not full`,
   };
 }
 
@@ -45,7 +46,8 @@ export function temporalDevSpec(options: { readonly dataDir: string; readonly po
       await probe.close();
     }
   }, tuning);
-  return { ...spec, ports: [options.port, options.uiPort], ...(nice ? { nice } : {}) };
+  const hint = `that ports ${options.port} and ${options.uiPort} are free (TEMPORAL_PORT, TEMPORAL_UI_PORT), that ${join(options.dataDir, 'temporal.db')} is readable and its disk not full, and on a busy machine BACKGROUND_NICE=0`;
+  return { ...spec, ports: [options.port, options.uiPort], hint, ...(nice ? { nice } : {}) };
 }
 
 export interface LocalEngines {

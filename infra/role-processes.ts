@@ -4,13 +4,15 @@
 // runs main.ts with its roles and an IPC channel to the parent: it says when it is ready,
 // answers metrics requests (the parent's /metrics covers every process), and stops when the
 // parent asks or when the channel closes (the parent exited, even by kill -9). A child that
-// exits on its own is started again after a back-off. Each child is recorded in the parent's
+// exits on its own is started again after a doubling delay (infra/restart-policy.ts); one that
+// keeps exiting is given up on, and the parent is told (main.ts stops the stack). Each child is recorded in the parent's
 // $DATA_DIR/run (role-<name>.pid): a child still stopping after its parent was killed with -9
 // (it holds the simulator's port, its NATS and Temporal connections) is reaped by the next
 // start before it checks its ports (infra/supervisor.ts reapStale).
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from './logger';
 import { roleProcessRestarts, type PeerMetrics } from './metrics';
+import { DEFAULT_RESTART_POLICY, INITIAL_RESTART_STATE, decideRestart, type RestartPolicy, type RestartState } from './restart-policy';
 import { forgetProcess, lowerChildPriority, recordProcess } from './supervisor';
 
 /** The command-line option that makes main.ts a role process (its value names it). */
@@ -37,10 +39,14 @@ const READY_TIMEOUT_MS = 120_000;
 const STOP_GRACE_MS = 5_000;
 /** A metrics request or a ping not answered within this long is taken as no answer. */
 const ANSWER_TIMEOUT_MS = 2_000;
-/** Waits before starting a child that exited on its own again; the last one repeats. */
-const RESTART_DELAYS_MS = [1_000, 2_000, 5_000, 10_000, 30_000] as const;
-/** A child that ran this long before it exited starts again after the first delay. */
-const STABLE_MS = 60_000;
+
+/** When a child that exits on its own starts again, and when the parent gives up on it. */
+export interface RestartOptions {
+  /** Default DEFAULT_RESTART_POLICY (0.5 s doubling to 30 s, a minute up starts over, 8 in a row). */
+  readonly restart?: RestartPolicy;
+  /** Called once when a child kept exiting (`restart.giveUpAfter` restarts in a row): the caller stops the stack. */
+  readonly onGiveUp?: (err: RoleProcessError) => void;
+}
 
 export class RoleProcessError extends Error {
   override readonly name = 'RoleProcessError';
@@ -49,14 +55,17 @@ export class RoleProcessError extends Error {
 class RoleProcess {
   private child: ChildProcess | undefined;
   private startedAt = 0;
-  private restarts = 0;
+  /** The current child said it is ready. */
+  private ready = false;
+  private restartState: RestartState = INITIAL_RESTART_STATE;
+  private gaveUp = false;
   private stopping = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
   private readonly waiting = new Map<number, (answer: ToParent | null) => void>();
   private lastExit: { readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly at: number } | undefined;
 
-  constructor(private readonly spec: RoleProcessSpec, private readonly entry: Entry, private readonly log: Logger) {}
+  constructor(private readonly spec: RoleProcessSpec, private readonly entry: Entry, private readonly log: Logger, private readonly options: RestartOptions = {}) {}
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -70,6 +79,7 @@ class RoleProcess {
     });
     this.child = child;
     this.startedAt = Date.now();
+    this.ready = false;
     const { runDir } = this.entry;
     if (runDir && child.pid !== undefined) {
       const pid = child.pid;
@@ -92,6 +102,7 @@ class RoleProcess {
       const onMessage = (message: ToParent): void => {
         if (message.type !== 'ready') return;
         cleanup();
+        this.ready = true;
         this.log.info({ process: this.spec.name, pid: child.pid, roles: this.spec.roles }, 'role process ready');
         resolve();
       };
@@ -121,11 +132,20 @@ class RoleProcess {
     this.waiting.clear();
     if (this.stopping || child !== this.child) return;
     this.lastExit = { code, signal, at: Date.now() };
+    const policy = this.options.restart ?? DEFAULT_RESTART_POLICY;
+    // A child that never said it was ready failed to come up: a quick exit, however long it took.
+    const decision = decideRestart(this.restartState, this.ready ? Date.now() - this.startedAt : 0, policy);
+    this.restartState = decision.state;
+    if (decision.action === 'give-up') {
+      this.gaveUp = true;
+      const err = new RoleProcessError(`the ${this.spec.name} process (roles ${this.spec.roles.join(', ')}) keeps exiting: it was started again ${decision.restarts} times in a row and exited each time within ${Math.round(policy.stableMs / 1000)} s (last: ${signal ?? `code ${code}`}); not starting it again, stopping. Its log lines above say why (an engine it cannot reach, a port taken, a configuration it refuses)`);
+      this.log.fatal({ process: this.spec.name, pid: child.pid, code, signal, restarts: decision.restarts }, err.message);
+      this.options.onGiveUp?.(err);
+      return;
+    }
     roleProcessRestarts.inc({ process: this.spec.name });
-    if (Date.now() - this.startedAt >= STABLE_MS) this.restarts = 0;
-    const delay = RESTART_DELAYS_MS[Math.min(this.restarts, RESTART_DELAYS_MS.length - 1)] ?? 30_000;
-    this.restarts += 1;
-    this.log.error({ process: this.spec.name, pid: child.pid, code, signal, restartInMs: delay }, 'role process exited; starting it again');
+    const delay = decision.delayMs;
+    this.log.error({ process: this.spec.name, pid: child.pid, code, signal, restartInMs: delay, restart: { attempt: decision.attempt, of: policy.giveUpAfter, inMs: delay } }, 'role process exited; starting it again');
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.stopping) return;
@@ -145,7 +165,7 @@ class RoleProcess {
     if (!this.child?.connected) {
       const exit = this.lastExit;
       throw new Error(exit
-        ? `the ${this.spec.name} process is not running: it exited (${exit.signal ?? `code ${exit.code}`}) ${Math.round((Date.now() - exit.at) / 1000)} s ago and is being started again`
+        ? `the ${this.spec.name} process is not running: it exited (${exit.signal ?? `code ${exit.code}`}) ${Math.round((Date.now() - exit.at) / 1000)} s ago and ${this.gaveUp ? 'kept exiting after each restart: given up' : 'is being started again'}`
         : `the ${this.spec.name} process is not running`);
     }
     if ((await this.ask('ping'))?.type !== 'pong') throw new Error(`the ${this.spec.name} process did not answer within ${ANSWER_TIMEOUT_MS} ms`);
@@ -219,8 +239,8 @@ export interface Entry {
  * Starts one child per spec, all at once. The handle comes back at once (so a parent that fails
  * while they start can still stop them); `ready` says when every one is ready.
  */
-export function startRoleProcesses(specs: readonly RoleProcessSpec[], entry: Entry, log: Logger): RoleProcesses {
-  const processes = specs.map((spec) => new RoleProcess(spec, entry, log));
+export function startRoleProcesses(specs: readonly RoleProcessSpec[], entry: Entry, log: Logger, options: RestartOptions = {}): RoleProcesses {
+  const processes = specs.map((spec) => new RoleProcess(spec, entry, log, options));
   const started = processes.map((p) => p.start());
   const stop = async (): Promise<void> => { await Promise.all(processes.map((p) => p.stop())); };
   const ready = Promise.allSettled(started).then(async (outcomes) => {

@@ -1,6 +1,10 @@
 // Runs the embedded engines (nats-server, the Temporal dev server) as child processes of
 // `npm start` and of the test stack: waits until each answers, forwards their output to the
-// structured log, and stops them all (SIGTERM, then SIGKILL) on shutdown. Pid files in
+// structured log, and stops them all (SIGTERM, then SIGKILL) on shutdown. With a restart policy
+// (`npm start`: roles/engines.ts), an engine that exits on its own after it was ready is started
+// again on the same ports and data directory after a doubling delay (infra/restart-policy.ts),
+// and one that keeps exiting makes it give up: it stops the others and tells its owner, which
+// stops the stack. A stop (stopAll) starts nothing again. Pid files in
 // $DATA_DIR/run let the next start clean up children left behind by a kill -9 of the parent
 // (reapStale): the engines here and the role processes (infra/role-processes.ts) record there
 // what identifies them (pid, start time, command line) and the ports they hold.
@@ -10,6 +14,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from './logger';
 import { lowerPriority } from './priority';
+import { INITIAL_RESTART_STATE, decideRestart, type RestartPolicy, type RestartState } from './restart-policy';
 
 export interface ChildSpec {
   readonly name: string;
@@ -24,23 +29,58 @@ export interface ChildSpec {
   readonly ports?: readonly number[];
   /** A lower CPU priority for it (nice 1-19, every thread and its session's autogroup; infra/priority.ts); 0 or unset: as this process. */
   readonly nice?: number;
+  /** What to check when it keeps exiting (ends the give-up's message: "Check <hint>."). */
+  readonly hint?: string;
 }
 
 export class ChildStartError extends Error {
   override readonly name = 'ChildStartError';
 }
 
+/** A child that kept exiting soon after each restart: the supervisor gave up on it (and stopped the others). */
+export class ChildGaveUpError extends Error {
+  override readonly name = 'ChildGaveUpError';
+}
+
+export interface SupervisorOptions {
+  /**
+   * A child that exits on its own after it was ready is started again (same command, ports and
+   * data directory) after this policy's delay (infra/restart-policy.ts); unset: it is only logged.
+   */
+  readonly restart?: RestartPolicy;
+  /** With `restart`: called once when the policy gives up on a child, after the other children were stopped. */
+  readonly onGiveUp?: (err: ChildGaveUpError) => void;
+}
+
+/** Why a child is not running, while the supervisor starts it again (or gave up). */
+interface Down {
+  readonly since: number;
+  /** How it last ended: `code 1`, `SIGKILL`, or why it did not come up. */
+  readonly how: string;
+  readonly attempt: number;
+  readonly dueAt: number;
+  readonly gaveUp: boolean;
+}
+
 interface Running {
   readonly spec: ChildSpec;
-  readonly child: ChildProcess;
-  readonly exited: Promise<void>;
+  child: ChildProcess;
+  exited: Promise<void>;
+  /** When the current child was spawned. */
+  startedAt: number;
+  /** Its last 20 output lines. */
+  tail: string[];
+  restart: RestartState;
+  down: Down | undefined;
+  timer: NodeJS.Timeout | undefined;
 }
 
 export class Supervisor {
   private readonly running: Running[] = [];
   private readonly runDir: string;
+  private stopping = false;
 
-  constructor(dataDir: string, private readonly log: Logger) {
+  constructor(dataDir: string, private readonly log: Logger, private readonly options: SupervisorOptions = {}) {
     this.runDir = join(dataDir, 'run');
     mkdirSync(this.runDir, { recursive: true });
   }
@@ -50,12 +90,39 @@ export class Supervisor {
     return this.running.find((r) => r.spec.name === name)?.child.pid;
   }
 
+  /**
+   * Undefined while the child named `name` runs (or is unknown); otherwise why it does not, for
+   * /health: how it ended, how long ago, and its restart (or that the supervisor gave up).
+   */
+  whyDown(name: string): string | undefined {
+    const down = this.running.find((r) => r.spec.name === name)?.down;
+    if (!down) return undefined;
+    const ago = `${Math.round((Date.now() - down.since) / 1000)} s ago`;
+    if (down.gaveUp) return `the embedded ${name} exited (${down.how}) ${ago} and kept exiting after each restart: given up, the stack is stopping`;
+    const wait = down.dueAt - Date.now();
+    const limit = this.options.restart?.giveUpAfter;
+    return `the embedded ${name} exited (${down.how}) ${ago}; restart ${down.attempt}${limit ? ` of ${limit}` : ''} ${wait > 0 ? `in ${(wait / 1000).toFixed(1)} s` : 'under way'}`;
+  }
+
   async start(spec: ChildSpec): Promise<void> {
+    this.stopping = false;
+    const entry: Running = { spec, child: undefined as unknown as ChildProcess, exited: Promise.resolve(), startedAt: 0, tail: [], restart: INITIAL_RESTART_STATE, down: undefined, timer: undefined };
+    // Pushed at spawn (inside launch): stopAll stops a child still starting.
+    this.running.push(entry);
+    await this.launch(entry);
+  }
+
+  /** Spawns the entry's child and waits until it is ready; throws ChildStartError when it exits first or stays unready. */
+  private async launch(entry: Running): Promise<void> {
+    const { spec } = entry;
     const tail: string[] = [];
     // Own process group: a terminal's Ctrl-C reaches only us, and we stop the engines after
     // the roles that use them (reapStale covers a parent killed with -9).
     const child = spawn(spec.command, spec.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...spec.env } });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    entry.child = child;
+    entry.tail = tail;
+    entry.startedAt = Date.now();
+    entry.exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const remember = (chunk: Buffer): void => {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
         tail.push(line);
@@ -69,20 +136,17 @@ export class Supervisor {
     child.once('error', (err) => { spawnError = err; });
     if (child.pid !== undefined) recordProcess(this.runDir, spec.name, child.pid, { group: true, ports: spec.ports ?? [] });
     if (child.pid !== undefined && spec.nice) lowerChildPriority(child.pid, spec.nice, { ownSession: true, name: spec.name }, this.log);
-    const entry = { spec, child, exited };
-    this.running.push(entry);
 
     const deadline = Date.now() + (spec.readyTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
       if (spawnError) throw new ChildStartError(`${spec.name} could not start (${spec.command}): ${spawnError.message}. Run \`npm run bootstrap\` to build it.`);
-      if (child.exitCode !== null) {
-        throw new ChildStartError(`${spec.name} exited with code ${child.exitCode} during start-up:\n${tail.join('\n')}`);
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new ChildStartError(`${spec.name} exited with ${child.signalCode ?? `code ${child.exitCode}`} during start-up:\n${tail.join('\n')}`);
       }
-      if (await spec.ready().catch(() => false)) {
+      // Ready, and not exited while the probe ran (its exit would go unseen by the handler below).
+      if (await spec.ready().catch(() => false) && child.exitCode === null && child.signalCode === null) {
         this.log.info({ child: spec.name, pid: child.pid }, 'engine ready');
-        child.once('exit', (code, signal) => {
-          if (!this.stopping) this.log.error({ child: spec.name, code, signal, lastLines: [...tail] }, 'engine exited unexpectedly');
-        });
+        child.once('exit', (code, signal) => this.exitedAfterReady(entry, child, code, signal));
         return;
       }
       await sleep(150);
@@ -90,12 +154,80 @@ export class Supervisor {
     throw new ChildStartError(`${spec.name} did not become ready within ${(spec.readyTimeoutMs ?? 60_000) / 1000} s:\n${tail.join('\n')}`);
   }
 
-  private stopping = false;
+  private exitedAfterReady(entry: Running, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.stopping || entry.child !== child) return;
+    const policy = this.options.restart;
+    const ranMs = Date.now() - entry.startedAt;
+    if (!policy) {
+      this.log.error({ child: entry.spec.name, code, signal, lastLines: [...entry.tail] }, 'engine exited unexpectedly');
+      return;
+    }
+    this.restartLater(entry, policy, ranMs, signal ?? `code ${code}`, { code, signal, lastLines: [...entry.tail] });
+  }
+
+  /** Decides (infra/restart-policy.ts) and logs what follows an exit: a restart after a delay, or the give-up. */
+  private restartLater(entry: Running, policy: RestartPolicy, ranMs: number, how: string, details: Record<string, unknown>): void {
+    const { name } = entry.spec;
+    const decision = decideRestart(entry.restart, ranMs, policy);
+    entry.restart = decision.state;
+    const since = entry.down?.since ?? Date.now();
+    if (decision.action === 'give-up') {
+      entry.down = { since, how, attempt: decision.restarts, dueAt: Date.now(), gaveUp: true };
+      void this.giveUp(entry, decision.restarts, how, details);
+      return;
+    }
+    entry.down = { since, how, attempt: decision.attempt, dueAt: Date.now() + decision.delayMs, gaveUp: false };
+    this.log.error({ child: name, pid: entry.child.pid, ...details, ranMs, restart: { attempt: decision.attempt, of: policy.giveUpAfter, inMs: decision.delayMs } },
+      'engine exited unexpectedly; starting it again');
+    entry.timer = setTimeout(() => void this.relaunch(entry, policy, decision.attempt), decision.delayMs);
+  }
+
+  private async relaunch(entry: Running, policy: RestartPolicy, attempt: number): Promise<void> {
+    entry.timer = undefined;
+    if (this.stopping) return;
+    try {
+      await this.launch(entry);
+      entry.down = undefined;
+      this.log.info({ child: entry.spec.name, pid: entry.child.pid, attempt }, 'engine started again');
+    } catch (err) {
+      if (this.stopping) return;
+      // Not ready in time: still running, holding its ports.
+      await this.kill(entry, 'SIGKILL');
+      const reason = err instanceof Error ? err.message.split('\n')[0] ?? err.message : String(err);
+      // A start that failed counts as a quick exit, however long it took to fail.
+      this.restartLater(entry, policy, 0, reason, { lastLines: [...entry.tail] });
+    }
+  }
+
+  private async giveUp(entry: Running, restarts: number, how: string, details: Record<string, unknown>): Promise<void> {
+    const { name, hint } = entry.spec;
+    const err = new ChildGaveUpError(`the embedded ${name} keeps exiting: it was started again ${restarts} times in a row and exited each time within ${Math.round((this.options.restart?.stableMs ?? 0) / 1000)} s (last: ${how}); not starting it again, stopping.${hint ? ` Check ${hint}.` : ''} Its last output lines are in the log (lastLines).`);
+    this.log.fatal({ child: name, restarts, ...details }, err.message);
+    await this.stopAll();
+    this.options.onGiveUp?.(err);
+  }
+
+  /** Sends `signal` to the entry's child (its group) if it still runs, and waits for its exit. */
+  private async kill(entry: Running, signal: NodeJS.Signals): Promise<void> {
+    const { child, exited } = entry;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {
+      child.kill(signal);
+    }
+    await exited;
+  }
 
   async stopAll(timeoutMs = 8000): Promise<void> {
     this.stopping = true;
+    for (const entry of this.running) {
+      if (entry.timer) clearTimeout(entry.timer);
+      entry.timer = undefined;
+    }
     // Reverse start order: Temporal before NATS, so nothing depends on a stopped engine.
-    for (const { spec, child, exited } of [...this.running].reverse()) {
+    for (const entry of [...this.running].reverse()) {
+      const { spec, child, exited } = entry;
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
         // The fallback timer is cleared on exit: left pending, it kept the stopping process alive for its full length.

@@ -7,6 +7,7 @@ import { clickhouseRtt, migrate, openClickHouse, type ClickHouse } from '../infr
 import type { Logger } from '../infra/logger';
 import { connectNats, natsRtt, type Nats } from '../infra/nats';
 import { natsServerSpec, temporalDevSpec } from '../infra/local-engines';
+import { DEFAULT_RESTART_POLICY } from '../infra/restart-policy';
 import { Supervisor, portOpen } from '../infra/supervisor';
 import { connectTemporal, TEMPORAL_CONNECT_WAIT_MS, temporalRtt, type Temporal } from '../infra/temporal';
 import { AccountDirectory } from '../stores/account-directory';
@@ -55,8 +56,12 @@ async function assertFree(port: number, what: string, variable: string): Promise
   }
 }
 
-export async function startEngines(config: Config, log: Logger, options: { clickhouse: boolean; processName: string }): Promise<Engines> {
-  const supervisor = new Supervisor(config.dataDir, log);
+/**
+ * `onGiveUp`: an embedded engine that exited after it was ready is started again (docs/operations.md,
+ * "Restarts"); when it keeps exiting, the supervisor stops the others and calls this (main.ts stops the stack).
+ */
+export async function startEngines(config: Config, log: Logger, options: { clickhouse: boolean; processName: string; onGiveUp?: (err: Error) => void }): Promise<Engines> {
+  const supervisor = new Supervisor(config.dataDir, log, { restart: { ...DEFAULT_RESTART_POLICY, giveUpAfter: config.restartGiveUpAfter }, ...(options.onGiveUp ? { onGiveUp: options.onGiveUp } : {}) });
   const closers: Array<() => Promise<void>> = [];
   const stop = async (): Promise<void> => {
     for (const close of closers.reverse()) {
@@ -97,9 +102,14 @@ export async function startEngines(config: Config, log: Logger, options: { click
     const directory = await AccountDirectory.open(nats.kv.accounts);
     closers.push(async () => directory.stop());
 
+    // An embedded engine being started again is down with why (supervisor.whyDown), not a timeout.
+    const unlessDown = (child: string, probe: () => Promise<number>) => (): Promise<number> => {
+      const why = supervisor.whyDown(child);
+      return why ? Promise.reject(new Error(why)) : probe();
+    };
     const probes: Record<string, () => Promise<number>> = {
-      nats: () => natsRtt(nats),
-      temporal: () => temporalRtt(temporal),
+      nats: unlessDown('nats-server', () => natsRtt(nats)),
+      temporal: unlessDown('temporal', () => temporalRtt(temporal)),
     };
     if (clickhouse) probes['clickhouse'] = () => clickhouseRtt(clickhouse as ClickHouse);
 

@@ -1,6 +1,7 @@
 // The restart policy of npm start's children (infra/restart-policy.ts): engines and role
 // processes that exit on their own start again after a doubling, bounded delay; a child that
 // keeps exiting soon after each start makes the stack give up (docs/operations.md).
+import { ConfigError, loadConfig } from '../../config';
 import { DEFAULT_RESTART_POLICY, INITIAL_RESTART_STATE, decideRestart, restartDelay, type RestartDecision, type RestartState } from '../../infra/restart-policy';
 
 const policy = DEFAULT_RESTART_POLICY;
@@ -51,4 +52,11 @@ test('giveUpAfter 1: one restart, and the next quick exit gives up', () => {
   expect(decideRestart(first.state, 5, one)).toMatchObject({ action: 'give-up', restarts: 1 });
   // After a stable run the row is new, even from a state past the limit.
   expect(decideRestart({ exitsInRow: 50 }, 60_000, one)).toMatchObject({ action: 'restart', attempt: 1 });
+});
+
+test('RESTART_GIVE_UP_AFTER: default 8, at least 1, an integer (config/index.ts)', () => {
+  expect(loadConfig({}).restartGiveUpAfter).toBe(8);
+  expect(loadConfig({ RESTART_GIVE_UP_AFTER: '3' }).restartGiveUpAfter).toBe(3);
+  expect(() => loadConfig({ RESTART_GIVE_UP_AFTER: '0' })).toThrow(new ConfigError('RESTART_GIVE_UP_AFTER must be at least 1, got 0'));
+  expect(() => loadConfig({ RESTART_GIVE_UP_AFTER: 'often' })).toThrow(ConfigError);
 });

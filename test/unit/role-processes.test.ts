@@ -77,6 +77,23 @@ describe('role processes (infra/role-processes.ts)', () => {
     expect((await roleProcessRestarts.get()).values.find((v) => v.labels['process'] === 'crashy')?.value).toBe(restartsBefore + 1);
   });
 
+  test('a child that keeps exiting right after it is ready is restarted giveUpAfter times, then given up on, naming it', async () => {
+    const gaveUp: Error[] = [];
+    const restart = { initialDelayMs: 50, maxDelayMs: 100, stableMs: 60_000, giveUpAfter: 2 };
+    const restartsBefore = (await roleProcessRestarts.get()).values.find((v) => v.labels['process'] === 'crashing')?.value ?? 0;
+    children = startRoleProcesses([{ name: 'crashing', roles: ['crash'], env: {} }], CHILD, log, { restart, onGiveUp: (err) => gaveUp.push(err) });
+    await children.ready;
+    await eventually(() => gaveUp.length, { what: 'the give-up', until: (n) => n > 0, timeoutMs: 20_000, intervalMs: 20 });
+    expect(gaveUp.map((e) => [e.name, e.message])).toEqual([['RoleProcessError',
+      'the crashing process (roles crash) keeps exiting: it was started again 2 times in a row and exited each time within 60 s (last: code 4); not starting it again, stopping. Its log lines above say why (an engine it cannot reach, a port taken, a configuration it refuses)']]);
+    expect((await roleProcessRestarts.get()).values.find((v) => v.labels['process'] === 'crashing')?.value).toBe(restartsBefore + 2);
+    const probe = children.probes['process:crashing'] as () => Promise<number>;
+    await expect(probe()).rejects.toThrow(/^the crashing process is not running: it exited \(code 4\) \d+ s ago and kept exiting after each restart: given up$/);
+    // Not started again: no child appears after the give-up (the restarted ones were waited for above).
+    const pid = children.pids[0] as number;
+    expect(alive(pid)).toBe(false);
+  });
+
   test('a child that exits during start-up fails the start with an error naming it', async () => {
     await expect(startRoleProcesses([{ name: 'broken', roles: ['fail'], env: {} }], CHILD, log).ready)
       .rejects.toThrow(new RoleProcessError('the broken process (roles fail) exited during start-up (code 3); see its log lines above'));

@@ -1,5 +1,6 @@
 // A role process for test/unit/role-processes.test.ts: speaks the product's IPC protocol
-// (infra/role-processes.ts) with a counter of its own. `--role=fail` exits during start-up.
+// (infra/role-processes.ts) with a counter of its own. `--role=fail` exits during start-up,
+// `--role=crash` right after it said it is ready.
 import { connectToParent } from '../../../infra/role-processes';
 
 const role = process.argv.find((a) => a.startsWith('--role='))?.slice('--role='.length) ?? '';
@@ -12,3 +13,4 @@ const channel = connectToParent(
 );
 setInterval(() => undefined, 60_000);
 channel?.ready();
+if (role === 'crash') setTimeout(() => process.exit(4), 20);
