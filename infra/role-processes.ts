@@ -138,7 +138,7 @@ class RoleProcess {
     this.restartState = decision.state;
     if (decision.action === 'give-up') {
       this.gaveUp = true;
-      const err = new RoleProcessError(`the ${this.spec.name} process (roles ${this.spec.roles.join(', ')}) keeps exiting: it was started again ${decision.restarts} times in a row and exited each time within ${Math.round(policy.stableMs / 1000)} s (last: ${signal ?? `code ${code}`}); not starting it again, stopping. Its log lines above say why (an engine it cannot reach, a port taken, a configuration it refuses)`);
+      const err = new RoleProcessError(`the ${this.spec.name} process (roles ${this.spec.roles.join(', ')}) keeps exiting: it was started again ${decision.restarts} ${decision.restarts === 1 ? 'time' : 'times'} in a row and exited each time within ${Math.round(policy.stableMs / 1000)} s (last: ${signal ?? `code ${code}`}); not starting it again, stopping. Its log lines above say why (an engine it cannot reach, a port taken, a configuration it refuses)`);
       this.log.fatal({ process: this.spec.name, pid: child.pid, code, signal, restarts: decision.restarts }, err.message);
       this.options.onGiveUp?.(err);
       return;

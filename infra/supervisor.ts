@@ -193,7 +193,7 @@ export class Supervisor {
       if (this.stopping) return;
       // Not ready in time: still running, holding its ports.
       await this.kill(entry, 'SIGKILL');
-      const reason = err instanceof Error ? err.message.split('\n')[0] ?? err.message : String(err);
+      const reason = (err instanceof Error ? err.message.split('\n')[0] ?? err.message : String(err)).replace(/:$/, '');
       // A start that failed counts as a quick exit, however long it took to fail.
       this.restartLater(entry, policy, 0, reason, { lastLines: [...entry.tail] });
     }
@@ -201,7 +201,7 @@ export class Supervisor {
 
   private async giveUp(entry: Running, restarts: number, how: string, details: Record<string, unknown>): Promise<void> {
     const { name, hint } = entry.spec;
-    const err = new ChildGaveUpError(`the embedded ${name} keeps exiting: it was started again ${restarts} times in a row and exited each time within ${Math.round((this.options.restart?.stableMs ?? 0) / 1000)} s (last: ${how}); not starting it again, stopping.${hint ? ` Check ${hint}.` : ''} Its last output lines are in the log (lastLines).`);
+    const err = new ChildGaveUpError(`the embedded ${name} keeps exiting: it was started again ${restarts} ${restarts === 1 ? 'time' : 'times'} in a row and exited each time within ${Math.round((this.options.restart?.stableMs ?? 0) / 1000)} s (last: ${how}); not starting it again, stopping.${hint ? ` Check ${hint}.` : ''} Its last output lines are in the log (lastLines).`);
     this.log.fatal({ child: name, restarts, ...details }, err.message);
     await this.stopAll();
     this.options.onGiveUp?.(err);

@@ -20,7 +20,6 @@ import { freePort, natsServerSpec } from '../../infra/local-engines';
 import { ChildGaveUpError, Supervisor, portOpen, processRunning } from '../../infra/supervisor';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { clockPast, eventually } from '../../support/eventually';
-import { waitForHealth } from '../../support/stack';
 
 const ROOT = join(__dirname, '..', '..');
 const V1 = '/transactional/v1';
@@ -131,54 +130,63 @@ interface Product {
 describe('npm start: a crashed engine comes back and nothing accepted is lost', () => {
   let env: NodeJS.ProcessEnv;
   let httpUrl: string;
-  let product: Product | undefined;
   let productDir: string;
+  const products: Array<{ readonly product: Product; readonly dataDir: string }> = [];
+
+  /** The environment of `npm start` in `dataDir`, every port free; its HTTP URL. */
+  async function productEnv(dataDir: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; httpUrl: string }> {
+    const port = async (): Promise<string> => String(await freePort());
+    const httpPort = await port();
+    const { NATS_URL: _n, TEMPORAL_ADDRESS: _t, CLICKHOUSE_URL: _c, ...inherited } = process.env;
+    return {
+      httpUrl: `http://127.0.0.1:${httpPort}`,
+      env: {
+        ...inherited,
+        DATA_DIR: dataDir,
+        HTTP_PORT: httpPort,
+        HTTP_HOST: '127.0.0.1',
+        SMPP_PORT: await port(),
+        SIMULATOR_PORT: await port(),
+        NATS_PORT: await port(),
+        TEMPORAL_PORT: await port(),
+        TEMPORAL_UI_PORT: await port(),
+        LOG_LEVEL: 'info',
+        PROCESS_LAYOUT: 'split',
+        // The test machine is shared: the lifecycle at the gateways' priority.
+        BACKGROUND_NICE: '0',
+        ...extra,
+      },
+    };
+  }
 
   beforeAll(async () => {
     productDir = join(dir, 'product');
-    const port = async (): Promise<string> => String(await freePort());
-    const httpPort = await port();
-    httpUrl = `http://127.0.0.1:${httpPort}`;
-    const { NATS_URL: _n, TEMPORAL_ADDRESS: _t, CLICKHOUSE_URL: _c, ...inherited } = process.env;
-    env = {
-      ...inherited,
-      DATA_DIR: productDir,
-      HTTP_PORT: httpPort,
-      HTTP_HOST: '127.0.0.1',
-      SMPP_PORT: await port(),
-      SIMULATOR_PORT: await port(),
-      NATS_PORT: await port(),
-      TEMPORAL_PORT: await port(),
-      TEMPORAL_UI_PORT: await port(),
-      LOG_LEVEL: 'info',
-      PROCESS_LAYOUT: 'split',
-      // The test machine is shared: the lifecycle at the gateways' priority.
-      BACKGROUND_NICE: '0',
-    };
+    ({ env, httpUrl } = await productEnv(productDir));
   });
 
   afterAll(async () => {
-    const running = product;
-    // ENGINE_RESTART_LOG=<file>: the product's output, to read after a failure.
-    if (process.env['ENGINE_RESTART_LOG'] && running) (await import('node:fs')).writeFileSync(process.env['ENGINE_RESTART_LOG'], running.output.join(''));
-    if (running && running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGTERM');
-      const timer = setTimeout(() => running.child.kill('SIGKILL'), 15_000);
-      await running.exited;
-      clearTimeout(timer);
-    }
-    // Whatever a failed run left recorded (an engine, a role process) goes with the directory.
-    try {
-      const runDir = join(productDir, 'run');
-      for (const file of readdirSync(runDir).filter((f) => f.endsWith('.pid'))) {
-        const pid = recordedPid(runDir, file.replace(/\.pid$/, ''));
-        if (pid !== undefined && processRunning(pid)) process.kill(pid, 'SIGKILL');
+    for (const { product: running, dataDir } of products) {
+      // ENGINE_RESTART_LOG=<file>: the product's output, to read after a failure.
+      if (process.env['ENGINE_RESTART_LOG']) (await import('node:fs')).appendFileSync(process.env['ENGINE_RESTART_LOG'], running.output.join(''));
+      if (running.child.exitCode === null && running.child.signalCode === null) {
+        running.child.kill('SIGTERM');
+        const timer = setTimeout(() => running.child.kill('SIGKILL'), 15_000);
+        await running.exited;
+        clearTimeout(timer);
       }
-    } catch { /* no run directory */ }
+      // Whatever a failed run left recorded (an engine, a role process) goes with the directory.
+      try {
+        const runDir = join(dataDir, 'run');
+        for (const file of readdirSync(runDir).filter((f) => f.endsWith('.pid'))) {
+          const pid = recordedPid(runDir, file.replace(/\.pid$/, ''));
+          if (pid !== undefined && processRunning(pid)) process.kill(pid, 'SIGKILL');
+        }
+      } catch { /* no run directory */ }
+    }
   }, 60_000);
 
-  function start(): Product {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  function start(productEnvironment: NodeJS.ProcessEnv = env): Product {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env: productEnvironment, stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
     const events: Array<Record<string, unknown>> = [];
     let partial = '';
@@ -199,7 +207,17 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
     child.stdout?.on('data', remember);
     child.stderr?.on('data', remember);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    return { child, output, events, exited };
+    const product = { child, output, events, exited };
+    products.push({ product, dataDir: productEnvironment['DATA_DIR'] as string });
+    return product;
+  }
+
+  /** Its start-up finished (the banner): engines are killed after it, as in production. */
+  async function started(product: Product, dataDir: string): Promise<void> {
+    await eventually(() => {
+      if (product.child.exitCode !== null) throw new Error(`the product exited with code ${product.child.exitCode} during start-up:\n${product.output.join('').slice(-4000)}`);
+      return product.output.join('').includes('sms-platform ready in') && existsSync(join(dataDir, 'demo.json'));
+    }, { what: 'the start banner and the demo organization (demo.json)', timeoutMs: 150_000, intervalMs: 100 });
   }
 
   async function request(path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -274,10 +292,7 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
 
   test('DESIGN §4: kill -9 of nats-server, then of the Temporal dev server: each is started again (logged), /health names the restart while down, every message accepted before and after is delivered', async () => {
     const running = start();
-    product = running;
-    await waitForHealth(httpUrl, running.child, running.output, 150_000);
-    // Its start-up finished (the banner): the engines are killed after it, as in production.
-    await eventually(() => running.output.join('').includes('sms-platform ready in') && existsSync(join(productDir, 'demo.json')), { what: 'the start banner and the demo organization (demo.json)', timeoutMs: 60_000, intervalMs: 100 });
+    await started(running, productDir);
     const demo = JSON.parse(readFileSync(join(productDir, 'demo.json'), 'utf8')) as DemoCredentials;
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push(await send(demo.token, 'before', i));
@@ -306,6 +321,40 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
     expect(running.events.find((e) => e['child'] === 'temporal' && e['msg'] === 'engine exited unexpectedly; starting it again')).toMatchObject({ signal: 'SIGKILL', restart: { attempt: 1 } });
     for (let i = 0; i < 2; i++) ids.push(await send(demo.token, 'after temporal', i));
     await allDelivered(demo.token, ids, 'every message accepted before, during and after the Temporal restart delivered');
+
+    // A role process killed with -9 (lifecycle: the Temporal worker and the JetStream bridges) is started again too.
+    const runDir = join(productDir, 'run');
+    const lifecycle = recordedPid(runDir, 'role-lifecycle') as number;
+    const inFlight = await send(demo.token, 'before the lifecycle kill', 0);
+    process.kill(lifecycle, 'SIGKILL');
+    ids.push(inFlight, await send(demo.token, 'lifecycle down', 0));
+    await eventually(() => recordedPid(runDir, 'role-lifecycle'), { what: 'the lifecycle process started again', until: (pid) => pid !== undefined && pid !== lifecycle && processRunning(pid), timeoutMs: 60_000, intervalMs: 100 });
+    expect(running.events.find((e) => e['process'] === 'lifecycle' && e['msg'] === 'role process exited; starting it again')).toMatchObject({ level: 50, signal: 'SIGKILL', restart: { attempt: 1, of: 8, inMs: 500 } });
+    ids.push(await send(demo.token, 'after the lifecycle restart', 0));
+    await allDelivered(demo.token, ids, 'every message accepted around the lifecycle process restart delivered');
     expect(running.child.exitCode).toBeNull();
   }, 600_000);
+
+  test('a nats-server that cannot come back (its port taken) stops npm start: exit code 1, naming it and what to check, nothing left running', async () => {
+    const dataDir = join(dir, 'give-up');
+    const { env: giveUpEnv } = await productEnv(dataDir, { RESTART_GIVE_UP_AFTER: '1' });
+    const running = start(giveUpEnv);
+    await started(running, dataDir);
+    const runDir = join(dataDir, 'run');
+    const recorded = ['nats-server', 'temporal', 'role-lifecycle', 'role-carrier'].map((name) => ({ name, pid: recordedPid(runDir, name) as number }));
+    expect(recorded.filter((r) => !processRunning(r.pid))).toEqual([]);
+    const natsPort = Number(giveUpEnv['NATS_PORT']);
+    process.kill(-(recorded[0] as { pid: number }).pid, 'SIGKILL');
+    const held = await holdPort(natsPort);
+    try {
+      const code = await eventually(() => running.child.exitCode, { what: 'npm start to exit', until: (c) => c !== null, timeoutMs: 60_000, intervalMs: 100 });
+      const output = running.output.join('');
+      expect({ code, gaveUp: output.includes('the embedded nats-server keeps exiting: it was started again 1 time in a row') }).toEqual({ code: 1, gaveUp: true });
+      expect(output).toContain(`Check that port ${natsPort} is free (NATS_PORT), and that its JetStream store ${join(dataDir, 'nats')} is readable and its disk not full.`);
+      expect(running.events.find((e) => e['child'] === 'nats-server' && e['level'] === 60)).toMatchObject({ restarts: 1 });
+      await eventually(() => recorded.filter((r) => processRunning(r.pid)), { what: 'every engine and role process of the stack gone', until: (left) => left.length === 0, timeoutMs: 20_000, intervalMs: 100 });
+    } finally {
+      held.close();
+    }
+  }, 300_000);
 });
