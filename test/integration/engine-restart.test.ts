@@ -6,8 +6,9 @@
 // after the policy's restarts, naming it and what to check, and an orderly stop starts nothing.
 // Then the product as `npm start` runs it (main.ts, every role, its own engines, the lifecycle and
 // carrier role processes) in a data directory of its own: kill -9 of nats-server, then of the
-// Temporal dev server; each comes back, the product's clients reconnect, and messages accepted
-// before, during and after reach delivered.
+// Temporal dev server, then of the lifecycle role process; each comes back, the product's clients
+// reconnect, and messages accepted before, during and after reach delivered; a SIGTERM then
+// starts nothing again. Last, the give-up: an engine that cannot come back stops npm start.
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -290,7 +291,7 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
     return after as number;
   }
 
-  test('DESIGN §4: kill -9 of nats-server, then of the Temporal dev server: each is started again (logged), /health names the restart while down, every message accepted before and after is delivered', async () => {
+  test('DESIGN §4: kill -9 of nats-server, of the Temporal dev server, of the lifecycle process: each is started again (logged), /health names the restart while down, every message accepted before, during and after is delivered; SIGTERM then restarts nothing', async () => {
     const running = start();
     await started(running, productDir);
     const demo = JSON.parse(readFileSync(join(productDir, 'demo.json'), 'utf8')) as DemoCredentials;
@@ -333,6 +334,15 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
     ids.push(await send(demo.token, 'after the lifecycle restart', 0));
     await allDelivered(demo.token, ids, 'every message accepted around the lifecycle process restart delivered');
     expect(running.child.exitCode).toBeNull();
+
+    // An orderly stop (SIGTERM) starts nothing again: exit code 0, no restart logged while stopping, every process gone.
+    const restarting = (): number => running.events.filter((e) => String(e['msg']).endsWith('starting it again')).length;
+    const before = restarting();
+    const left = ['nats-server', 'temporal', 'role-lifecycle', 'role-carrier'].map((name) => recordedPid(runDir, name) as number);
+    running.child.kill('SIGTERM');
+    const code = await eventually(() => running.child.exitCode, { what: 'npm start to exit after SIGTERM', until: (c) => c !== null, timeoutMs: 30_000, intervalMs: 100 });
+    expect({ code, restartsLogged: restarting() - before }).toEqual({ code: 0, restartsLogged: 0 });
+    await eventually(() => left.filter((pid) => processRunning(pid)), { what: 'every engine and role process gone', until: (l) => l.length === 0, timeoutMs: 10_000, intervalMs: 100 });
   }, 600_000);
 
   test('a nats-server that cannot come back (its port taken) stops npm start: exit code 1, naming it and what to check, nothing left running', async () => {
