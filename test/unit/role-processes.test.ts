@@ -65,7 +65,7 @@ describe('role processes (infra/role-processes.ts)', () => {
     const restartsBefore = (await roleProcessRestarts.get()).values.find((v) => v.labels['process'] === 'crashy')?.value ?? 0;
     process.kill(first, 'SIGKILL');
     const handle = children;
-    // Between the kill and the restart (1 s later) /health names the exit.
+    // Between the kill and the restart (0.5 s later) /health names the exit.
     const why = await eventually(() => probe().then(() => '', (err: unknown) => (err instanceof Error ? err.message : String(err))), {
       what: 'the probe to name the exit', until: (message) => message.includes('not running'), timeoutMs: 900, intervalMs: 20,
     });
