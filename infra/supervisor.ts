@@ -70,6 +70,8 @@ interface Running {
   startedAt: number;
   /** Its last 20 output lines. */
   tail: string[];
+  /** Set when the command could not be spawned (ENOENT, EACCES). */
+  spawnError: Error | undefined;
   restart: RestartState;
   down: Down | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -106,23 +108,19 @@ export class Supervisor {
 
   async start(spec: ChildSpec): Promise<void> {
     this.stopping = false;
-    const entry: Running = { spec, child: undefined as unknown as ChildProcess, exited: Promise.resolve(), startedAt: 0, tail: [], restart: INITIAL_RESTART_STATE, down: undefined, timer: undefined };
-    // Pushed at spawn (inside launch): stopAll stops a child still starting.
+    const entry: Running = { spec, ...this.spawn(spec), restart: INITIAL_RESTART_STATE, down: undefined, timer: undefined };
+    // Kept from its spawn on: stopAll stops a child still starting.
     this.running.push(entry);
-    await this.launch(entry);
+    await this.untilReady(entry);
   }
 
-  /** Spawns the entry's child and waits until it is ready; throws ChildStartError when it exits first or stays unready. */
-  private async launch(entry: Running): Promise<void> {
-    const { spec } = entry;
+  /** Spawns `spec`'s child, its output kept (the last 20 lines) and logged, its pid recorded. */
+  private spawn(spec: ChildSpec): Pick<Running, 'child' | 'exited' | 'startedAt' | 'tail' | 'spawnError'> {
     const tail: string[] = [];
     // Own process group: a terminal's Ctrl-C reaches only us, and we stop the engines after
     // the roles that use them (reapStale covers a parent killed with -9).
     const child = spawn(spec.command, spec.args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...spec.env } });
-    entry.child = child;
-    entry.tail = tail;
-    entry.startedAt = Date.now();
-    entry.exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const spawned = { child, tail, startedAt: Date.now(), exited: new Promise<void>((resolve) => child.once('exit', () => resolve())), spawnError: undefined as Error | undefined };
     const remember = (chunk: Buffer): void => {
       for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
         tail.push(line);
@@ -132,13 +130,18 @@ export class Supervisor {
     };
     child.stdout?.on('data', remember);
     child.stderr?.on('data', remember);
-    let spawnError: Error | undefined;
-    child.once('error', (err) => { spawnError = err; });
+    child.once('error', (err) => { spawned.spawnError = err; });
     if (child.pid !== undefined) recordProcess(this.runDir, spec.name, child.pid, { group: true, ports: spec.ports ?? [] });
     if (child.pid !== undefined && spec.nice) lowerChildPriority(child.pid, spec.nice, { ownSession: true, name: spec.name }, this.log);
+    return spawned;
+  }
 
+  /** Waits until the entry's child is ready; throws ChildStartError when it exits first or stays unready. */
+  private async untilReady(entry: Running): Promise<void> {
+    const { spec, child, tail } = entry;
     const deadline = Date.now() + (spec.readyTimeoutMs ?? 60_000);
     while (Date.now() < deadline) {
+      const spawnError = entry.spawnError;
       if (spawnError) throw new ChildStartError(`${spec.name} could not start (${spec.command}): ${spawnError.message}. Run \`npm run bootstrap\` to build it.`);
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new ChildStartError(`${spec.name} exited with ${child.signalCode ?? `code ${child.exitCode}`} during start-up:\n${tail.join('\n')}`);
@@ -186,7 +189,8 @@ export class Supervisor {
     entry.timer = undefined;
     if (this.stopping) return;
     try {
-      await this.launch(entry);
+      Object.assign(entry, this.spawn(entry.spec));
+      await this.untilReady(entry);
       entry.down = undefined;
       this.log.info({ child: entry.spec.name, pid: entry.child.pid, attempt }, 'engine started again');
     } catch (err) {
