@@ -182,19 +182,19 @@ const LIVE_INTERVALS = 16;
 /**
  * The hours the FINAL part reads, as intervals of created_at: the live hours (touched, no current
  * rollup: every row of sms_messages marks its hour, so an hour neither live nor rolled has no
- * row), and the hour of each createdAt bound (a rolled hour that a bound cuts is read FINAL), so
+ * row), and the hour of each createdAt bound that cuts its hour (such a rolled hour is read FINAL), so
  * that the minmax index on created_at skips every other granule. `exact`: the intervals are
  * exactly those hours; otherwise they are merged into LIVE_INTERVALS, a superset, and the
  * statement excludes the rolled hours it covers by their hour numbers. Null: nothing to read.
  */
-function liveEnvelope(live: readonly LiveHour[], plan: RollupPlan, bind: (value: string) => string): { sql: string; exact: boolean } | null {
+function liveEnvelope(live: readonly LiveHour[], cutBounds: readonly string[], bind: (value: string) => string): { sql: string; exact: boolean } | null {
   const runs: { first: string; firstH: number; endH: number }[] = [];
   for (const { h, hour } of live) {
     const run = runs[runs.length - 1];
     if (run && run.endH === h) run.endH = h + 1;
     else runs.push({ first: hour, firstH: h, endH: h + 1 });
   }
-  if (runs.length === 0 && plan.bounds.length === 0) return null;
+  if (runs.length === 0 && cutBounds.length === 0) return null;
   const exact = runs.length <= EXACT_RUNS;
   // Merge each run with the next across the shortest gap until few intervals remain (the rolled hours of the gaps are then excluded by the hour set).
   while (!exact && runs.length > LIVE_INTERVALS) {
@@ -204,7 +204,7 @@ function liveEnvelope(live: readonly LiveHour[], plan: RollupPlan, bind: (value:
   }
   const endOf = (run: { endH: number }): string => new Date(run.endH * 3_600_000).toISOString().replace('T', ' ').replace('Z', '');
   const parts = runs.map((run) => `(created_at >= ${bind(run.first)} AND created_at < ${bind(endOf(run))})`);
-  for (const [, p] of plan.bounds) parts.push(`(created_at >= toStartOfHour(${p}) AND created_at < toStartOfHour(${p}) + toIntervalHour(1))`);
+  for (const p of cutBounds) parts.push(`(created_at >= toStartOfHour(${p}) AND created_at < toStartOfHour(${p}) + toIntervalHour(1))`);
   return { sql: `(${parts.join(' OR ')})`, exact };
 }
 
@@ -219,6 +219,29 @@ function boundInstants(plan: RollupPlan, params: Record<string, unknown>): [stri
     bounds.push([op, ms]);
   }
   return bounds;
+}
+
+/** A DateTime64 parameter's text ('YYYY-MM-DD hh:mm:ss[.ffffff]', UTC) in microseconds since 1970, or null when it is not one. */
+function microsOf(value: unknown): number | null {
+  const m = typeof value === 'string' ? /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?$/.exec(value) : null;
+  const ms = m ? Date.parse(`${m[1]}T${m[2]}Z`) : Number.NaN;
+  return m && Number.isFinite(ms) ? ms * 1000 + Number((m[3] ?? '').padEnd(6, '0')) : null;
+}
+
+/**
+ * The placeholders of the plan's createdAt bounds that cut the hour they fall in: some of its
+ * instants (created_at holds milliseconds) pass and some do not, so the FINAL part reads it. A
+ * bound on an hour's edge (`createdAt_gte` at its start) leaves the hour whole, for the rollup.
+ */
+function cuttingBounds(plan: RollupPlan, params: Record<string, unknown>): string[] {
+  return plan.bounds.filter(([op, placeholder]) => {
+    const b = microsOf(params[/^\{([A-Za-z0-9_]+):/.exec(placeholder)?.[1] ?? '']);
+    if (b === null) return true;
+    const first = Math.floor(b / 3_600_000_000) * 3_600_000_000;
+    const last = first + HOUR_LAST_MS * 1000;
+    const passes = (t: number): boolean => (op === '>=' ? t >= b : op === '>' ? t > b : op === '<=' ? t <= b : t < b);
+    return passes(first) !== passes(last);
+  }).map(([, placeholder]) => placeholder);
 }
 
 /** The days (toRelativeDayNum) a createdAt bound of the plan falls in, or null when a bound's instant cannot be read (every day may be cut). */
@@ -316,7 +339,9 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const hourlyWhere = [scope, 'toRelativeHourNum(created_at) IN {__hh:Array(UInt32)}', '(toRelativeHourNum(created_at), generation) IN arrayZip({__hh:Array(UInt32)}, {__hg:Array(UInt64)})', wholeSpan(plan, 'created_at', HOUR_LAST_MS),
     `NOT ${dayTaken('toStartOfDay(created_at)')}`, ...plan.dimensions].join(' AND ');
   const split = splitWhere('sms_messages', compiled.where);
-  const envelope = liveEnvelope(liveHours, plan, bindTime);
+  // Live hours no instant of which passes the bounds hold nothing the query counts.
+  const liveInBounds = liveHours.filter((l) => !wholeSpanOutside(instants, l.h * 3_600_000, HOUR_LAST_MS));
+  const envelope = liveEnvelope(liveInBounds, cuttingBounds(plan, compiled.params), bindTime);
   if (envelope && !envelope.exact) params['__rh'] = rolled.map((r) => Number(r.h));
   const notRolled = !envelope || envelope.exact ? '' : ` AND NOT (toRelativeHourNum(created_at) IN {__rh:Array(UInt32)} AND ${wholeSpan(plan, 'toStartOfHour(created_at)', HOUR_LAST_MS)})`;
   const live = envelope ? `${ch.table('sms_messages')} FINAL PREWHERE ${split.prewhere} AND ${envelope.sql}${notRolled} WHERE ${split.where}` : '';
@@ -342,7 +367,11 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
     `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${DELIVERED_OUT_OF_RANGE(delivered)}) AS oor`,
   ].join(', ')} FROM ${live}${by('b')})${by()}`;
-  const parts = [...(days.length > 0 ? [rolledCounts('sms_stats_daily', dailyWhere, 'day')] : []), ...(hourly.length > 0 ? [rolledCounts('sms_stats_hourly', hourlyWhere, 'hour')] : []), ...(envelope ? [liveCounts] : [])];
+  const parts: { source: HistSource; sql: string }[] = [
+    ...(days.length > 0 ? [{ source: 'day' as const, sql: rolledCounts('sms_stats_daily', dailyWhere, 'day') }] : []),
+    ...(hourly.length > 0 ? [{ source: 'hour' as const, sql: rolledCounts('sms_stats_hourly', hourlyWhere, 'hour') }] : []),
+    ...(envelope ? [{ source: 'live' as const, sql: liveCounts }] : []),
+  ];
   if (sources.kept) {
     params['__lh'] = liveHours.map((l) => l.h);
     params['__sh'] = rolled.map((r) => Number(r.h));
@@ -352,20 +381,23 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const stale = !sources.kept ? [] : [`(SELECT count() FROM ${ch.table('sms_stats_touched')} WHERE org_id = {__org:String}
     AND toRelativeHourNum(hour) NOT IN {__lh:Array(UInt32)}
     AND touched_at > transform(toRelativeHourNum(hour), {__sh:Array(UInt32)}, {__ss:Array(DateTime64(3, 'UTC'))}, toDateTime64(0, 3, 'UTC'))) AS stale`];
-  const outer = [...keyNames,
-    'sum(x_messages) AS messages', 'sum(x_segments) AS segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(x_n_${s}) AS n_${s}`),
-    'sum(x_pending) AS pending', 'sum(x_cost_micros) AS cost_micros', ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`), 'sum(x_out_of_range) AS out_of_range', ...stale,
-  ];
+  const totals = ['messages', 'segments', ...SMS_STATUS_COUNTERS.map((s) => `n_${s}`), 'pending', 'cost_micros', 'out_of_range'];
+  const orderBy = keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : '';
+  const page = `${orderBy} LIMIT {__limit:UInt32} OFFSET {__offset:UInt32}`;
+  // The groups with their totals and histograms: one part's rows are already grouped by the keys (no second aggregation); several parts are merged by the keys.
+  const only = parts.length === 1 ? parts[0]! : undefined;
+  const grouped = only
+    ? `SELECT ${[...keyNames, ...totals.map((t) => `x_${t} AS ${t}`), ...stale, `CAST(x_hist_${only.source} AS Array(UInt32)) AS hist`,
+      ...HIST_SOURCES.map((s) => (s === only.source ? `hist AS hist_${s}` : `CAST([], 'Array(UInt32)') AS hist_${s}`))].join(', ')} FROM (${only.sql})${page}`
+    : `SELECT ${[...keyNames, ...totals.map((t) => `sum(x_${t}) AS ${t}`), ...stale,
+      ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`),
+      `arrayMap((a, b, c) -> a + b + c, ${HIST_SOURCES.map((s) => `arrayResize(hist_${s}, ${COARSE_BUCKETS})`).join(', ')}) AS hist`,
+    ].join(', ')} FROM (${parts.map((p) => p.sql).join(' UNION ALL ')})${by()}${page}`;
   // Where each group's median ranks lie (the sum of the parts' histograms), and which parts hold values there: a few numbers per group, not the histograms.
-  const placed = [...keyNames, 'messages', 'segments', ...SMS_STATUS_COUNTERS.map((s) => `n_${s}`), 'pending', 'cost_micros', 'out_of_range', ...(stale.length > 0 ? ['stale'] : []),
+  const placed = [...keyNames, ...totals, ...(stale.length > 0 ? ['stale'] : []),
     ...medianPlacesSql('hist', 'm_'), ...[0, 1].flatMap((k) => HIST_SOURCES.map((s) => `hist_${s}[m_b${k} + 1] > 0 AS m_${s}${k}`)),
   ];
-  const orderBy = keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : '';
-  const counts = {
-    query: `SELECT ${placed.join(', ')} FROM (SELECT ${[...outer, `arrayMap((a, b, c) -> a + b + c, ${HIST_SOURCES.map((s) => `arrayResize(hist_${s}, ${COARSE_BUCKETS})`).join(', ')}) AS hist`].join(', ')} FROM (${parts.join(' UNION ALL ')})${by()}${orderBy}`
-      + ` LIMIT {__limit:UInt32} OFFSET {__offset:UInt32})${orderBy} SETTINGS ${finalSettings}`,
-    query_params: params,
-  };
+  const counts = { query: `SELECT ${placed.join(', ')} FROM (${grouped})${orderBy} SETTINGS ${finalSettings}`, query_params: params };
 
   const fine = (buckets: Readonly<Record<HistSource, readonly number[]>>): { query: string; query_params: Record<string, unknown> } => {
     const rolledFine = (table: string, where: string, source: HistSource): string =>
@@ -378,8 +410,11 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
       ...(hourly.length > 0 && buckets.hour.length > 0 ? [rolledFine('sms_stats_hourly_fine', hourlyWhere, 'hour')] : []),
       ...(envelope && buckets.live.length > 0 ? [liveFine] : []),
     ];
+    // One part's rows are already grouped by keys and bucket.
+    const merged = fineParts.length === 1 ? `SELECT ${[...keyNames, 'bucket', 'CAST(x_fine AS Array(UInt32)) AS fine'].join(', ')} FROM (${fineParts[0]!})`
+      : `SELECT ${[...keyNames, 'bucket', 'CAST(sumForEach(x_fine) AS Array(UInt32)) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')}`;
     return {
-      query: `SELECT ${[...keyNames, 'bucket', 'CAST(sumForEach(x_fine) AS Array(UInt32)) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')} SETTINGS ${finalSettings}`,
+      query: `${merged} SETTINGS ${finalSettings}`,
       query_params: { ...params, ...Object.fromEntries(HIST_SOURCES.map((s) => [`__b_${s}`, [...buckets[s]]])) },
     };
   };

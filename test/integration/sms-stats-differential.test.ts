@@ -82,6 +82,9 @@ const at = (ms: number): string => `toDateTime64('${iso(ms).replace('T', ' ').re
 const MID = FROM + 30 * HOUR + 17 * 60_000;
 const LATE = FROM + 50 * HOUR + 41 * 60_000;
 const OUT = "direction = 'outbound'";
+/** Hour starts 24 and 48 hours after the data's first hour: both in closed hours. */
+const EDGE_FROM = FROM + 24 * HOUR;
+const EDGE_TO = FROM + 48 * HOUR;
 const CASES: readonly Case[] = [
   { qs: '', project: null, where: OUT, groups: [] },
   { qs: '_group=daily', project: null, where: OUT, groups: [{ name: 'period', sql: 'toStartOfDay(created_at)', time: true }] },
@@ -95,6 +98,9 @@ const CASES: readonly Case[] = [
   { qs: `_group=country&createdAt_range=${iso(MID)}|${iso(LATE)}`, project: null, where: `${OUT} AND created_at >= ${at(MID)} AND created_at <= ${at(LATE)}`, groups: [{ name: 'country', sql: 'country' }] },
   { qs: '_group=monthly,status&status_nin=delivered', project: null, where: `${OUT} AND status != 'delivered'`, groups: [{ name: 'period', sql: 'toStartOfMonth(created_at)', time: true }, { name: 'status', sql: 'status' }] },
   { qs: 'country_eq=ZZ', project: null, where: `${OUT} AND country = 'ZZ'`, groups: [] },
+  // Bounds on hours' edges in closed hours: no hour is cut and no live hour is inside, so rolled hours alone answer (one part, no FINAL).
+  { qs: `_group=hourly&createdAt_gte=${iso(EDGE_FROM)}&createdAt_lt=${iso(EDGE_TO)}`, project: null, where: `${OUT} AND created_at >= ${at(EDGE_FROM)} AND created_at < ${at(EDGE_TO)}`, groups: [{ name: 'period', sql: 'toStartOfHour(created_at)', time: true }] },
+  { qs: `_group=daily,country&createdAt_gte=${iso(EDGE_FROM)}&createdAt_lte=${iso(EDGE_TO - 1)}`, project: null, where: `${OUT} AND created_at >= ${at(EDGE_FROM)} AND created_at <= ${at(EDGE_TO - 1)}`, groups: [{ name: 'period', sql: 'toStartOfDay(created_at)', time: true }, { name: 'country', sql: 'country' }] },
 ];
 
 /** The case's statistics in plain SQL over sms_messages (no FINAL, no rollup, no compiled filter). */
