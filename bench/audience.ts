@@ -11,7 +11,10 @@
 //    "before", the statements the product ran before migration 0017 (page and count,
 //    FINAL, skip indexes off); "hand", the best exact SQL written by hand on the same storage;
 //    "plain", the same statements without FINAL on a plain MergeTree copy of the audience
-//    (audience_plain, the quiet state: a floor, not an exact answer under ingestion):
+//    (audience_plain, the quiet state: a floor, not an exact answer under ingestion); and, in
+//    the quiet phase, "pre-0020": the product's own statements on a copy of the audience with
+//    the column types before migration 0020 (audience_pre0020: project_id and country_code as
+//    String instead of LowCardinality), the same rows in one merged part:
 //      attribute-only filter      [target p50 ≤ 25 ms quiet]
 //      filter with an event group [target p50 ≤ 80 ms quiet]
 //      terms aggregation over all contacts [target p50 ≤ 40 ms quiet]
@@ -90,6 +93,21 @@ async function settle(ch: ClickHouse): Promise<void> {
     await new Promise((resolve) => { setTimeout(resolve, 2000); });
   }
   await ch.client.command({ query: `CREATE TABLE IF NOT EXISTS ${ch.table('audience_plain')} ENGINE = MergeTree ORDER BY (project_id, user_id) AS SELECT * FROM ${ch.table('audience')} FINAL` });
+  await preLowCardinality(ch);
+}
+
+/** Migration 0020's columns with their earlier types (0005_audience.sql). */
+const PRE_0020_TYPES: Readonly<Record<string, string>> = { project_id: 'String', country_code: 'Nullable(String)' };
+
+/** audience_pre0020: the audience's current rows with the column types before migration 0020 (same engine, key and skip indexes), merged into one part. */
+async function preLowCardinality(ch: ClickHouse): Promise<void> {
+  const pre = ch.table('audience_pre0020');
+  if ((await rows(ch.client, `SELECT 1 FROM system.tables WHERE database = {db:String} AND name = 'audience_pre0020'`, { db: ch.database })).length > 0) return;
+  say('copying the audience with the column types before migration 0020…');
+  await ch.client.command({ query: `CREATE TABLE ${pre} AS ${ch.table('audience')}` });
+  await ch.client.command({ query: `ALTER TABLE ${pre} ${Object.entries(PRE_0020_TYPES).map(([c, t]) => `MODIFY COLUMN ${c} ${t}`).join(', ')}` });
+  await ch.client.command({ query: `INSERT INTO ${pre} SELECT * FROM ${ch.table('audience')} FINAL` });
+  await ch.client.command({ query: `OPTIMIZE TABLE ${pre} FINAL` });
 }
 
 interface Hand { readonly page: string; readonly count: string; readonly params: Record<string, unknown> }
@@ -180,6 +198,8 @@ const ratio = (a: number[], b: number[]): number => Math.round((percentile(a, 50
 interface Context {
   readonly ch: ClickHouse;
   readonly search: AudienceSearch;
+  /** The same code on audience_pre0020 (the column types before migration 0020). */
+  readonly searchPre: AudienceSearch;
   /**
    * The session of the hand-written and plain statements: the product's read lane, one statement
    * at a time, so the columns differ only by their SQL (a session of their own measured 2-6x
@@ -210,12 +230,14 @@ async function runScenarios(x: Context, phase: string, quietTotals: Map<string, 
     const before: number[] = [];
     const hand: number[] = [];
     const plain: number[] = [];
+    const pre: number[] = [];
     let mismatches = 0;
     let changedFromQuiet = 0;
     let matches = 0;
     for (let i = -2; i < x.runs; i += 1) {
       const k = Math.max(0, i);
       const p = await timed(() => x.search.search(parseSearch(s.body(k)), scope()));
+      const q = phase === 'quiet' ? await timed(() => x.searchPre.search(parseSearch(s.body(k)), scope())) : null;
       const b = await timed(() => pageAndCount(x.other, s.before(k), BEFORE));
       const h = await timed(() => pageAndCount(x.other, (s.hand ?? s.before)(k), ''));
       const bh = s.before(k);
@@ -225,6 +247,10 @@ async function runScenarios(x: Context, phase: string, quietTotals: Map<string, 
       before.push(b.ms);
       hand.push(h.ms);
       plain.push(f.ms);
+      if (q !== null) {
+        pre.push(q.ms);
+        if (q.value.total !== p.value.total || JSON.stringify(q.value.entities) !== JSON.stringify(p.value.entities)) mismatches += 1;
+      }
       const [handRows, handCount] = h.value;
       matches = p.value.total;
       if (Number(Object.values(handCount[0] ?? {})[0]) !== p.value.total) mismatches += 1;
@@ -236,9 +262,10 @@ async function runScenarios(x: Context, phase: string, quietTotals: Map<string, 
     }
     const row = {
       phase, name: s.name, target: s.target, matches, product: stats(product), before: stats(before), handWritten: stats(hand), plainMergeTree: stats(plain),
+      ...(pre.length > 0 ? { pre0020: stats(pre), ratioToPre0020: ratio(product, pre) } : {}),
       ratioToHand: ratio(product, hand), ratioToBefore: ratio(product, before), ratioToPlain: ratio(product, plain), mismatches, changedFromQuiet, load: load(),
     };
-    say(`[${phase}] ${s.name}: product p50 ${row.product.p50} ms (p95 ${row.product.p95}); before ${row.before.p50}; hand-written ${row.handWritten.p50}; plain MergeTree ${row.plainMergeTree.p50}; ×hand ${row.ratioToHand}, ×before ${row.ratioToBefore}; ${matches} matches; mismatches ${mismatches}, changed from quiet ${changedFromQuiet}; load ${row.load}`);
+    say(`[${phase}] ${s.name}: product p50 ${row.product.p50} ms (p95 ${row.product.p95}); before ${row.before.p50}; hand-written ${row.handWritten.p50}; plain MergeTree ${row.plainMergeTree.p50}; pre-0020 ${row.pre0020?.p50 ?? '-'}; ×hand ${row.ratioToHand}, ×before ${row.ratioToBefore}; ${matches} matches; mismatches ${mismatches}, changed from quiet ${changedFromQuiet}; load ${row.load}`);
     out.push(row);
   }
   return out;
@@ -250,13 +277,21 @@ async function runPaging(x: Context, phase: string): Promise<Record<string, unkn
   const pageMs: number[] = [];
   const handMs: number[] = [];
   const plainMs: number[] = [];
+  const preMs: number[] = [];
   let cursor: string | null = null;
+  let preCursor: string | null = null;
   let last = '';
   let seen = 0;
   let mismatches = 0;
   while (seen < x.pages * 1000) {
     const body: Record<string, unknown> = cursor === null ? pageBody : { cursor };
     const p = await timed(() => x.search.search(parseSearch(body), scope()));
+    if (phase === 'quiet') {
+      const q = await timed(() => x.searchPre.search(parseSearch(preCursor === null ? pageBody : { cursor: preCursor }), scope()));
+      preMs.push(q.ms);
+      preCursor = q.value.cursor;
+      if (JSON.stringify(q.value.entities) !== JSON.stringify(p.value.entities)) mismatches += 1;
+    }
     const where = `project_id = {p:String} AND deleted = 0 AND country_code = 'DE' AND user_id > {after:String}`;
     // The first page counts the total on both sides; later pages only read the next page.
     const page = `SELECT ${FULL_COLUMNS} FROM ${ch.table('audience')} FINAL WHERE ${where} ORDER BY user_id LIMIT 1001`;
@@ -281,10 +316,11 @@ async function runPaging(x: Context, phase: string): Promise<Record<string, unkn
   const tenth = Math.max(1, Math.floor(pageMs.length / 10));
   const paging = {
     phase, name: `cursor paging through ${(x.pages * 1000).toLocaleString('en')} matches (1,000 per page)`, target: 'p50 ≤ 20 ms per page quiet, steady', pages: pageMs.length, contacts: seen,
-    product: stats(pageMs), handWritten: stats(handMs), plainMergeTree: stats(plainMs), ratioToHand: ratio(pageMs, handMs), ratioToPlain: ratio(pageMs, plainMs),
+    product: stats(pageMs), handWritten: stats(handMs), plainMergeTree: stats(plainMs),
+    ...(preMs.length > 0 ? { pre0020: stats(preMs), ratioToPre0020: ratio(pageMs, preMs) } : {}), ratioToHand: ratio(pageMs, handMs), ratioToPlain: ratio(pageMs, plainMs),
     firstTenthP50: round(percentile(pageMs.slice(0, tenth), 50)), lastTenthP50: round(percentile(pageMs.slice(-tenth), 50)), mismatches, load: load(),
   };
-  say(`[${phase}] ${paging.name}: ${paging.pages} pages, p50 ${paging.product.p50} ms p95 ${paging.product.p95} ms (first tenth ${paging.firstTenthP50}, last tenth ${paging.lastTenthP50}); hand-written p50 ${paging.handWritten.p50}; plain ${paging.plainMergeTree.p50}; ×hand ${paging.ratioToHand}; mismatches ${mismatches}; load ${paging.load}`);
+  say(`[${phase}] ${paging.name}: ${paging.pages} pages, p50 ${paging.product.p50} ms p95 ${paging.product.p95} ms (first tenth ${paging.firstTenthP50}, last tenth ${paging.lastTenthP50}); hand-written p50 ${paging.handWritten.p50}; plain ${paging.plainMergeTree.p50}; pre-0020 ${paging.pre0020?.p50 ?? '-'}; ×hand ${paging.ratioToHand}; mismatches ${mismatches}; load ${paging.load}`);
   return paging;
 }
 
@@ -307,7 +343,8 @@ async function main(): Promise<void> {
       WHERE database = 'bench_audience' AND active AND table IN ('audience', 'events') GROUP BY table`);
     results['data'] = { contacts, events, ...data, parts };
     const x: Context = {
-      ch, search: new AudienceSearch(ch, { getRoot: async () => null }, Buffer.alloc(32, 3)), other: ch.readLane?.() ?? ch.client,
+      ch, search: new AudienceSearch(ch, { getRoot: async () => null }, Buffer.alloc(32, 3)),
+      searchPre: new AudienceSearch({ ...ch, table: (name) => ch.table(name === 'audience' ? 'audience_pre0020' : name) }, { getRoot: async () => null }, Buffer.alloc(32, 3)), other: ch.readLane?.() ?? ch.client,
       contacts, runs: Number(values.runs), pages: Number(values.pages),
       emails: (await rows<{ email: string }>(ch.client, `SELECT email FROM ${ch.table('audience_plain')} WHERE isNotNull(email) AND cityHash64(user_id) % 20000 = 7 ORDER BY email LIMIT 40`)).map((r) => r.email),
     };
