@@ -485,16 +485,18 @@ export class MessageStats implements StatsReader {
       raw.forEach((r, i) => {
         placed[i]!.places.forEach(({ bucket }, k) => HIST_SOURCES.forEach((s) => { if (n(r[`m_${s}${k}`]) > 0) buckets[s].add(bucket); }));
       });
-      const keyOf = (r: Raw): string => JSON.stringify(compiled.keys.map((_, i) => r[`k${i}`] ?? null));
+      // Each key as JSON (a string's quotes escaped), so that the joined text tells groups apart.
+      const keyOf = (r: Raw): string => { let key = ''; for (let i = 0; i < compiled.keys.length; i++) key += `${JSON.stringify(r[`k${i}`] ?? null)},`; return key; };
       const fine = new Map<string, number[]>();
       if (HIST_SOURCES.some((s) => buckets[s].size > 0)) {
         const statement = statements.fine({ day: [...buckets.day], hour: [...buckets.hour], live: [...buckets.live] });
         for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, r['fine'] as unknown as number[]);
       }
       try {
-        const rows = raw.map((r, i) => ({ ...r, p50_delivery_ms: medianFromPlaces(placed[i]!.counts, placed[i]!.places, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)) }));
+        const medians = raw.map((r, i) => medianFromPlaces(placed[i]!.counts, placed[i]!.places, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)));
+        raw.forEach((r, i) => { r['p50_delivery_ms'] = medians[i]!; });
         this.reads.rollup += 1;
-        return rows;
+        return raw;
       } catch (err) {
         if (!(err instanceof HistogramMismatch)) throw err;
         this.reads.retried += 1;
