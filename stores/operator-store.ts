@@ -9,6 +9,7 @@ import { hashSmppPassword as hashPassword, verifySmppPasswordAsync as verifyPass
 import { newOpaque, newOperatorPassword, normalizeEmail, SESSION_HOURS, sha256Hex, type ConsoleSession, type Operator } from '../core/console/operators';
 import { newId } from '../core/ids';
 import { BUCKETS } from '../core/bus/names';
+import { isRevisionConflict } from '../infra/nats';
 import { AccountConflictError, AccountNotFoundError } from './account-store';
 import { listRecords, readRecord } from './kv-records';
 
@@ -42,7 +43,9 @@ export class OperatorStore {
     const operator: Operator = { id: newId(), orgId, email, passwordHash: hashPassword(password), createdAt: new Date().toISOString() };
     try {
       await this.operators.create(KEYS.email(email), JSON.stringify(operator.id));
-    } catch {
+    } catch (err) {
+      // Only a lost create is a taken e-mail; anything else (NATS unreachable, a timeout) is reported as itself.
+      if (!isRevisionConflict(err)) throw err;
       throw new AccountConflictError(`an operator with the email ${email} exists`);
     }
     await this.operators.put(KEYS.operator(operator.id), JSON.stringify(operator));
