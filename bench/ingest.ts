@@ -16,6 +16,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
+import { drainWriter } from './ingest-drain';
 import { migrate, openClickHouse } from '../infra/clickhouse';
 import { createLogger } from '../infra/logger';
 import { startStack } from '../support/stack';
@@ -144,21 +145,13 @@ async function main(): Promise<void> {
       const n = eventSeq++;
       return { _user_id: `user-${n % USERS}`, _event_id: `evt-${n}`, _event_type: n % 2 ? 'purchase' : 'view', _event_parameters: { amount: n % 100, sku: `sku-${n % 50}` } };
     }));
-    const appliedCount = async (): Promise<number> => Number(/^ingest_visibility_seconds_count (\d+)/m.exec(await metricsText(stack.info.httpUrl))?.[1] ?? 0);
-    /** Waits until the writer has applied everything (its lag histogram stops growing for 2 s); returns when it last grew. */
-    const drain = async (): Promise<number> => {
-      let last = await appliedCount();
-      let changedAt = performance.now();
-      while (performance.now() - changedAt < 2000) {
-        await new Promise((r) => setTimeout(r, 100));
-        const now = await appliedCount();
-        if (now !== last) {
-          last = now;
-          changedAt = performance.now();
-        }
-      }
-      return changedAt;
+    /** Messages applied so far (the writer's visibility histogram) and the gateway's lag gauge (0: everything it published is applied). */
+    const writerState = async (): Promise<{ applied: number; lag: number }> => {
+      const text = await metricsText(stack.info.httpUrl);
+      return { applied: Number(/^ingest_visibility_seconds_count (\d+)/m.exec(text)?.[1] ?? 0), lag: Number(/^ingest_lag_seconds (\S+)/m.exec(text)?.[1] ?? 0) };
     };
+    /** Waits until the writer has applied everything (bench/ingest-drain.ts); returns when it last applied a message. */
+    const drain = (): Promise<number> => drainWriter(writerState);
 
     interface Load {
       itemsPerSecond: number; sustainedPerSecond: number; drainSeconds: number; p50: number; p99: number; non2xx: number; refused429: number;
