@@ -10,7 +10,8 @@
 // Then a paced events run at 80 % of the sustained events rate (its visibility is the
 // "below saturation" figure), and the raw chdb batch-insert rate of the same event rows as
 // the ceiling. Figures printed and written to bench/results/ingest.json (or --out <file>).
-// Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 16 --only events --paced-share 0.8 --out ingest-x.json]
+// Usage: npm run bench:ingest [-- --runs 3 --seconds 10 --connections 16 --only events|contacts --paced-share 0.8 --out ingest-x.json]
+// (`--only contacts`: the contacts runs alone, without the events, paced and ceiling phases.)
 import autocannon from 'autocannon';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -218,18 +219,19 @@ async function main(): Promise<void> {
         log(describe(`contacts run ${r + 1}/${RUNS}`, c));
         contactsRuns.push(c);
       }
+      // `--only contacts` skips the events (and below, the paced and ceiling phases).
+      if (values.only === 'contacts') continue;
       const e = await load('events', eventBody);
       log(describe(`events run ${r + 1}/${RUNS}`, e));
       eventsRuns.push(e);
     }
     // Below saturation: the same events paced at a share of the sustained rate.
     const pacedRate = (PACED_SHARE * median(eventsRuns.map((r) => r.sustainedPerSecond))) / BATCH;
-    const paced = await load('events', eventBody, Math.max(1, Math.round(pacedRate)));
-    log(describe(`events paced at ${PACED_SHARE} of sustained (${Math.round(pacedRate * BATCH)} offered/s)`, paced));
+    const paced = values.only === 'contacts' ? undefined : await load('events', eventBody, Math.max(1, Math.round(pacedRate)));
+    if (paced) log(describe(`events paced at ${PACED_SHARE} of sustained (${Math.round(pacedRate * BATCH)} offered/s)`, paced));
     const metrics = await metricsText(stack.info.httpUrl);
     const usage = (await (await fetch(base, { headers })).json()) as { usage: { lastDay: { events: { accepted: number; duplicates: number; skipped: number } } } };
-    log('measuring the raw chdb insert ceiling');
-    const ceiling = await chdbCeiling();
+    const ceiling = values.only === 'contacts' ? 0 : (log('measuring the raw chdb insert ceiling'), await chdbCeiling());
 
     const summary = (runs: Load[]) => ({
       acceptedPerSecond: median(runs.map((r) => r.itemsPerSecond)), sustainedPerSecond: median(runs.map((r) => r.sustainedPerSecond)),
@@ -253,7 +255,7 @@ async function main(): Promise<void> {
       `Ingestion benchmark (${results.conditions})`,
       `contacts  ${results.contacts.acceptedPerSecond} accepted/s, sustained ${results.contacts.sustainedPerSecond} upserts/s; request p50 ${results.contacts.p50} ms, p99 ${results.contacts.p99} ms; product CPU ${results.contacts.productCpuMsPer1000} ms per 1000`,
       `events    ${results.events.acceptedPerSecond} accepted/s, sustained ${results.events.sustainedPerSecond} events/s; request p50 ${results.events.p50} ms, p99 ${results.events.p99} ms; visibility p99 ≤ ${results.events.visibilityP99} s; product CPU ${results.events.productCpuMsPer1000} ms per 1000`,
-      `paced     ${results.paced.offeredPerSecond} offered/s (${PACED_SHARE} of sustained): ${paced.itemsPerSecond} accepted/s, visibility p50 ≤ ${paced.visibilityP50} s, p99 ≤ ${paced.visibilityP99} s`,
+      `paced     ${results.paced.offeredPerSecond} offered/s (${PACED_SHARE} of sustained): ${paced?.itemsPerSecond} accepted/s, visibility p50 ≤ ${paced?.visibilityP50} s, p99 ≤ ${paced?.visibilityP99} s`,
       `stored: ${results.stored.eventsAccepted} of ${results.stored.eventsSent} events sent (duplicates ${results.stored.duplicates}, skipped ${results.stored.skipped})`,
       `raw chdb insert ceiling ${results.ceiling.rowsPerSecond} rows/s (same event rows)`,
       `load average at the end ${loadAverage()}`,

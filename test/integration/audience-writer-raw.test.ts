@@ -2,7 +2,7 @@
 // column list, JSONCompactEachRow) and through the client elsewhere: both paths must store the
 // same audience, ds_contacts and events rows for any strings (quotes, backslashes, newlines,
 // non-BMP characters), nulls, arrays, maps and times (spec 2 §2: values stored as sent).
-import { planWrites, type ContactStates, type IngestMessage } from '../../core/ingest';
+import { planWrites, userKey, type ContactStates, type IngestMessage } from '../../core/ingest';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { AudienceWriter } from '../../stores/audience-writer';
@@ -84,5 +84,27 @@ describe('the ingest writer stores the same rows through insertRaw and through t
     expect(viaRaw).toEqual(viaClient);
     const names = viaRaw.filter((r) => (r as { table: string }).table === 'audience').map((r) => (r as { first_name: string }).first_name);
     expect(names.sort()).toEqual([...hostile].sort());
+  });
+
+  // The state goes into the row as an object (stores/audience-writer.ts, DS_CONTACTS_INSERT_SETTINGS):
+  // the stored text must be the state's JSON exactly, since replays and deletions reload it.
+  test('ds_contacts.state holds exactly the JSON text of each written state, on both paths', async () => {
+    for (const ch of [raw.ch, client]) {
+      await ch.client.command({ query: `TRUNCATE TABLE ${ch.table('ds_contacts')}` });
+      const states: ContactStates = new Map();
+      const plan = planWrites({ messages: messages(), states, storedBefore: () => false });
+      await new AudienceWriter(ch).write(plan, states);
+      const result = await ch.client.query({ query: `SELECT user_id, datasource_id, state FROM ${ch.table('ds_contacts')} ORDER BY user_id`, format: 'JSONEachRow' });
+      const rows = await result.json<{ user_id: string; datasource_id: string; state: string }>();
+      expect(rows).toHaveLength(hostile.length);
+      for (const row of rows) {
+        const written = states.get(userKey('p', row.user_id))?.get(row.datasource_id);
+        expect(written).toBeDefined();
+        expect(row.state).toBe(JSON.stringify(written));
+      }
+      const reloaded: ContactStates = new Map();
+      await new AudienceWriter(ch).loadStates(reloaded, rows.map((r) => ({ projectId: 'p', userId: r.user_id })));
+      for (const row of rows) expect(reloaded.get(userKey('p', row.user_id))?.get('d')).toEqual(states.get(userKey('p', row.user_id))?.get('d'));
+    }
   });
 });
