@@ -82,6 +82,7 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
   const engines: Engines = await startEngines(config, log, {
     clickhouse: roles.some((r) => CLICKHOUSE_ROLES.includes(r)),
     processName: `sms-platform:${roles.join('+')}`,
+    restart,
     onGiveUp: (err) => fault.stop(err),
   });
   const children: RoleProcesses | undefined = plan.children.length === 0 ? undefined : startRoleProcesses(

@@ -51,3 +51,8 @@ export function decideRestart(state: RestartState, ranMs: number, policy: Restar
   if (exitsInRow > policy.giveUpAfter) return { action: 'give-up', restarts: exitsInRow - 1, state: next };
   return { action: 'restart', delayMs: restartDelay(exitsInRow, policy), attempt: exitsInRow, state: next };
 }
+
+/** The give-up's first sentence for `what` (e.g. "the embedded nats-server"), which the caller completes with what to check. */
+export function giveUpMessage(what: string, restarts: number, policy: RestartPolicy, lastExit: string): string {
+  return `${what} keeps exiting: it was started again ${restarts} ${restarts === 1 ? 'time' : 'times'} in a row and exited each time within ${Math.round(policy.stableMs / 1000)} s (last: ${lastExit}); not starting it again, stopping.`;
+}

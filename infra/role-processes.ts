@@ -12,7 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from './logger';
 import { roleProcessRestarts, type PeerMetrics } from './metrics';
-import { DEFAULT_RESTART_POLICY, INITIAL_RESTART_STATE, decideRestart, type RestartPolicy, type RestartState } from './restart-policy';
+import { DEFAULT_RESTART_POLICY, INITIAL_RESTART_STATE, decideRestart, giveUpMessage, type RestartPolicy, type RestartState } from './restart-policy';
 import { forgetProcess, lowerChildPriority, recordProcess } from './supervisor';
 
 /** The command-line option that makes main.ts a role process (its value names it). */
@@ -138,14 +138,14 @@ class RoleProcess {
     this.restartState = decision.state;
     if (decision.action === 'give-up') {
       this.gaveUp = true;
-      const err = new RoleProcessError(`the ${this.spec.name} process (roles ${this.spec.roles.join(', ')}) keeps exiting: it was started again ${decision.restarts} ${decision.restarts === 1 ? 'time' : 'times'} in a row and exited each time within ${Math.round(policy.stableMs / 1000)} s (last: ${signal ?? `code ${code}`}); not starting it again, stopping. Its log lines above say why (an engine it cannot reach, a port taken, a configuration it refuses)`);
+      const err = new RoleProcessError(`${giveUpMessage(`the ${this.spec.name} process (roles ${this.spec.roles.join(', ')})`, decision.restarts, policy, signal ?? `code ${code}`)} Its log lines above say why (an engine it cannot reach, a port taken, a configuration it refuses)`);
       this.log.fatal({ process: this.spec.name, pid: child.pid, code, signal, restarts: decision.restarts }, err.message);
       this.options.onGiveUp?.(err);
       return;
     }
     roleProcessRestarts.inc({ process: this.spec.name });
     const delay = decision.delayMs;
-    this.log.error({ process: this.spec.name, pid: child.pid, code, signal, restartInMs: delay, restart: { attempt: decision.attempt, of: policy.giveUpAfter, inMs: delay } }, 'role process exited; starting it again');
+    this.log.error({ process: this.spec.name, pid: child.pid, code, signal, restart: { attempt: decision.attempt, of: policy.giveUpAfter, inMs: delay } }, 'role process exited; starting it again');
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.stopping) return;

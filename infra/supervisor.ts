@@ -14,7 +14,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from './logger';
 import { lowerPriority } from './priority';
-import { INITIAL_RESTART_STATE, decideRestart, type RestartPolicy, type RestartState } from './restart-policy';
+import { INITIAL_RESTART_STATE, decideRestart, giveUpMessage, type RestartPolicy, type RestartState } from './restart-policy';
 
 export interface ChildSpec {
   readonly name: string;
@@ -176,7 +176,7 @@ export class Supervisor {
     const since = entry.down?.since ?? Date.now();
     if (decision.action === 'give-up') {
       entry.down = { since, how, attempt: decision.restarts, dueAt: Date.now(), gaveUp: true };
-      void this.giveUp(entry, decision.restarts, how, details);
+      void this.giveUp(entry, policy, decision.restarts, how, details);
       return;
     }
     entry.down = { since, how, attempt: decision.attempt, dueAt: Date.now() + decision.delayMs, gaveUp: false };
@@ -203,9 +203,9 @@ export class Supervisor {
     }
   }
 
-  private async giveUp(entry: Running, restarts: number, how: string, details: Record<string, unknown>): Promise<void> {
+  private async giveUp(entry: Running, policy: RestartPolicy, restarts: number, how: string, details: Record<string, unknown>): Promise<void> {
     const { name, hint } = entry.spec;
-    const err = new ChildGaveUpError(`the embedded ${name} keeps exiting: it was started again ${restarts} ${restarts === 1 ? 'time' : 'times'} in a row and exited each time within ${Math.round((this.options.restart?.stableMs ?? 0) / 1000)} s (last: ${how}); not starting it again, stopping.${hint ? ` Check ${hint}.` : ''} Its last output lines are in the log (lastLines).`);
+    const err = new ChildGaveUpError(`${giveUpMessage(`the embedded ${name}`, restarts, policy, how)}${hint ? ` Check ${hint}.` : ''} Its last output lines are in the log (lastLines).`);
     this.log.fatal({ child: name, restarts, ...details }, err.message);
     await this.stopAll();
     this.options.onGiveUp?.(err);

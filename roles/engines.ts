@@ -7,7 +7,7 @@ import { clickhouseRtt, migrate, openClickHouse, type ClickHouse } from '../infr
 import type { Logger } from '../infra/logger';
 import { connectNats, natsRtt, type Nats } from '../infra/nats';
 import { natsServerSpec, temporalDevSpec } from '../infra/local-engines';
-import { DEFAULT_RESTART_POLICY } from '../infra/restart-policy';
+import type { RestartPolicy } from '../infra/restart-policy';
 import { Supervisor, portOpen } from '../infra/supervisor';
 import { connectTemporal, TEMPORAL_CONNECT_WAIT_MS, temporalRtt, type Temporal } from '../infra/temporal';
 import { AccountDirectory } from '../stores/account-directory';
@@ -57,11 +57,11 @@ async function assertFree(port: number, what: string, variable: string): Promise
 }
 
 /**
- * `onGiveUp`: an embedded engine that exited after it was ready is started again (docs/operations.md,
- * "Restarts"); when it keeps exiting, the supervisor stops the others and calls this (main.ts stops the stack).
+ * `restart`: an embedded engine that exited after it was ready is started again (docs/operations.md,
+ * "Restarts"); `onGiveUp`: when it keeps exiting, the supervisor stops the others and calls this (main.ts stops the stack).
  */
-export async function startEngines(config: Config, log: Logger, options: { clickhouse: boolean; processName: string; onGiveUp?: (err: Error) => void }): Promise<Engines> {
-  const supervisor = new Supervisor(config.dataDir, log, { restart: { ...DEFAULT_RESTART_POLICY, giveUpAfter: config.restartGiveUpAfter }, ...(options.onGiveUp ? { onGiveUp: options.onGiveUp } : {}) });
+export async function startEngines(config: Config, log: Logger, options: { clickhouse: boolean; processName: string; restart?: RestartPolicy; onGiveUp?: (err: Error) => void }): Promise<Engines> {
+  const supervisor = new Supervisor(config.dataDir, log, { ...(options.restart ? { restart: options.restart } : {}), ...(options.onGiveUp ? { onGiveUp: options.onGiveUp } : {}) });
   const closers: Array<() => Promise<void>> = [];
   const stop = async (): Promise<void> => {
     for (const close of closers.reverse()) {
