@@ -212,17 +212,16 @@ function liveEnvelope(live: readonly LiveHour[], cutBounds: readonly string[], b
 function boundInstants(plan: RollupPlan, params: Record<string, unknown>): [string, number][] | null {
   const bounds: [string, number][] = [];
   for (const [op, placeholder] of plan.bounds) {
-    const name = /^\{([A-Za-z0-9_]+):/.exec(placeholder)?.[1];
-    const value = name === undefined ? undefined : params[name];
-    const ms = typeof value === 'string' ? Date.parse(`${value.replace(' ', 'T')}Z`) : Number.NaN;
-    if (!Number.isFinite(ms)) return null;
-    bounds.push([op, ms]);
+    const micros = boundMicros(placeholder, params);
+    if (micros === null) return null;
+    bounds.push([op, Math.floor(micros / 1000)]);
   }
   return bounds;
 }
 
-/** A DateTime64 parameter's text ('YYYY-MM-DD hh:mm:ss[.ffffff]', UTC) in microseconds since 1970, or null when it is not one. */
-function microsOf(value: unknown): number | null {
+/** A bound's instant (its placeholder's DateTime64 text, 'YYYY-MM-DD hh:mm:ss[.ffffff]', UTC) in microseconds since 1970, or null when it is not one. */
+function boundMicros(placeholder: string, params: Record<string, unknown>): number | null {
+  const value = params[/^\{([A-Za-z0-9_]+):/.exec(placeholder)?.[1] ?? ''];
   const m = typeof value === 'string' ? /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?$/.exec(value) : null;
   const ms = m ? Date.parse(`${m[1]}T${m[2]}Z`) : Number.NaN;
   return m && Number.isFinite(ms) ? ms * 1000 + Number((m[3] ?? '').padEnd(6, '0')) : null;
@@ -235,7 +234,7 @@ function microsOf(value: unknown): number | null {
  */
 function cuttingBounds(plan: RollupPlan, params: Record<string, unknown>): string[] {
   return plan.bounds.filter(([op, placeholder]) => {
-    const b = microsOf(params[/^\{([A-Za-z0-9_]+):/.exec(placeholder)?.[1] ?? '']);
+    const b = boundMicros(placeholder, params);
     if (b === null) return true;
     const first = Math.floor(b / 3_600_000_000) * 3_600_000_000;
     const last = first + HOUR_LAST_MS * 1000;
