@@ -4,6 +4,7 @@
 import { audienceId, bucketOf, deletedKey, mergeAudience, universalSearchText, userKey, type ContactStates, type DsContactState, type StoredEvent, type TypedValue, type WritePlan } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import { toClickHouseTime } from './clickhouse-time';
+import { insertCompactRows } from './insert-rows';
 
 interface StateRow {
   project_id: string;
@@ -42,24 +43,6 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 
 export class AudienceWriter {
   constructor(private readonly ch: ClickHouse) {}
-
-  /**
-   * Rows as values in the order of `columns`, as JSONCompactEachRow (measured about 1.5×
-   * JSONEachRow's insert rate on chdb). On the in-process chdb the rows' text goes to its
-   * parser as bytes (insertRaw): through the client, chdb's connection copies the body into a
-   * string and appends it to the statement's SQL, which it then parses as one statement
-   * (docs/benchmarks.md, the ingest writer's raw insert of 2026-11-26).
-   */
-  private async insertCompact(table: string, columns: readonly [string, ...string[]], rows: unknown[][], settings: Record<string, number> = {}): Promise<void> {
-    if (rows.length === 0) return;
-    if (this.ch.insertRaw) {
-      let text = '';
-      for (const row of rows) text += `${JSON.stringify(row)}\n`;
-      await this.ch.insertRaw(table, Buffer.from(text), 'JSONCompactEachRow', settings, columns);
-      return;
-    }
-    await this.ch.client.insert({ table: this.ch.table(table), values: rows, columns: [...columns], format: 'JSONCompactEachRow', clickhouse_settings: settings });
-  }
 
   /** Loads the datasource states of users not in `states` yet (a user with none gets an empty map). */
   async loadStates(states: ContactStates, users: ReadonlyArray<{ projectId: string; userId: string }>): Promise<void> {
@@ -157,11 +140,11 @@ export class AudienceWriter {
     // ds_contacts goes last: a replay after a crash reloads the states from it, so they must
     // not be ahead of the audience, events and usage that were derived from them.
     await Promise.all([
-      this.insertCompact('audience', AUDIENCE_COLUMNS, audienceRows),
-      this.insertCompact('events', EVENT_COLUMNS, plan.events.map(eventRow), EVENTS_INSERT_SETTINGS),
+      insertCompactRows(this.ch, 'audience', AUDIENCE_COLUMNS, audienceRows),
+      insertCompactRows(this.ch, 'events', EVENT_COLUMNS, plan.events.map(eventRow), EVENTS_INSERT_SETTINGS),
       insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
     ]);
-    await this.insertCompact('ds_contacts', DS_CONTACT_COLUMNS, dsRows);
+    await insertCompactRows(this.ch, 'ds_contacts', DS_CONTACT_COLUMNS, dsRows);
     return { contacts: audienceRows.length, events: plan.events.length };
   }
 }
