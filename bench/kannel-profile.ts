@@ -5,7 +5,7 @@
 // SIGUSR1 (on the port --inspect-port gave it) and the V8 CPU profiler runs only during the
 // burst. Prints the top functions by self time with their share of the samples, and writes the
 // .cpuprofile (open it in Chrome DevTools or speedscope).
-// Usage: node_modules/.bin/node --import tsx bench/kannel-profile.ts [--seconds 10]
+// Usage: node_modules/.bin/node --import tsx bench/kannel-profile.ts [--process gateway|worker|carrier,simulator] [--seconds 10]
 //   [--connections 64] [--top 25] [--interval-us 500] [--out /tmp/gateway-accept.cpuprofile]
 // Run it on the product's Node (the `node` devDependency, the one npm scripts put first on PATH):
 // the product process is started with this process's Node. On an older system Node (20 needs
@@ -20,6 +20,7 @@ import { benchArgs } from './cli-args';
 import { freePort } from '../infra/local-engines';
 import { startStack } from '../support/stack';
 import { createTenantAt } from './support/tenant';
+import { roleProcessName, roleProcessPids } from './support/cpu';
 
 const { values } = benchArgs({
   options: {
@@ -28,6 +29,9 @@ const { values } = benchArgs({
     warmup: { type: 'string', default: '1000' },
     top: { type: 'string', default: '25' },
     'interval-us': { type: 'string', default: '500' },
+    // Which process of the stack to profile: the gateway (main) process, or a role process by the
+    // roles it runs (`worker`: the lifecycle; `carrier,simulator`).
+    process: { type: 'string', default: 'gateway' },
     out: { type: 'string', default: '/tmp/gateway-accept.cpuprofile' },
   },
 });
@@ -77,6 +81,15 @@ function selfTimes(profile: Profile): Array<{ name: string; ms: number; share: n
   return [...ms].map(([name, t]) => ({ name, ms: t, share: t / total })).sort((a, b) => b.ms - a.ms);
 }
 
+/** The pid of the process to profile: the gateway's, or the role process whose roles are `name`. */
+function profiledPid(gatewayPid: number, name: string): number {
+  if (name === 'gateway') return gatewayPid;
+  const children = roleProcessPids(gatewayPid);
+  const found = children.find((pid) => roleProcessName(pid) === name);
+  if (found === undefined) throw new Error(`--process ${name}: no such role process (running: gateway, ${children.map(roleProcessName).join(', ')})`);
+  return found;
+}
+
 async function main(): Promise<void> {
   const inspectPort = await freePort();
   // Flags given by the caller (e.g. PRODUCT_NODE_FLAGS="--import /tmp/probe.mjs") are kept.
@@ -97,12 +110,13 @@ async function main(): Promise<void> {
     };
     say(`warm-up: ${String(values.warmup)} sends; load ${loadavg()[0]?.toFixed(2)}`);
     await autocannon({ ...opts, connections: 16, amount: Number(values.warmup) });
-    process.kill(stack.pid ?? 0, 'SIGUSR1');
+    const target = profiledPid(stack.pid ?? 0, values.process);
+    process.kill(target, 'SIGUSR1');
     const cdp = await inspector(inspectPort);
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: Number(values['interval-us']) });
     await cdp.send('Profiler.start');
-    say(`profiling the gateway process (pid ${stack.pid}, Node ${process.version}) during ${String(values.seconds)} s of POST /sms from ${opts.connections} connections; load ${loadavg()[0]?.toFixed(2)}`);
+    say(`profiling the ${values.process} process (pid ${target}, Node ${process.version}) during ${String(values.seconds)} s of POST /sms from ${opts.connections} connections; load ${loadavg()[0]?.toFixed(2)}`);
     const r = await autocannon({ ...opts, duration: Number(values.seconds) });
     const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
     cdp.close();
@@ -110,7 +124,7 @@ async function main(): Promise<void> {
     const top = selfTimes(profile);
     const busy = top.filter((t) => t.name !== '(idle)').reduce((s, t) => s + t.ms, 0);
     process.stdout.write(`\nPOST /sms ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx + r.errors}; load ${loadavg()[0]?.toFixed(2)}\n`);
-    process.stdout.write(`self time of the gateway's JavaScript thread over ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s: ${busy.toFixed(0)} ms busy\n`);
+    process.stdout.write(`self time of the ${values.process} process's JavaScript thread over ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s: ${busy.toFixed(0)} ms busy\n`);
     process.stdout.write('| # | Function (file:line) | Self ms | Share of samples | Share of busy |\n|---|---|---|---|---|\n');
     top.slice(0, Number(values.top)).forEach((t, i) => process.stdout.write(`| ${i + 1} | \`${t.name}\` | ${t.ms.toFixed(0)} | ${(t.share * 100).toFixed(1)} % | ${t.name === '(idle)' ? '' : `${((t.ms / busy) * 100).toFixed(1)} %`} |\n`));
     process.stdout.write(`profile written to ${values.out}\n`);

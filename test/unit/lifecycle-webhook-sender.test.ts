@@ -43,6 +43,12 @@ describe('HttpWebhookSender', () => {
     expect(await sender.post({ url: `${url}/down`, body: '{}', headers: {}, timeoutMs: 2000 })).toBe(503);
   });
 
+  test('credentials in the URL are sent as basic authorization, never in the request line', async () => {
+    const withUser = url.replace('http://', 'http://dlr%20user:p%40ss@');
+    expect(await sender.post({ url: `${withUser}/dlr?x=1`, body: '{}', headers: {}, timeoutMs: 2000 })).toBe(200);
+    expect(seen.at(-1)?.headers.authorization).toBe(`Basic ${Buffer.from('dlr user:p@ss').toString('base64')}`);
+  });
+
   test('no answer within the timeout rejects with a TimeoutError', async () => {
     await expect(sender.post({ url: `${url}/slow`, body: '{}', headers: {}, timeoutMs: 200 })).rejects.toMatchObject({ name: 'TimeoutError' });
   });
