@@ -17,6 +17,9 @@
 // accept latency p50/p99, end to end (first request → last `delivered` DLR), DLRs lost
 // (expected statuses per message against those received), per-message order violations, CPU
 // per accepted message by process (/proc utime+stime deltas over the phase), the load average.
+// A message of the product still without its `delivered` DLR when the wait ends is explained (up
+// to 5): its status by GET /sms/{id}, and `admin message story` (its workflow, the carrier events
+// in that workflow's history, its transitions).
 // Installs Kannel with apt-get when bearerbox is missing (root). Checks at the end that no
 // process it started is left (pgrep).
 // Usage: npm run bench:kannel [-- --systems kannel,product] [--phases singles,batch] [--seconds 10]
@@ -202,6 +205,8 @@ interface System {
   /** A phase's load: autocannon options, and what it makes of each answer (the accepted message's id, or none). */
   singles(accepted: Map<string, number>): autocannon.Options;
   batch(accepted: Map<string, number>): autocannon.Options;
+  /** What the system says of a message whose `delivered` DLR never came (its status), for the report. */
+  explain?(id: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -307,6 +312,20 @@ async function startProduct(smscPort: number, dlrBase: string): Promise<System> 
     processes,
     singles: (accepted) => ({ url: `${url}/sms`, method: 'POST', headers, body: one, connections: CONNECTIONS, duration: SECONDS, requests: [{ onResponse: onResponse(accepted) }] }),
     batch: (accepted) => ({ url: `${url}/sms/bulk`, method: 'POST', headers, body: bulk, connections: Number(values['bulk-connections']), amount: Math.ceil(MESSAGES / BULK), requests: [{ onResponse: onResponse(accepted) }] }),
+    explain: async (id) => {
+      const res = await fetch(`${url}/sms/${id}`, { headers: { authorization: headers.authorization } });
+      const body = (await res.json()) as { entity?: { status?: string; updatedAt?: string } };
+      // The operator's view of it: its workflow, the carrier events in that workflow's history, its transitions.
+      const story = spawnSync('npm', ['run', '-s', 'admin', '--', 'message', 'story', '--id', id, '--json'], {
+        cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NATS_URL: stack.info.natsUrl, TEMPORAL_ADDRESS: stack.info.temporalAddress },
+      });
+      let told = `admin message story: exit ${story.status} ${story.stderr.trim().slice(0, 200)}`;
+      try {
+        const s = JSON.parse(story.stdout) as { workflow?: { id?: string; messagesInBatch?: number }; carrierEvents?: Array<{ kind: string; state?: string }>; transitions?: Array<{ status: string }> };
+        told = `workflow ${s.workflow?.id ?? 'none'} (${s.workflow?.messagesInBatch ?? '?'} messages), carrier events in its history ${JSON.stringify((s.carrierEvents ?? []).map((e) => e.state ?? e.kind))}, transitions ${JSON.stringify((s.transitions ?? []).map((t) => t.status))}`;
+      } catch { /* told says why */ }
+      return `GET /sms/${id} ${res.status}, status ${body.entity?.status ?? '?'}; ${told}`;
+    },
     stop: () => stack.stop(),
   };
 }
@@ -339,6 +358,8 @@ interface PhaseResult {
   orderViolations: number;
   orderViolationsWithRepeats: number;
   statusesSeen: Record<string, number>;
+  /** Up to 5 messages without their `delivered` DLR when the wait ended, each as the system explains it. */
+  missingExplained: string[];
   cpuUsPerMessage: Record<string, number>;
   systemCpuUsPerMessage: number;
   loadAverage: { start: number; afterAccept: number; end: number };
@@ -420,6 +441,13 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
     }
     if (lateRepeat) violationsWithRepeats++;
   }
+  const missingExplained: string[] = [];
+  const explain = system.explain;
+  for (const id of explain ? [...accepted.keys()].filter((id) => !done.has(id)).slice(0, 5) : []) {
+    const told = `${id}: ${await explain?.(id).catch((err: unknown) => String(err))}; DLRs received ${JSON.stringify((dlrs.get(id) ?? []).map((d) => d.status))}`;
+    missingExplained.push(told);
+    say(`  ${system.name} ${phase}: no delivered DLR for ${told}`);
+  }
   const latencies = [...done.entries()].map(([id, at]) => at - (accepted.get(id) ?? at));
   const result: PhaseResult = {
     system: system.name, phase, shape,
@@ -428,7 +456,7 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
     delivered: done.size, endToEndSeconds: round(e2eSeconds, 2), endToEndPerSecond: round(done.size / e2eSeconds, 0), timedOut,
     deliveredLatencyP50Ms: percentile(latencies, 50), deliveredLatencyP99Ms: percentile(latencies, 99),
     dlrsExpected: accepted.size * expected.length, dlrsReceived: received, dlrsLost: lost, deliveredLost: accepted.size - done.size, dlrsDuplicated: duplicated, orderViolations: violations, orderViolationsWithRepeats: violationsWithRepeats,
-    statusesSeen: seen, cpuUsPerMessage, systemCpuUsPerMessage: round(systemCpu, 0),
+    statusesSeen: seen, missingExplained, cpuUsPerMessage, systemCpuUsPerMessage: round(systemCpu, 0),
     loadAverage: { start: loadStart, afterAccept: loadAfterAccept, end: load1() },
   };
   say(`  ${system.name} ${phase}: accepted ${result.acceptedPerSecond}/s (p50 ${result.acceptP50Ms} ms, p99 ${result.acceptP99Ms} ms); end to end ${result.endToEndPerSecond} msg/s over ${result.endToEndSeconds} s${timedOut ? ' (TIMED OUT)' : ''}; DLRs lost ${lost}/${result.dlrsExpected} (delivered missing ${result.deliveredLost}), order violations ${violations} (with repeats ${violationsWithRepeats}), duplicates ${duplicated}; CPU µs/msg ${JSON.stringify(cpuUsPerMessage)} (system ${result.systemCpuUsPerMessage}); load ${loadStart} → ${result.loadAverage.end}`);
