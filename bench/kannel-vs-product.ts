@@ -34,7 +34,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchArgs } from './cli-args';
 import { freePort } from '../infra/local-engines';
-import { startStack, type RunningStack } from '../support/stack';
+import { adminAt, startStack, type RunningStack } from '../support/stack';
 import { ownCpuMs, roleProcessName, roleProcessPids } from './support/cpu';
 import { natsServerPid } from './support/nats-cost';
 import { temporalServerPid } from './support/temporal-cost';
@@ -314,16 +314,13 @@ async function startProduct(smscPort: number, dlrBase: string): Promise<System> 
     batch: (accepted) => ({ url: `${url}/sms/bulk`, method: 'POST', headers, body: bulk, connections: Number(values['bulk-connections']), amount: Math.ceil(MESSAGES / BULK), requests: [{ onResponse: onResponse(accepted) }] }),
     explain: async (id) => {
       const res = await fetch(`${url}/sms/${id}`, { headers: { authorization: headers.authorization } });
-      const body = (await res.json()) as { entity?: { status?: string; updatedAt?: string } };
+      const body = (await res.json()) as { entity?: { status?: string } };
       // The operator's view of it: its workflow, the carrier events in that workflow's history, its transitions.
-      const story = spawnSync('npm', ['run', '-s', 'admin', '--', 'message', 'story', '--id', id, '--json'], {
-        cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NATS_URL: stack.info.natsUrl, TEMPORAL_ADDRESS: stack.info.temporalAddress },
-      });
-      let told = `admin message story: exit ${story.status} ${story.stderr.trim().slice(0, 200)}`;
-      try {
-        const s = JSON.parse(story.stdout) as { workflow?: { id?: string; messagesInBatch?: number }; carrierEvents?: Array<{ kind: string; state?: string }>; transitions?: Array<{ status: string }> };
-        told = `workflow ${s.workflow?.id ?? 'none'} (${s.workflow?.messagesInBatch ?? '?'} messages), carrier events in its history ${JSON.stringify((s.carrierEvents ?? []).map((e) => e.state ?? e.kind))}, transitions ${JSON.stringify((s.transitions ?? []).map((t) => t.status))}`;
-      } catch { /* told says why */ }
+      type Story = { workflow?: { id?: string; messagesInBatch?: number }; carrierEvents?: Array<{ kind: string; state?: string }>; transitions?: Array<{ status: string }> };
+      const told = await adminAt<Story>(stack.info, 'message', 'story', '--id', id).then(
+        (s) => `workflow ${s.workflow?.id ?? 'none'} (${s.workflow?.messagesInBatch ?? '?'} messages), carrier events in its history ${JSON.stringify((s.carrierEvents ?? []).map((e) => e.state ?? e.kind))}, transitions ${JSON.stringify((s.transitions ?? []).map((t) => t.status))}`,
+        (err: unknown) => `admin message story failed: ${String(err).slice(0, 200)}`,
+      );
       return `GET /sms/${id} ${res.status}, status ${body.entity?.status ?? '?'}; ${told}`;
     },
     stop: () => stack.stop(),
@@ -443,10 +440,12 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
   }
   const missingExplained: string[] = [];
   const explain = system.explain;
-  for (const id of explain ? [...accepted.keys()].filter((id) => !done.has(id)).slice(0, 5) : []) {
-    const told = `${id}: ${await explain?.(id).catch((err: unknown) => String(err))}; DLRs received ${JSON.stringify((dlrs.get(id) ?? []).map((d) => d.status))}`;
-    missingExplained.push(told);
-    say(`  ${system.name} ${phase}: no delivered DLR for ${told}`);
+  if (explain) {
+    for (const id of [...accepted.keys()].filter((id) => !done.has(id)).slice(0, 5)) {
+      const told = `${id}: ${await explain(id).catch((err: unknown) => String(err))}; DLRs received ${JSON.stringify((dlrs.get(id) ?? []).map((d) => d.status))}`;
+      missingExplained.push(told);
+      say(`  ${system.name} ${phase}: no delivered DLR for ${told}`);
+    }
   }
   const latencies = [...done.entries()].map(([id, at]) => at - (accepted.get(id) ?? at));
   const result: PhaseResult = {

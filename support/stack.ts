@@ -188,12 +188,17 @@ export function stack(): StackInfo {
 
 const run = promisify(execFile);
 
-/** Runs the admin CLI exactly as an operator would (`npm run admin -- ...`), with --json. */
+/** Runs the admin CLI exactly as an operator would (`npm run admin -- ...`), with --json, against the suites' stack. */
 export async function admin<T = Record<string, unknown>>(...args: string[]): Promise<T> {
+  return adminAt<T>(stack(), ...args);
+}
+
+/** `admin` against a given stack (a benchmark's own). */
+export async function adminAt<T = Record<string, unknown>>(at: Pick<StackInfo, 'natsUrl' | 'temporalAddress'>, ...args: string[]): Promise<T> {
   const { stdout } = await run('npm', ['run', '-s', 'admin', '--', ...args, '--json'], {
     cwd: ROOT,
     // As the test stack: webhook receivers on 127.0.0.1 over http (WEBHOOK_ALLOW_PRIVATE_TARGETS).
-    env: { ...process.env, NATS_URL: stack().natsUrl, TEMPORAL_ADDRESS: stack().temporalAddress, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+    env: { ...process.env, NATS_URL: at.natsUrl, TEMPORAL_ADDRESS: at.temporalAddress, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
   });
   return JSON.parse(stdout) as T;
 }
