@@ -102,7 +102,12 @@ const PRE_0020_TYPES: Readonly<Record<string, string>> = { project_id: 'String',
 /** audience_pre0020: the audience's current rows with the column types before migration 0020 (same engine, key and skip indexes), merged into one part. */
 async function preLowCardinality(ch: ClickHouse): Promise<void> {
   const pre = ch.table('audience_pre0020');
-  if ((await rows(ch.client, `SELECT 1 FROM system.tables WHERE database = {db:String} AND name = 'audience_pre0020'`, { db: ch.database })).length > 0) return;
+  // A copy made before a later migration added a column (0021: client_tags_distinct) is made again.
+  const missing = await rows(ch.client, `SELECT name FROM system.columns WHERE database = {db:String} AND table = 'audience'
+    AND name NOT IN (SELECT name FROM system.columns WHERE database = {db:String} AND table = 'audience_pre0020')`, { db: ch.database });
+  const exists = (await rows(ch.client, `SELECT 1 FROM system.tables WHERE database = {db:String} AND name = 'audience_pre0020'`, { db: ch.database })).length > 0;
+  if (exists && missing.length === 0) return;
+  if (exists) await ch.client.command({ query: `DROP TABLE ${pre}` });
   say('copying the audience with the column types before migration 0020…');
   await ch.client.command({ query: `CREATE TABLE ${pre} AS ${ch.table('audience')}` });
   await ch.client.command({ query: `ALTER TABLE ${pre} ${Object.entries(PRE_0020_TYPES).map(([c, t]) => `MODIFY COLUMN ${c} ${t}`).join(', ')}` });

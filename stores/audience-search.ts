@@ -5,7 +5,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../core/errors';
 import {
-  checkCompiledSize, compileFilter, loadSegments, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
+  checkCompiledSize, compileFilter, loadSegments, MATERIALIZED_ATTRIBUTE_COLUMNS, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
   type Aggregation, type AudienceQuery, type SearchRequest, type SegmentSource, type SqlContext,
 } from '../core/filters/grammar-b';
 import type { SearchResult, SearchScope } from '../core/filters/grammar-b/ports';
@@ -184,7 +184,8 @@ export class AudienceSearch {
 
   private async aggregate(aggs: readonly Aggregation[], plan: Plan): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
-    const contacts = `SELECT * FROM ${plan.c.tables.audience} FINAL WHERE ${plan.where}`;
+    // `*` leaves out MATERIALIZED columns (client_tags_distinct, migration 0021): named so terms can read them.
+    const contacts = `SELECT ${['*', ...MATERIALIZED_ATTRIBUTE_COLUMNS].join(', ')} FROM ${plan.c.tables.audience} FINAL WHERE ${plan.where}`;
     for (const agg of aggs) {
       if (agg.kind === 'nested') {
         const events = `SELECT * FROM ${plan.c.tables.events} AS e WHERE e.project_id = ${plan.c.project}

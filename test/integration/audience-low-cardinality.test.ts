@@ -56,7 +56,8 @@ let bytesBefore = 0;
 beforeAll(async () => {
   engine = await openEmbeddedClickHouse('audience_lc', { migrated: false });
   ch = engine.ch;
-  await migrate(ch, createLogger('warn'), loadMigrations().filter((m) => m.version < 20));
+  // Every migration but 0020: later ones add columns the search reads (0021: client_tags_distinct).
+  await migrate(ch, createLogger('warn'), loadMigrations().filter((m) => m.version !== 20));
   // Contacts written before migration 0020, merged into one part (as the ingest writer's rows are after merges).
   await ch.client.command({
     query: `INSERT INTO ${ch.table('audience')} (project_id, user_id, audience_id, version, deleted, datasource_ids, email, phone_mobile, country_code, client_tags,

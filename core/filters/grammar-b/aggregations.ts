@@ -78,11 +78,11 @@ export function parseAggregations(raw: unknown): Aggregation[] {
   return parseMap(raw, 'aggregations', false);
 }
 
-/** The values of a field as Array(String), one row per value with arrayJoin; absent = []. */
+/** The distinct values of a field as Array(String), one row per value with arrayJoin; absent = []. */
 export function termValues(name: string, events: boolean, c: SqlContext): string {
   const native: NativeField | undefined = (events ? NATIVE_EVENT_ATTRIBUTES : NATIVE_ATTRIBUTES)[name];
   if (native) {
-    if (native.type === 'strings') return `arrayDistinct(${native.sql})`;
+    if (native.type === 'strings') return native.distinct ?? `arrayDistinct(${native.sql})`;
     const text = native.type === 'date' ? `formatDateTime(${native.sql}, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC')` : `toString(${native.sql})`;
     return native.nullable ? `if(isNull(${native.sql}), [], [${text}])` : `[${text}]`;
   }

@@ -14,6 +14,8 @@ export interface NativeField {
   readonly dayversary?: boolean;
   /** The expression reads the contact row joined into an event subquery. */
   readonly needsContact?: boolean;
+  /** A list's distinct values stored beside it (a MATERIALIZED column, not in `SELECT *`): what the terms aggregation reads. */
+  readonly distinct?: string;
 }
 
 const col = (type: FieldType, sql: string, nullable = true): NativeField => ({ type, sql, nullable });
@@ -27,7 +29,8 @@ export const NATIVE_ATTRIBUTES: Readonly<Record<string, NativeField>> = {
   _email: col('string', 'email'),
   _phone_mobile: col('string', 'phone_mobile'),
   _country_code: col('string', 'country_code'),
-  _client_tags: col('strings', 'client_tags', false),
+  // Stored as sent (duplicates kept); client_tags_distinct: migration 0021.
+  _client_tags: { ...col('strings', 'client_tags', false), distinct: 'client_tags_distinct' },
   _tags: col('strings', 'tags', false),
   _is_subscribed_sms: col('bool', 'is_subscribed_sms'),
   _date_birthday: col('birthday', 'date_birthday'),
@@ -36,6 +39,9 @@ export const NATIVE_ATTRIBUTES: Readonly<Record<string, NativeField>> = {
   _universal_search: col('string', 'universal_search', false),
   _bucket: col('number', 'bucket', false),
 };
+
+/** The MATERIALIZED columns of the audience that aggregations read: a subquery over the audience must name them (`SELECT *` leaves them out). */
+export const MATERIALIZED_ATTRIBUTE_COLUMNS: readonly string[] = Object.values(NATIVE_ATTRIBUTES).flatMap((f) => (f.distinct === undefined ? [] : [f.distinct]));
 
 /** Native event attributes of spec 3 §2.3; `e` is the events row, `a` the contact joined in. */
 export const NATIVE_EVENT_ATTRIBUTES: Readonly<Record<string, NativeField>> = {

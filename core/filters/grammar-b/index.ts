@@ -10,6 +10,7 @@ export type { AttributeCondition, EventGroup, Node, Values } from './ast';
 export { ALL_SEGMENT, checkCompiledSize, compileFilter, segmentRefs } from './compile';
 export type { SegmentMap } from './compile';
 export { openCursor, signCursor } from './cursor';
+export { MATERIALIZED_ATTRIBUTE_COLUMNS } from './fields';
 export type { CursorState } from './cursor';
 export {
   CURSOR_TTL_MS, DEFAULT_LIMIT, FILTER_VERSION, MAX_BOUND_VALUES_BYTES, MAX_FILTER_SQL_CHARS, MAX_LIMIT, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ,
