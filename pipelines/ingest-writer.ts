@@ -6,8 +6,7 @@
 // its events already stored, and publishes its triggers again under the same msgID, which
 // the AUTOMATION stream's duplicate window drops.
 import type { JsMsg } from '@nats-io/jetstream';
-import { decode } from '../core/bus/decode';
-import { planWrites, touched, type ContactStates, type IngestMessage } from '../core/ingest';
+import { decodeIngest, planWrites, touched, type ContactStates, type WriterMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
@@ -50,10 +49,11 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
       ingestWriterPhase.observe({ phase: name }, (now - mark) / 1000);
       mark = now;
     };
-    const messages: Array<{ seq: number; message: IngestMessage }> = [];
+    const messages: Array<{ seq: number; message: WriterMessage }> = [];
     for (const msg of msgs) {
       try {
-        messages.push({ seq: msg.seq, message: decode('ingest', msg.data) });
+        // An `eventRows` frame (its rows serialized by the gateway) or a message of the earlier format.
+        messages.push({ seq: msg.seq, message: decodeIngest(msg.data) });
       } catch (err) {
         // Never written by this product's gateway: nothing to apply, nothing to wait for.
         log.error({ err, subject: msg.subject, seq: msg.seq }, 'ingest writer: unreadable stream message terminated');
@@ -69,7 +69,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`), eventsOfDeleted });
     phase('plan');
     // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
-    await Promise.all(plan.triggers.map((t) => bus.publish(SUBJECTS.automationTrigger(t.project), t.batch, t.msgId)));
+    await Promise.all(plan.triggers.map((t) => bus.publishBytes(SUBJECTS.automationTrigger(t.project), t.data, t.msgId)));
     phase('triggers');
     const written = await writer.write(plan, states);
     phase('write');

@@ -1,33 +1,16 @@
 // ClickHouse side of the ingest writer (tables of infra/migrations/0005_audience.sql): loads
 // the contact states and stored event ids a run of stream messages touches, and writes a
 // WritePlan (core/ingest/apply.ts) in a handful of batch statements. Bound parameters only.
-import { audienceId, bucketOf, deletedKey, mergeAudience, universalSearchText, userKey, type ContactStates, type DsContactState, type StoredEvent, type TypedValue, type WritePlan } from '../core/ingest';
+import { audienceId, bucketOf, deletedKey, emptyTypedMaps, EVENT_COLUMNS, mergeAudience, putTyped, universalSearchText, userKey, type ContactStates, type DsContactState, type TypedValue, type WritePlan } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import { toClickHouseTime } from './clickhouse-time';
-import { insertCompactRows } from './insert-rows';
+import { insertCompactRows, insertRowHeads } from './insert-rows';
 
 interface StateRow {
   project_id: string;
   user_id: string;
   datasource_id: string;
   state: string;
-}
-
-type Maps = { string: Record<string, string>; number: Record<string, number>; bool: Record<string, boolean>; date: Record<string, string>; array: Record<string, string[]>; json: Record<string, string> };
-
-const emptyMaps = (): Maps => ({ string: {}, number: {}, bool: {}, date: {}, array: {}, json: {} });
-
-/** Puts a custom value in the typed map of its type (a name is in exactly one map per row). */
-function putTyped(maps: Maps, name: string, typed: TypedValue): void {
-  switch (typed.type) {
-    case 'string': maps.string[name] = typed.value as string; break;
-    case 'number': maps.number[name] = typed.value as number; break;
-    case 'boolean': maps.bool[name] = typed.value as boolean; break;
-    case 'date': maps.date[name] = toClickHouseTime(typed.value as string); break;
-    case 'array': maps.array[name] = typed.value as string[]; break;
-    case 'object':
-    case 'geopoint': maps.json[name] = JSON.stringify(typed.value); break;
-  }
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
@@ -141,7 +124,7 @@ export class AudienceWriter {
     // not be ahead of the audience, events and usage that were derived from them.
     await Promise.all([
       insertCompactRows(this.ch, 'audience', AUDIENCE_COLUMNS, audienceRows),
-      insertCompactRows(this.ch, 'events', EVENT_COLUMNS, plan.events.map(eventRow), EVENTS_INSERT_SETTINGS),
+      insertRowHeads(this.ch, 'events', EVENT_COLUMNS, plan.events, EVENTS_INSERT_SETTINGS),
       insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
     ]);
     await insertCompactRows(this.ch, 'ds_contacts', DS_CONTACT_COLUMNS, dsRows);
@@ -166,7 +149,7 @@ function audienceRow(projectId: string, userId: string, version: number, states:
     return [projectId, userId, id, version, 1, [], null, null, null, null, null, [], [], null, null, null, null, null, {}, {}, {}, {}, {}, {}, bucketOf(id), '', now, now];
   }
   const attr = (name: string): unknown => merged.attributes[name]?.value ?? null;
-  const maps = emptyMaps();
+  const maps = emptyTypedMaps();
   for (const name in merged.attributes) if (!name.startsWith('_')) putTyped(maps, name, merged.attributes[name] as TypedValue);
   const geo = attr('_geopoint') as { lat: number; lon: number } | null;
   const imported = attr('_date_imported') as string | null;
@@ -191,19 +174,3 @@ function audienceRow(projectId: string, userId: string, version: number, states:
  * pairs, 2026-11-27): 8.4–10.7 against 10.2–11.2 ms CPU per 1,000 events.
  */
 const EVENTS_INSERT_SETTINGS = { optimize_on_insert: 0 };
-
-/** Events go as JSONCompactEachRow (arrays in this column order): measured about 1.5× the insert rate of JSONEachRow on chdb. */
-const EVENT_COLUMNS = [
-  'project_id', 'datasource_id', 'event_type', 'user_id', 'audience_id', 'event_id', 'event_date', 'received_at', 'source',
-  'params_string', 'params_number', 'params_bool', 'params_date', 'params_array', 'params_json', 'version',
-] as const;
-
-function eventRow(e: StoredEvent): unknown[] {
-  const maps = emptyMaps();
-  const { event } = e;
-  for (const name in event.parameters) putTyped(maps, name, event.parameters[name] as TypedValue);
-  return [
-    e.projectId, e.datasourceId, event.eventType, event.userId, e.audienceId, event.eventId, toClickHouseTime(event.eventDate), toClickHouseTime(e.receivedAt), 'api',
-    maps.string, maps.number, maps.bool, maps.date, maps.array, maps.json, e.version,
-  ];
-}

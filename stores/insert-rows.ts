@@ -44,3 +44,28 @@ export async function insertCompactRows(ch: ClickHouse, name: string, columns: r
   }
   await ch.client.insert({ table: ch.table(name), values: rows, columns: [...columns], format: 'JSONCompactEachRow', clickhouse_settings: settings });
 }
+
+/**
+ * Inserts rows given as their JSONCompactEachRow text without the last column (`[…,`, as the
+ * ingest gateway serialized them: core/ingest/event-rows.ts) and that column's number, which
+ * is appended here (`<version>]`). On the in-process chdb the texts are copied into one buffer
+ * for its parser, none parsed or serialized again; a server gets the rows through the client.
+ */
+export async function insertRowHeads(ch: ClickHouse, name: string, columns: readonly [string, ...string[]], rows: ReadonlyArray<{ readonly row: Uint8Array; readonly version: number }>, settings: Readonly<Record<string, number>> = {}): Promise<void> {
+  if (rows.length === 0) return;
+  if (ch.insertRaw) {
+    let size = 0;
+    for (const { row } of rows) size += row.length + 24; // a UInt64 has at most 20 digits, then `]\n`
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const { row, version } of rows) {
+      out.set(row, at);
+      at += row.length;
+      at += out.write(`${version}]\n`, at, 'latin1');
+    }
+    await ch.insertRaw(name, out.subarray(0, at), 'JSONCompactEachRow', settings, columns);
+    return;
+  }
+  const values = rows.map(({ row, version }) => JSON.parse(`${Buffer.from(row.buffer, row.byteOffset, row.length).toString('utf8')}${version}]`) as unknown[]);
+  await ch.client.insert({ table: ch.table(name), values, columns: [...columns], format: 'JSONCompactEachRow', clickhouse_settings: settings });
+}

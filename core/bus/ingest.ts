@@ -17,6 +17,7 @@ export interface IngestContactsMessage {
   readonly part?: number;
 }
 
+/** What the gateway publishes for an events request; on the stream it travels as `eventRows` frames (core/ingest/event-rows.ts) since 2026-11-27, and messages of this shape already there are still read. */
 export interface IngestEventsMessage {
   readonly kind: 'events';
   readonly orgId: string;

@@ -4,22 +4,22 @@
 // collect the rows, triggers and usage to write. The caller loads states and known event ids
 // before, and writes the plan after (stores/audience-writer.ts).
 import { audienceId } from './audience-identity';
-import type { AutomationTrigger, AutomationTriggers, IngestMessage } from '../bus/ingest';
+import { eventRowHead, triggerText, type WriterMessage } from './event-rows';
 import { applyPatch, deleteContact, versionOf, type DsContactState } from './merge';
-import type { ContactPatch, EventRecord, TypedValue } from './types';
+import type { ContactPatch } from './types';
 
 /** Contact states by user: `<project>\u0000<user>` → datasource → state. */
 export type ContactStates = Map<string, Map<string, DsContactState>>;
 
 export const userKey = (projectId: string, userId: string): string => `${projectId}\u0000${userId}`;
 
-/** An event to store: the record as validated (by reference: copying it cost more than the rest of the plan) and where it goes. */
+/** An event to store: where it goes, and its row as the gateway serialized it (core/ingest/event-rows.ts eventRowHead; the version appended on insert). */
 export interface StoredEvent {
-  readonly event: EventRecord;
   readonly projectId: string;
   readonly datasourceId: string;
-  readonly audienceId: string;
-  readonly receivedAt: string;
+  readonly userId: string;
+  readonly eventId: string;
+  readonly row: Uint8Array;
   readonly version: number;
 }
 
@@ -43,13 +43,13 @@ export interface WritePlan {
   readonly deletions: Array<{ projectId: string; datasourceId: string; userId: string }>;
   /** Ids of the deleted contacts' stored events: unused again (deleted from event_keys first), so a re-sent one is a new event. */
   readonly releasedKeys: Array<{ datasourceId: string; eventId: string }>;
-  /** One message per ingestion request with trigger-worthy events; msgID `ingest-<stream sequence>`. */
-  readonly triggers: Array<{ msgId: string; project: string; batch: AutomationTriggers }>;
+  /** One message per ingestion request with trigger-worthy events (AutomationTriggers as JSON bytes, core/bus/ingest.ts); msgID `ingest-<stream sequence>`. */
+  readonly triggers: Array<{ msgId: string; project: string; data: Buffer }>;
   readonly usage: UsageDelta[];
 }
 
 export interface PlanInput {
-  readonly messages: ReadonlyArray<{ readonly seq: number; readonly message: IngestMessage }>;
+  readonly messages: ReadonlyArray<{ readonly seq: number; readonly message: WriterMessage }>;
   readonly states: ContactStates;
   /** Whether `<datasource>:<event id>` was stored by an earlier flush. */
   readonly storedBefore: (datasourceId: string, eventId: string) => boolean;
@@ -80,6 +80,11 @@ export function touched(messages: PlanInput['messages']): {
       for (const { event } of message.items) {
         addUser(message.projectId, event.userId);
         eventKeys.set(`${message.datasourceId}:${event.eventId}`, { datasourceId: message.datasourceId, eventId: event.eventId });
+      }
+    } else if (message.kind === 'eventRows') {
+      for (const { userId, eventId } of message.items) {
+        addUser(message.projectId, userId);
+        eventKeys.set(`${message.datasourceId}:${eventId}`, { datasourceId: message.datasourceId, eventId });
       }
     }
   }
@@ -152,9 +157,9 @@ export function planWrites(input: PlanInput): WritePlan {
         // Events of this flush not yet written go too: the contact and its events leave together.
         for (let i = plan.events.length - 1; i >= 0; i -= 1) {
           const e = plan.events[i] as StoredEvent;
-          if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.event.userId === message.userId) {
+          if (e.projectId === message.projectId && e.datasourceId === message.datasourceId && e.userId === message.userId) {
             plan.events.splice(i, 1);
-            storedNow.delete(`${e.datasourceId}:${e.event.eventId}`);
+            storedNow.delete(`${e.datasourceId}:${e.eventId}`);
           }
         }
       }
@@ -172,41 +177,54 @@ export function planWrites(input: PlanInput): WritePlan {
     const delta = count(message.datasourceId, 'events', message.receivedAt);
     if (message.part === undefined) delta.requests += 1;
     delta.failed += message.failed;
-    const triggers: AutomationTrigger[] = [];
-    message.items.forEach(({ event, userData }, index) => {
+    const triggers: Uint8Array[] = [];
+    /** Decides one event in input order (after its `_user_data`); `stored` gives its row and trigger texts when it is stored. */
+    const decide = (userId: string, eventId: string, userData: ContactPatch | null, index: number, stored: () => { row: Uint8Array; trigger: Uint8Array | null }): void => {
       const version = versionOf(seq, index);
       if (userData) upsert(message.projectId, message.datasourceId, userData, version, message.receivedAt);
-      const contact = statesOf(message.projectId, event.userId).get(message.datasourceId);
+      const contact = statesOf(message.projectId, userId).get(message.datasourceId);
       if (!contact || contact.deleted) {
         delta.skipped += 1;
         return;
       }
-      const key = `${message.datasourceId}:${event.eventId}`;
-      if (storedNow.has(key) || (!released.has(key) && input.storedBefore(message.datasourceId, event.eventId))) {
+      const key = `${message.datasourceId}:${eventId}`;
+      if (storedNow.has(key) || (!released.has(key) && input.storedBefore(message.datasourceId, eventId))) {
         delta.duplicates += 1;
         return;
       }
       storedNow.add(key);
       delta.accepted += 1;
-      const stored: StoredEvent = { event, projectId: message.projectId, datasourceId: message.datasourceId, audienceId: audienceId(message.projectId, event.userId), receivedAt: message.receivedAt, version };
-      plan.events.push(stored);
-      if (event.triggers) {
-        triggers.push({
-          audienceId: stored.audienceId, _user_id: event.userId, _event_id: event.eventId, _event_type: event.eventType, _event_date: event.eventDate,
-          _event_parameters: plainValues(event.parameters),
-        });
-      }
-    });
+      const { row, trigger } = stored();
+      plan.events.push({ projectId: message.projectId, datasourceId: message.datasourceId, userId, eventId, row, version });
+      if (trigger) triggers.push(trigger);
+    };
+    if (message.kind === 'eventRows') {
+      message.items.forEach((item, index) => decide(item.userId, item.eventId, item.userData, index, () => item));
+    } else {
+      // A message of the earlier format: its rows built here, as the gateway builds them now.
+      message.items.forEach(({ event, userData }, index) => decide(event.userId, event.eventId, userData, index, () => {
+        const audience = audienceId(message.projectId, event.userId);
+        return {
+          row: Buffer.from(eventRowHead(message.projectId, message.datasourceId, audience, event, message.receivedAt)),
+          trigger: event.triggers ? Buffer.from(triggerText(audience, event)) : null,
+        };
+      }));
+    }
     if (triggers.length > 0) {
-      plan.triggers.push({ msgId: `ingest-${seq}`, project: message.projectId, batch: { project: message.projectId, datasource: message.datasourceId, receivedAt: message.receivedAt, triggers } });
+      plan.triggers.push({ msgId: `ingest-${seq}`, project: message.projectId, data: triggersPayload(message.projectId, message.datasourceId, message.receivedAt, triggers) });
     }
   }
   plan.usage.push(...usage.values());
   return plan;
 }
 
-function plainValues(parameters: EventRecord['parameters']): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
-  for (const name in parameters) values[name] = (parameters[name] as TypedValue).value;
-  return values;
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/** AutomationTriggers (core/bus/ingest.ts) as JSON bytes, around the triggers' own texts. */
+function triggersPayload(project: string, datasource: string, receivedAt: string, triggers: readonly Uint8Array[]): Buffer {
+  const parts: Uint8Array[] = [Buffer.from(`{"project":${JSON.stringify(project)},"datasource":${JSON.stringify(datasource)},"receivedAt":${JSON.stringify(receivedAt)},"triggers":[`)];
+  triggers.forEach((t, i) => { if (i > 0) parts.push(COMMA); parts.push(t); });
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
 }

@@ -10,4 +10,9 @@ export class PipelinedBus implements EventBus {
   async publish(subject: string, payload: unknown, msgId?: string): Promise<void> {
     await this.jetstream.publish(subject, JSON.stringify(payload), msgId);
   }
+
+  /** Publishes a payload already serialized as JSON (the ingest writer's automation triggers: core/ingest/apply.ts). */
+  async publishBytes(subject: string, data: Uint8Array, msgId?: string): Promise<void> {
+    await this.jetstream.publish(subject, data, msgId);
+  }
 }

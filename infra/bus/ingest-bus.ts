@@ -9,7 +9,7 @@
 // sequence in KV `ingest_state`), which the API turns into back-pressure (a 429 past a limit).
 import type { KV } from '@nats-io/kv';
 import { AppError } from '../../core/errors';
-import type { IngestContactsMessage, IngestEventsMessage, IngestMessage } from '../../core/ingest';
+import { encodeEventRows, type IngestContactsMessage, type IngestEventsMessage, type IngestMessage } from '../../core/ingest';
 import type { IngestBus, IngestLag } from '../../core/ingest/ports';
 import { INGEST_STATE_KEYS, SUBJECTS } from '../../core/bus/names';
 import { ingestLag } from '../metrics';
@@ -129,10 +129,16 @@ export class JetStreamIngestBus implements IngestBus {
       : message.kind === 'events' ? SUBJECTS.ingestEvents(message.projectId, message.datasourceId)
         : message.kind === 'delete' ? SUBJECTS.ingestDelete(message.projectId, message.datasourceId)
           : SUBJECTS.ingestRejected(message.projectId, message.datasourceId);
-    const data = Buffer.from(JSON.stringify(message));
     const limit = bodyLimitOf(this.maxPayload(), MESSAGE_CAP);
     let seq = 0;
-    if (data.length <= limit || (message.kind !== 'contacts' && message.kind !== 'events')) seq = (await this.js.publish(subject, data)).seq;
+    if (message.kind === 'events') {
+      // Events go as `eventRows` frames: their rows serialized once, here (core/ingest/event-rows.ts).
+      for (const part of encodeEventRows(message, limit)) seq = (await this.js.publish(subject, part)).seq;
+      this.remember(seq, message.receivedAt);
+      return seq;
+    }
+    const data = Buffer.from(JSON.stringify(message));
+    if (data.length <= limit || message.kind !== 'contacts') seq = (await this.js.publish(subject, data)).seq;
     else {
       // Every part is built (and an item too large refused) before the first is published.
       const parts = splitIngestMessage(message, limit);

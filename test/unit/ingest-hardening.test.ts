@@ -158,7 +158,7 @@ describe('spec 2 §3: event ids of a deleted contact', () => {
       ],
     });
     expect(plan.releasedKeys).toEqual([{ datasourceId: 'd', eventId: 'old' }]);
-    expect(plan.events.map((e) => e.event.eventId)).toEqual(['old']);
+    expect(plan.events.map((e) => e.eventId)).toEqual(['old']);
     // An id another contact's event holds is still a duplicate.
     expect(plan.usage.find((u) => u.endpoint === 'events')).toEqual(expect.objectContaining({ accepted: 1, duplicates: 1 }));
   });
@@ -173,7 +173,7 @@ describe('spec 2 §3: event ids of a deleted contact', () => {
       ],
     });
     // Stored once, as the re-sent event (seq 3): the first one left with its contact, id included.
-    expect(plan.events.map((e) => [e.event.eventId, e.version])).toEqual([['e1', versionOf(3, 0)]]);
+    expect(plan.events.map((e) => [e.eventId, e.version])).toEqual([['e1', versionOf(3, 0)]]);
     expect(plan.usage.find((u) => u.endpoint === 'events')).toEqual(expect.objectContaining({ duplicates: 0 }));
   });
 });

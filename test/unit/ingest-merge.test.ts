@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { applyPatch, deleteContact, mergeAudience, planWrites, versionOf, type ContactStates, type DsContactState, type IngestMessage } from '../../core/ingest';
 import { automationWindowHolds } from '../../core/ingest/automation';
+import type { AutomationTriggers } from '../../core/bus/ingest';
 
 const at = '2026-11-23T10:00:00.000Z';
 const str = (value: string) => ({ type: 'string' as const, value });
@@ -87,8 +88,8 @@ describe('spec 2 §3: the ingest writer plan', () => {
       ] } },
     ];
     const plan = planWrites({ messages, states, storedBefore: (_ds, id) => id === 'old' });
-    expect(plan.events.map((e) => e.event.eventId)).toEqual(['n1']);
-    expect(plan.triggers.map((t) => [t.msgId, t.batch.triggers.map((x) => x._event_id)])).toEqual([['ingest-1', ['n1']]]);
+    expect(plan.events.map((e) => e.eventId)).toEqual(['n1']);
+    expect(plan.triggers.map((t) => [t.msgId, (JSON.parse(t.data.toString()) as AutomationTriggers).triggers.map((x) => x._event_id)])).toEqual([['ingest-1', ['n1']]]);
     expect(plan.usage).toEqual([expect.objectContaining({ endpoint: 'events', requests: 1, accepted: 1, duplicates: 2, skipped: 1 })]);
     expect([...plan.changedUsers.values()].map((u) => u.userId)).toEqual(['new']);
   });
@@ -114,7 +115,7 @@ describe('spec 2 §3: the ingest writer plan', () => {
   test('events outside the window are stored without a trigger', () => {
     const states: ContactStates = new Map([['p\u0000u', new Map([['d', applyPatch(undefined, 'd', { userId: 'u', attributes: {} }, 1, at)]])]]);
     const plan = planWrites({ states, storedBefore: () => false, messages: [{ seq: 9, message: { kind: 'events', ...header, failed: 0, items: [{ event: event('u', 'late', false), userData: null }] } }] });
-    expect(plan.events.map((e) => e.event.eventId)).toEqual(['late']);
+    expect(plan.events.map((e) => e.eventId)).toEqual(['late']);
     expect(plan.triggers).toEqual([]);
   });
 });
