@@ -7,5 +7,9 @@
 -- (core/filters/grammar-b/fields.ts `distinct`). MATERIALIZED: never written by the writer,
 -- never returned by `SELECT *`, and rows written before this migration read it computed from
 -- client_tags until MATERIALIZE COLUMN (a background mutation) has stored it in their parts.
-ALTER TABLE {db}.audience ADD COLUMN IF NOT EXISTS client_tags_distinct Array(String) MATERIALIZED arrayDistinct(client_tags) AFTER client_tags;
+-- LowCardinality: the aggregation groups by the tag, which a dictionary index makes cheaper
+-- (the whole search 37 against 47 ms p50 interleaved with Array(String), load 4); the writer
+-- pays for the column either way (500-row audience inserts, interleaved: +3 to +10 % as
+-- Array(String), +7 to +14 % as this type; the tags it sends are unchanged).
+ALTER TABLE {db}.audience ADD COLUMN IF NOT EXISTS client_tags_distinct Array(LowCardinality(String)) MATERIALIZED arrayDistinct(client_tags) AFTER client_tags;
 ALTER TABLE {db}.audience MATERIALIZE COLUMN client_tags_distinct
