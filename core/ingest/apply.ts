@@ -4,7 +4,7 @@
 // collect the rows, triggers and usage to write. The caller loads states and known event ids
 // before, and writes the plan after (stores/audience-writer.ts).
 import { audienceId } from './audience-identity';
-import { eventRowHead, triggerText, type WriterMessage } from './event-rows';
+import { eventTextsOf, type WriterMessage } from './event-rows';
 import { applyPatch, deleteContact, versionOf, type DsContactState } from './merge';
 import type { ContactPatch } from './types';
 
@@ -202,12 +202,10 @@ export function planWrites(input: PlanInput): WritePlan {
       message.items.forEach((item, index) => decide(item.userId, item.eventId, item.userData, index, () => item));
     } else {
       // A message of the earlier format: its rows built here, as the gateway builds them now.
+      const texts = eventTextsOf(message.projectId, message.datasourceId, message.receivedAt);
       message.items.forEach(({ event, userData }, index) => decide(event.userId, event.eventId, userData, index, () => {
-        const audience = audienceId(message.projectId, event.userId);
-        return {
-          row: Buffer.from(eventRowHead(message.projectId, message.datasourceId, audience, event, message.receivedAt)),
-          trigger: event.triggers ? Buffer.from(triggerText(audience, event)) : null,
-        };
+        const { row, trigger } = texts(audienceId(message.projectId, event.userId), event);
+        return { row: Buffer.from(row), trigger: trigger === null ? null : Buffer.from(trigger) };
       }));
     }
     if (triggers.length > 0) {

@@ -10,7 +10,8 @@ import {
   audienceId, decodeIngest, encodeEventRows, planWrites, versionOf,
   type ContactStates, type IngestEventsMessage, type WriterMessage,
 } from '../../core/ingest';
-import { eventRowHead, triggerText } from '../../core/ingest/event-rows';
+import { emptyTypedMaps, putTyped, type EventRecord } from '../../core/ingest';
+import { toClickHouseTime } from '../../stores/clickhouse-time';
 
 const receivedAt = '2026-11-27T08:00:00.000Z';
 const header = { orgId: 'o', projectId: 'p', datasourceId: 'd', receivedAt };
@@ -33,6 +34,22 @@ function eventsMessage(): IngestEventsMessage {
       { event: { userId: 'ghost', eventId: 'g1', eventType: 'view', eventDate: receivedAt, triggers: true, parameters: {} }, userData: null },
     ],
   };
+}
+
+/** The events row as the writer built it before frames (stores/audience-writer.ts eventRow at aba74bb): the array, JSON.stringify'd, without its version. */
+function referenceRow(audience: string, event: EventRecord): string {
+  const maps = emptyTypedMaps();
+  for (const name in event.parameters) putTyped(maps, name, event.parameters[name] as EventRecord['parameters'][string]);
+  const text = JSON.stringify(['p', 'd', event.eventType, event.userId, audience, event.eventId, toClickHouseTime(event.eventDate), toClickHouseTime(receivedAt), 'api',
+    maps.string, maps.number, maps.bool, maps.date, maps.array, maps.json]);
+  return `${text.slice(0, -1)},`;
+}
+
+/** The trigger as the writer built it before frames (core/ingest/apply.ts at aba74bb), JSON.stringify'd. */
+function referenceTrigger(audience: string, event: EventRecord): string {
+  const values: Record<string, unknown> = {};
+  for (const name in event.parameters) values[name] = event.parameters[name]?.value;
+  return JSON.stringify({ audienceId: audience, _user_id: event.userId, _event_id: event.eventId, _event_type: event.eventType, _event_date: event.eventDate, _event_parameters: values });
 }
 
 const frameOf = (message: IngestEventsMessage): WriterMessage => {
@@ -65,8 +82,9 @@ describe('spec 2 §3: eventRows frames plan as the earlier events message', () =
     message.items.forEach(({ event }, i) => {
       const item = frame.items[i];
       const audience = audienceId('p', event.userId);
-      expect(Buffer.from(item?.row ?? []).toString()).toBe(eventRowHead('p', 'd', audience, event, receivedAt));
-      expect(item?.trigger ? Buffer.from(item.trigger).toString() : null).toBe(event.triggers ? triggerText(audience, event) : null);
+      // Byte for byte what JSON.stringify made of the row and the trigger before frames.
+      expect(Buffer.from(item?.row ?? []).toString()).toBe(referenceRow(audience, event));
+      expect(item?.trigger ? Buffer.from(item.trigger).toString() : null).toBe(event.triggers ? referenceTrigger(audience, event) : null);
     });
   });
 
@@ -77,6 +95,23 @@ describe('spec 2 §3: eventRows frames plan as the earlier events message', () =
     expect(plain(framed)).toEqual(plain(old));
     expect(framed.usage).toEqual([expect.objectContaining({ endpoint: 'events', requests: 1, accepted: hostile.length, duplicates: 1, skipped: 1, failed: 2 })]);
     expect(framed.events.map((e) => e.version)).toEqual(hostile.map((_, i) => versionOf(7, i)));
+  });
+
+  test('every parameter type, no parameter, and the earlier format: the same texts as JSON.stringify of the row and the trigger', () => {
+    const event: EventRecord = {
+      userId: 'u "1"', eventId: 'e\\1', eventType: 'a-b_c', eventDate: '2026-11-27T07:00:00.000Z', triggers: true,
+      parameters: { s: { type: 'string', value: '\u0000\u001f"\\/' }, n: { type: 'number', value: -0.5e-7 }, b: { type: 'boolean', value: true }, d: { type: 'date', value: '2026-01-02T03:04:05.678Z' },
+        a: { type: 'array', value: ['x', '"'] }, o: { type: 'object', value: { k: ['v', 1, null] } }, g: { type: 'geopoint', value: { lat: -1.5, lon: 2 } } },
+    };
+    const empty: EventRecord = { ...event, parameters: {} };
+    for (const e of [event, empty]) {
+      const framed = frameOf({ kind: 'events', ...header, failed: 0, items: [{ event: e, userData: null }] });
+      const item = framed.kind === 'eventRows' ? framed.items[0] : undefined;
+      expect(Buffer.from(item?.row ?? []).toString()).toBe(referenceRow(audienceId('p', e.userId), e));
+      expect(Buffer.from(item?.trigger ?? []).toString()).toBe(referenceTrigger(audienceId('p', e.userId), e));
+      const plan = planWrites({ messages: [{ seq: 1, message: { kind: 'events', ...header, failed: 0, items: [{ event: e, userData: { userId: e.userId, attributes: {} } }] } }], states: new Map(), storedBefore: () => false });
+      expect(Buffer.from(plan.events[0]?.row ?? []).toString()).toBe(referenceRow(audienceId('p', e.userId), e));
+    }
   });
 
   test('a row with its version appended is the JSONCompactEachRow array of the event', () => {
