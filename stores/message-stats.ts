@@ -10,10 +10,11 @@ import { costs, LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_FINAL_STATUSES,
 import { fromMicros } from '../core/money';
 import type { LookupStatsRow, SmsStatsRow, StatsKeys, StatsReader, Visibility } from '../core/sms';
 import type { ClickHouse } from '../infra/clickhouse';
-import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianFromPlaces, medianPlacesSql, oneHotSql, placesOfRow } from './delivery-histogram';
+import { COARSE_BUCKETS, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianFromPlaces, medianPlacesSql, oneHotSql, placesOfRow } from './delivery-histogram';
+import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { splitWhere, topLevelConjuncts } from './scoped-query';
-import { daySource, DELIVERED_IN_RANGE, DELIVERED_OUT_OF_RANGE, DELIVERY_MS_U32, hourStatesSql, ROW_BUCKET, summedDaysSql } from './stats-rollup';
+import { daySource, DELIVERED_IN_RANGE, DELIVERED_OUT_OF_RANGE, DELIVERY_MS_U32, hourStatesSql, ROW_BUCKET, STATS_ROLLUP_DEFAULTS, summedDaysSql } from './stats-rollup';
 
 type Raw = Record<string, string | number | null>;
 
@@ -141,7 +142,8 @@ export function rolledHoursStatement(ch: ClickHouse, orgId: string): { query: st
 export function rollupSourcesStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
   return {
     query: `SELECT if(s.current = 1, 'h', 'l') AS kind, toRelativeHourNum(s.hour) AS h, toString(s.hour) AS hour, s.g AS g, '' AS source, toString(s.seen) AS seen FROM (${hourStatesSql(ch, true)}) AS s
-      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source, '' AS seen FROM (${summedDaysSql(ch, true)})`,
+      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source, '' AS seen FROM (${summedDaysSql(ch, true)})
+      UNION ALL SELECT 'n' AS kind, 0 AS h, '' AS hour, 0 AS g, '' AS source, toString(now64(3, 'UTC')) AS seen`,
     query_params: { __org: orgId },
   };
 }
@@ -154,11 +156,13 @@ export interface LiveHour {
   readonly hour: string;
 }
 
-/** What a rollupSourcesStatement read: the rolled hours (with the touch each generation saw) and the live ones, ascending, and the summed days. */
+/** What a rollupSourcesStatement read: the rolled hours (with the touch each generation saw) and the live ones, ascending, the summed days, and the server's time of the read. */
 export interface ReadSources {
   readonly rolled: RolledHour[];
   readonly live: LiveHour[];
   readonly summed: { d: number; g: number | string; source: string }[];
+  /** The server's clock when the sources were read ('YYYY-MM-DD hh:mm:ss.fff', UTC). */
+  readonly readAt?: string;
 }
 
 export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string; seen: string }[]): ReadSources {
@@ -166,6 +170,7 @@ export function rollupSources(rows: readonly { kind: string; h: number | string;
     rolled: rows.filter((r) => r.kind === 'h').map((r) => ({ h: Number(r.h), hour: r.hour, g: r.g, seen: r.seen })).sort((a, b) => a.h - b.h),
     live: rows.filter((r) => r.kind === 'l').map((r) => ({ h: Number(r.h), hour: r.hour })).sort((a, b) => a.h - b.h),
     summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source })),
+    ...(rows.find((r) => r.kind === 'n') ? { readAt: rows.find((r) => r.kind === 'n')!.seen } : {}),
   };
 }
 
@@ -278,9 +283,49 @@ export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: 
     .map((s) => ({ d: Number(s.d), g: s.g }));
 }
 
+/**
+ * A touch that the kept sources' read did not see became visible after it, so arrived (by the
+ * view's clock) later than the read's time minus the rollup's quiet period (StatsRollupOptions.quietMs:
+ * an insert becomes visible within it); twice that, for a margin. Older touches were visible to
+ * the read, which counted them in choosing each hour's state: the staleness check skips them.
+ */
+const STALE_MARGIN_MS = 2 * STATS_ROLLUP_DEFAULTS.quietMs;
+
+/** A ClickHouse DateTime64(3) text in UTC in epoch ms (NaN when it is not one). */
+const clickHouseMs = (value: string): number => Date.parse(fromClickHouseTime(value));
+
+/** The instant after which a touch may be new to kept sources read at `readAt` (server clock), `marginMs` before it; undefined when the read's time is unknown (every touch is checked). */
+function staleSince(readAt: string | undefined, marginMs: number): number | undefined {
+  const at = readAt === undefined ? Number.NaN : clickHouseMs(readAt);
+  return Number.isFinite(at) ? at - marginMs : undefined;
+}
+
+/** A group's live sub-bucket counts in its median buckets, as the counts statement gives them (m_live_fine). */
+type LiveFine = readonly (readonly [number | string, number | string, number | string])[] | undefined;
+
+/** The sub-bucket histogram of `bucket`: the rolled parts' (`rolled`, from the second phase) plus the live part's, or undefined when neither holds one. */
+export function withLiveFine(rolled: readonly number[] | undefined, live: LiveFine, bucket: number): readonly number[] | undefined {
+  const mine = (live ?? []).filter(([b]) => Number(b) === bucket);
+  if (mine.length === 0) return rolled;
+  const sum = Array.from({ length: FINE_BUCKETS }, (_, i) => Number(rolled?.[i] ?? 0));
+  for (const [, f, count] of mine) sum[Number(f)]! += Number(count);
+  return sum;
+}
+
+/** The parameters a statement's placeholders name: the engine parses every parameter sent (thousands of hours cost milliseconds), used or not. */
+function boundIn(query: string, params: Record<string, unknown>): Record<string, unknown> {
+  const named = new Set(Array.from(query.matchAll(/\{([A-Za-z0-9_]+):/g), (m) => m[1]!));
+  return Object.fromEntries(Object.entries(params).filter(([name]) => named.has(name)));
+}
+
 /** The parts of a rollup read, each with a histogram column of its own. */
 const HIST_SOURCES = ['day', 'hour', 'live'] as const;
 type HistSource = (typeof HIST_SOURCES)[number];
+/** The parts whose sub-buckets the second phase reads (the live part's come with the counts). */
+const ROLLED_SOURCES = ['day', 'hour'] as const;
+type RolledSource = (typeof ROLLED_SOURCES)[number];
+/** The live part's sub-bucket counts of each group, as (coarse bucket, sub-bucket, count). */
+const LIVE_FINE_TYPE = 'Array(Tuple(UInt8, UInt8, UInt32))';
 
 /** What a two-phase stats read rests on: the rolled hours and summed days it uses, pinned by generation, and the live hours. */
 export interface RollupSources {
@@ -294,6 +339,8 @@ export interface RollupSources {
    * rolled nor live); any, or no row at all, and the read starts again from fresh sources.
    */
   readonly kept?: boolean;
+  /** Epoch ms: every touch at or before it was visible to the kept read (staleSince), so the staleness check skips them; absent, it checks every touch. */
+  readonly visibleBefore?: number;
 }
 
 /**
@@ -309,7 +356,7 @@ export interface RollupSources {
  */
 export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: CompiledStats, plan: RollupPlan, sources: RollupSources, settings: string = STATS_SETTINGS): {
   counts: { query: string; query_params: Record<string, unknown> };
-  fine: (buckets: Readonly<Record<HistSource, readonly number[]>>) => { query: string; query_params: Record<string, unknown> };
+  fine: (buckets: Readonly<Record<RolledSource, readonly number[]>>) => { query: string; query_params: Record<string, unknown> };
 } {
   const { rolled, live: liveHours, days: allDays } = sources;
   // The hour rows a query can take: of days without usable day rows, and of usable days a createdAt bound cuts (the others the day rows answer, or the bounds drop).
@@ -355,30 +402,36 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     'sum(messages) AS x_messages', 'sum(segments) AS x_segments',
     ...SMS_STATUS_COUNTERS.map((s) => `sumIf(messages, status = {__s_${s}:String}) AS x_n_${s}`),
     'sumIf(messages, status NOT IN {__final:Array(String)}) AS x_pending', 'sum(cost_micros) AS x_cost_micros',
-    ...histColumns(source, 'sumForEach(delivery_hist)'), 'sum(out_of_range) AS x_out_of_range',
+    ...histColumns(source, 'sumForEach(delivery_hist)'), 'sum(out_of_range) AS x_out_of_range', `CAST([] AS ${LIVE_FINE_TYPE}) AS x_live_fine`,
   ].join(', ')} FROM ${ch.table(table)} WHERE ${where}${by()}`;
-  // The live part counts by keys and coarse bucket first, so that each group's histogram is built from one row per bucket.
+  // The live part counts by keys, coarse and sub-bucket first, so that each group's histogram is built from one row per bucket,
+  // and its sub-buckets come with the counts (no second read of sms_messages FINAL for the median: the same rows, one snapshot).
   const liveCounts = `SELECT ${[...keyNames,
     'sum(c) AS x_messages', 'sum(seg) AS x_segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(n_${s}) AS x_n_${s}`),
     'sum(p) AS x_pending', 'sum(cost) AS x_cost_micros', ...histColumns('live', `sumForEach(${oneHotSql('b', 'd', COARSE_BUCKETS)})`), 'sum(oor) AS x_out_of_range',
-  ].join(', ')} FROM (SELECT ${[...keys, `${ROW_BUCKET(delivered)} AS b`,
+    `CAST(groupArrayIf((b, f, toUInt32(d)), d > 0) AS ${LIVE_FINE_TYPE}) AS x_live_fine`,
+  ].join(', ')} FROM (SELECT ${[...keys, `${ROW_BUCKET(delivered)} AS b`, `if(${DELIVERED_IN_RANGE(delivered)}, ${fineBucketSql(DELIVERY_MS_U32)}, 0) AS f`,
     'count() AS c', 'sum(messages_count) AS seg', ...SMS_STATUS_COUNTERS.map((s) => `countIf(status = {__s_${s}:String}) AS n_${s}`),
     'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
     `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${DELIVERED_OUT_OF_RANGE(delivered)}) AS oor`,
-  ].join(', ')} FROM ${live}${by('b')})${by()}`;
+  ].join(', ')} FROM ${live}${by('b', 'f')})${by()}`;
   const parts: { source: HistSource; sql: string }[] = [
     ...(days.length > 0 ? [{ source: 'day' as const, sql: rolledCounts('sms_stats_daily', dailyWhere, 'day') }] : []),
     ...(hourly.length > 0 ? [{ source: 'hour' as const, sql: rolledCounts('sms_stats_hourly', hourlyWhere, 'hour') }] : []),
     ...(envelope ? [{ source: 'live' as const, sql: liveCounts }] : []),
   ];
   if (sources.kept) {
+    // Only touches after `since` can be new to the kept read, so only the rolled hours whose generation saw a touch after it need their own bound.
+    const since = sources.visibleBefore ?? null;
+    const recent = since === null ? rolled : rolled.filter((r) => r.seen === undefined || !(clickHouseMs(r.seen) <= since));
     params['__lh'] = liveHours.map((l) => l.h);
-    params['__sh'] = rolled.map((r) => Number(r.h));
-    params['__ss'] = rolled.map((r) => r.seen);
+    params['__sh'] = recent.map((r) => Number(r.h));
+    params['__ss'] = recent.map((r) => r.seen);
+    params['__st'] = toClickHouseTime(new Date(since ?? 0).toISOString());
   }
   // A touch row newer than what the hour's generation saw (hours not rolled: any), outside the live hours.
   const stale = !sources.kept ? [] : [`(SELECT count() FROM ${ch.table('sms_stats_touched')} WHERE org_id = {__org:String}
-    AND toRelativeHourNum(hour) NOT IN {__lh:Array(UInt32)}
+    AND touched_at > {__st:DateTime64(3, 'UTC')} AND toRelativeHourNum(hour) NOT IN {__lh:Array(UInt32)}
     AND touched_at > transform(toRelativeHourNum(hour), {__sh:Array(UInt32)}, {__ss:Array(DateTime64(3, 'UTC'))}, toDateTime64(0, 3, 'UTC'))) AS stale`];
   const totals = ['messages', 'segments', ...SMS_STATUS_COUNTERS.map((s) => `n_${s}`), 'pending', 'cost_micros', 'out_of_range'];
   const orderBy = keyNames.length > 0 ? ` ORDER BY ${keyNames.join(', ')} ASC` : '';
@@ -386,36 +439,32 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   // The groups with their totals and histograms: one part's rows are already grouped by the keys (no second aggregation); several parts are merged by the keys.
   const only = parts.length === 1 ? parts[0]! : undefined;
   const grouped = only
-    ? `SELECT ${[...keyNames, ...totals.map((t) => `x_${t} AS ${t}`), ...stale, `CAST(x_hist_${only.source} AS Array(UInt32)) AS hist`,
+    ? `SELECT ${[...keyNames, ...totals.map((t) => `x_${t} AS ${t}`), ...stale, `CAST(x_hist_${only.source} AS Array(UInt32)) AS hist`, 'x_live_fine AS live_fine',
       ...HIST_SOURCES.map((s) => (s === only.source ? `hist AS hist_${s}` : `CAST([], 'Array(UInt32)') AS hist_${s}`))].join(', ')} FROM (${only.sql})${page}`
     : `SELECT ${[...keyNames, ...totals.map((t) => `sum(x_${t}) AS ${t}`), ...stale,
-      ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`),
+      ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`), 'groupArrayArray(x_live_fine) AS live_fine',
       `arrayMap((a, b, c) -> a + b + c, ${HIST_SOURCES.map((s) => `arrayResize(hist_${s}, ${COARSE_BUCKETS})`).join(', ')}) AS hist`,
     ].join(', ')} FROM (${parts.map((p) => p.sql).join(' UNION ALL ')})${by()}${page}`;
   // Where each group's median ranks lie (the sum of the parts' histograms), and which parts hold values there: a few numbers per group, not the histograms.
   const placed = [...keyNames, ...totals, ...(stale.length > 0 ? ['stale'] : []),
     ...medianPlacesSql('hist', 'm_'), ...[0, 1].flatMap((k) => HIST_SOURCES.map((s) => `hist_${s}[m_b${k} + 1] > 0 AS m_${s}${k}`)),
+    'arrayFilter(t -> tupleElement(t, 1) = m_b0 OR tupleElement(t, 1) = m_b1, live_fine) AS m_live_fine',
   ];
-  const counts = { query: `SELECT ${placed.join(', ')} FROM (${grouped})${orderBy} SETTINGS ${finalSettings}`, query_params: params };
+  const countsQuery = `SELECT ${placed.join(', ')} FROM (${grouped})${orderBy} SETTINGS ${finalSettings}`;
+  const counts = { query: countsQuery, query_params: boundIn(countsQuery, params) };
 
-  const fine = (buckets: Readonly<Record<HistSource, readonly number[]>>): { query: string; query_params: Record<string, unknown> } => {
+  const fine = (buckets: Readonly<Record<RolledSource, readonly number[]>>): { query: string; query_params: Record<string, unknown> } => {
     const rolledFine = (table: string, where: string, source: HistSource): string =>
       `SELECT ${[...keys, 'bucket', 'sumForEach(fine) AS x_fine'].join(', ')} FROM ${ch.table(table)} WHERE ${where} AND bucket IN {__b_${source}:Array(UInt8)}${by('bucket')}`;
-    const liveFine = `SELECT ${[...keyNames, 'b AS bucket', `sumForEach(${oneHotSql('f', 'c', FINE_BUCKETS)}) AS x_fine`].join(', ')}
-      FROM (SELECT ${[...keys, `${coarseBucketSql(DELIVERY_MS_U32)} AS b`, `${fineBucketSql(DELIVERY_MS_U32)} AS f`, 'count() AS c'].join(', ')}
-            FROM ${live} AND ${DELIVERED_IN_RANGE(delivered)} AND b IN {__b_live:Array(UInt8)}${by('b', 'f')})${by('bucket')}`;
     const fineParts = [
       ...(days.length > 0 && buckets.day.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere, 'day')] : []),
       ...(hourly.length > 0 && buckets.hour.length > 0 ? [rolledFine('sms_stats_hourly_fine', hourlyWhere, 'hour')] : []),
-      ...(envelope && buckets.live.length > 0 ? [liveFine] : []),
     ];
     // One part's rows are already grouped by keys and bucket.
     const merged = fineParts.length === 1 ? `SELECT ${[...keyNames, 'bucket', 'CAST(x_fine AS Array(UInt32)) AS fine'].join(', ')} FROM (${fineParts[0]!})`
       : `SELECT ${[...keyNames, 'bucket', 'CAST(sumForEach(x_fine) AS Array(UInt32)) AS fine'].join(', ')} FROM (${fineParts.join(' UNION ALL ')})${by('bucket')}`;
-    return {
-      query: `${merged} SETTINGS ${finalSettings}`,
-      query_params: { ...params, ...Object.fromEntries(HIST_SOURCES.map((s) => [`__b_${s}`, [...buckets[s]]])) },
-    };
+    const query = `${merged} SETTINGS ${finalSettings}`;
+    return { query, query_params: boundIn(query, { ...params, __b_day: [...buckets.day], __b_hour: [...buckets.hour] }) };
   };
   return { counts, fine };
 }
@@ -430,8 +479,11 @@ export class MessageStats implements StatsReader {
   /** Each organization's rollup sources as last read, for SOURCES_KEPT_MS (newer rolls and sums are used once read again). */
   private readonly keptSources = new LRUCache<string, ReadSources>({ max: SOURCES_KEPT_ORGS, ttl: SOURCES_KEPT_MS });
 
-  /** `rollup: false` reads sms_messages FINAL alone (the reference the rollup is tested and measured against). */
-  constructor(private readonly ch: ClickHouse, private readonly ceilings: QueryCeilings = STATS_CEILINGS, private readonly options: { rollup: boolean } = { rollup: true }) {
+  /**
+   * `rollup: false` reads sms_messages FINAL alone (the reference the rollup is tested and measured against);
+   * `staleMarginMs`: how long before a kept read's time a touch is taken as seen by it (STALE_MARGIN_MS; tests shorten it).
+   */
+  constructor(private readonly ch: ClickHouse, private readonly ceilings: QueryCeilings = STATS_CEILINGS, private readonly options: { rollup: boolean; staleMarginMs?: number } = { rollup: true }) {
     this.settings = ceilingSettings(ceilings);
   }
 
@@ -469,7 +521,8 @@ export class MessageStats implements StatsReader {
       const { rolled, live, summed } = read;
       if (rolled.length === 0) return this.finalRows(v, compiled);
       const days = compiled.keys.some((k) => k.token === 'hourly') ? [] : usableDays(rolled, summed);
-      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, live, days, kept: kept !== undefined }, this.settings);
+      const visibleBefore = kept ? staleSince(read.readAt, this.options.staleMarginMs ?? STALE_MARGIN_MS) : undefined;
+      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, live, days, kept: kept !== undefined, ...(visibleBefore === undefined ? {} : { visibleBefore }) }, this.settings);
       const raw = await this.statsQuery(statements.counts);
       if (kept && (raw.length === 0 || raw.some((r) => n(r['stale']) > 0))) {
         this.keptSources.delete(v.orgId);
@@ -478,21 +531,22 @@ export class MessageStats implements StatsReader {
       }
       // A delivery time the histograms cannot hold (before createdAt, or beyond 49 days): exact only from FINAL.
       if (raw.some((r) => n(r['out_of_range']) > 0)) return this.finalRows(v, compiled);
-      // Where each group's median ranks lie, and per part the median buckets in which it holds values: the second phase reads only those.
+      // Where each group's median ranks lie, and per rolled part the median buckets in which it holds values: the second phase reads only those.
       const placed = raw.map((r) => placesOfRow(r, 'm_'));
-      const buckets = { day: new Set<number>(), hour: new Set<number>(), live: new Set<number>() };
+      const buckets = { day: new Set<number>(), hour: new Set<number>() };
       raw.forEach((r, i) => {
-        placed[i]!.places.forEach(({ bucket }, k) => HIST_SOURCES.forEach((s) => { if (n(r[`m_${s}${k}`]) > 0) buckets[s].add(bucket); }));
+        placed[i]!.places.forEach(({ bucket }, k) => ROLLED_SOURCES.forEach((s) => { if (n(r[`m_${s}${k}`]) > 0) buckets[s].add(bucket); }));
       });
       // Each key as JSON (a string's quotes escaped), so that the joined text tells groups apart.
       const keyOf = (r: Raw): string => { let key = ''; for (let i = 0; i < compiled.keys.length; i++) key += `${JSON.stringify(r[`k${i}`] ?? null)},`; return key; };
       const fine = new Map<string, number[]>();
-      if (HIST_SOURCES.some((s) => buckets[s].size > 0)) {
-        const statement = statements.fine({ day: [...buckets.day], hour: [...buckets.hour], live: [...buckets.live] });
+      if (ROLLED_SOURCES.some((s) => buckets[s].size > 0)) {
+        const statement = statements.fine({ day: [...buckets.day], hour: [...buckets.hour] });
         for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, r['fine'] as unknown as number[]);
       }
       try {
-        const medians = raw.map((r, i) => medianFromPlaces(placed[i]!.counts, placed[i]!.places, (bucket) => fine.get(`${keyOf(r)}|${bucket}`)));
+        const medians = raw.map((r, i) => medianFromPlaces(placed[i]!.counts, placed[i]!.places,
+          (bucket) => withLiveFine(fine.get(`${keyOf(r)}|${bucket}`), r['m_live_fine'] as unknown as LiveFine, bucket)));
         raw.forEach((r, i) => { r['p50_delivery_ms'] = medians[i]!; });
         this.reads.rollup += 1;
         return raw;

@@ -241,6 +241,26 @@ describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)',
     await expectSameForRandomQueries(20);
   }, 300_000);
 
+  test('kept sources: touches the kept read saw are not news, a message arriving after it is (the staleness check counts from the read\'s time)', async () => {
+    await rollup.pass();
+    // Every touch more than 1 ms before the kept read counts as seen by it: the check skips the rolled hours' own touches.
+    const reader = new MessageStats(ch, undefined, { rollup: true, staleMarginMs: 1 });
+    // After the message whose delivery time the rollup cannot hold (that day reads FINAL alone).
+    const qs = `_group=daily,country&createdAt_gte=${iso(FROM + 24 * HOUR)}`;
+    const compiled = compileStats(parseUrl(new URLSearchParams(qs)), 'sms', { now: new Date(NOW) });
+    const v = { orgId: ORG, projectId: null };
+    const first = await reader.sms(v, compiled, 'EUR');
+    const again = await reader.sms(v, compiled, 'EUR');
+    expect(reader.reads).toMatchObject({ rollup: 2, stale: 0 });
+    expect(again).toEqual(first);
+    // A message created in a rolled hour days ago arrives now: its touch is newer than the kept read.
+    await history.insert(lifeAt(FROM + 30 * HOUR + 777, 30_000));
+    const after = await reader.sms(v, compiled, 'EUR');
+    expect(reader.reads.stale).toBe(1);
+    expectSameStats(after, await plain.sms(v, compiled, 'EUR'), { qs, project: null });
+    expect(after).not.toEqual(first);
+  }, 120_000);
+
   test('which filters the rollup answers (the others read FINAL alone)', () => {
     const orOf = (other: unknown): string => encodeURIComponent(JSON.stringify({ filter: [{ field: '', operator: 'or', value: [{ field: 'country', operator: 'eq', value: 'DE' }, other] }] }));
     const plan = (qs: string): boolean => rollupPlan(compileStats(parseUrl(new URLSearchParams(qs)), 'sms', { now: new Date(NOW) }).where) !== null;

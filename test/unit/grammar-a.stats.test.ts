@@ -5,7 +5,8 @@
 import { errorOf } from '../support/app-error';
 import { parseJson, parseUrl } from '../../core/filters/grammar-a';
 import { compileStats, STATS_DEFAULT_LIMIT, STATS_MAX_LIMIT, type StatsSubject } from '../../core/filters/grammar-a/stats';
-import { statsStatement } from '../../stores/message-stats';
+import { statsStatement, withLiveFine } from '../../stores/message-stats';
+import { FINE_BUCKETS } from '../../stores/delivery-histogram';
 import type { ClickHouse } from '../../infra/clickhouse';
 import { openApiDocument } from '../../gateways/http/openapi';
 
@@ -162,5 +163,20 @@ describe('/openapi.json documents the stats endpoints as the compiler enforces t
     expect(op.parameters.find((p) => p.name === '_limit')?.schema.maximum).toBe(STATS_MAX_LIMIT);
     expect(op.parameters.some((p) => p.name === '_sort')).toBe(false);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429']));
+  });
+});
+
+describe('the median of a rollup read: the live part\'s sub-buckets come with the counts', () => {
+  const rolled = Array.from({ length: FINE_BUCKETS }, (_, i) => (i === 3 ? 2 : 0));
+  test('the live counts of the bucket are added to the rolled parts\' sub-buckets; other buckets\' are left out', () => {
+    const sum = withLiveFine(rolled, [[40, 3, '1'], [40, 10, 4], [41, 3, 9]], 40)!;
+    expect(sum[3]).toBe(3);
+    expect(sum[10]).toBe(4);
+    expect(sum.reduce((a, b) => a + b, 0)).toBe(7);
+  });
+  test('the live part alone (no rolled sub-buckets), and the rolled alone (no live values in the bucket)', () => {
+    expect(withLiveFine(undefined, [['40', '63', '5']], 40)).toEqual(Array.from({ length: FINE_BUCKETS }, (_, i) => (i === 63 ? 5 : 0)));
+    expect(withLiveFine(rolled, [[41, 3, 9]], 40)).toBe(rolled);
+    expect(withLiveFine(undefined, [], 40)).toBeUndefined();
   });
 });
