@@ -73,7 +73,7 @@ export class AudienceSearch {
   private readonly client: ClickHouseClient;
   /** Appended to every statement: per statement, never the session's settings (chdb applies `clickhouse_settings` as a session-wide SET). */
   private readonly settings: string;
-  /** The same with the fairness's heavySettings, for a heavy organization's statements. */
+  /** The fairness's heavySettings (`, name = value, ...`, or ''), last in a heavy organization's statements so that they win. */
   private readonly heavySettings: string;
 
   constructor(
@@ -83,7 +83,7 @@ export class AudienceSearch {
   ) {
     this.client = ch.readLane?.() ?? ch.client;
     this.settings = ` SETTINGS ${ceilingSettings(ceiling)}, ${FINAL_SETTINGS}`;
-    this.heavySettings = fairness === undefined || fairness.heavySettings === '' ? this.settings : `${this.settings}, ${fairness.heavySettings}`;
+    this.heavySettings = fairness === undefined || fairness.heavySettings === '' ? '' : `, ${fairness.heavySettings}`;
   }
 
   /**
@@ -180,7 +180,7 @@ export class AudienceSearch {
     const started = performance.now();
     const done = heavy ? await this.heavyTurn() : (): void => undefined;
     try {
-      const settings = `${heavy ? this.heavySettings : this.settings}${extra === '' ? '' : `, ${extra}`}`;
+      const settings = `${this.settings}${extra === '' ? '' : `, ${extra}`}${heavy ? this.heavySettings : ''}`;
       const result = await (heavy ? this.heavyClient() : this.client).query({ query: `${query}${settings}`, query_params: params, format: 'JSONEachRow' });
       return await result.json<R>();
     } catch (err) {
