@@ -5,8 +5,7 @@
 // while they are in flight, and the product is started again at once: the engines and role
 // processes the killed run left behind are reaped (infra/supervisor.ts reapStale), so the start
 // comes up on the first try, and every accepted message still reaches its final status.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
@@ -15,97 +14,42 @@ import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort, natsServerSpec } from '../../infra/local-engines';
 import { eventually } from '../../support/eventually';
 import { waitForHealth } from '../../support/stack';
+import { apiRequest, npmStartEnv, recordedPids, startNpmStart, stopNpmStart, type NpmStart } from '../support/npm-start';
 
-const ROOT = join(__dirname, '..', '..');
 const V1 = '/transactional/v1';
 const START_TIMEOUT_MS = 150_000;
-
-interface Product {
-  readonly child: ChildProcess;
-  readonly output: string[];
-  readonly exited: Promise<number | null>;
-}
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
 let httpUrl: string;
-const products: Product[] = [];
+const products: NpmStart[] = [];
 
-function start(): Product {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const remember = (chunk: Buffer): void => {
-    output.push(chunk.toString('utf8'));
-    if (output.length > 300) output.shift();
-  };
-  child.stdout?.on('data', remember);
-  child.stderr?.on('data', remember);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const product = { child, output, exited };
+function start(): NpmStart {
+  const product = startNpmStart(env);
   products.push(product);
   return product;
 }
 
 /** Healthy (GET /health 200) before it exits: the start came up on this try. */
-async function healthy(product: Product): Promise<void> {
+async function healthy(product: NpmStart): Promise<void> {
   await waitForHealth(httpUrl, product.child, product.output, START_TIMEOUT_MS);
 }
 
-async function request(path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${httpUrl}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-/** The pids of the processes a run recorded for the next start to reap ($DATA_DIR/run/*.pid). */
-function recordedPids(): Record<string, number> {
-  const runDir = join(dir, 'run');
-  const pidOf = (text: string): number => {
-    const record = JSON.parse(text) as number | { pid: number };
-    return typeof record === 'number' ? record : record.pid;
-  };
-  return Object.fromEntries(readdirSync(runDir).filter((f) => f.endsWith('.pid')).map((f) => [f, pidOf(readFileSync(join(runDir, f), 'utf8'))]));
+function request(path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  return apiRequest(httpUrl, path, token, body);
 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-crash-restart-'));
-  const port = async (): Promise<string> => String(await freePort());
-  const httpPort = await port();
-  httpUrl = `http://127.0.0.1:${httpPort}`;
-  const { NATS_URL: _n, TEMPORAL_ADDRESS: _t, CLICKHOUSE_URL: _c, ...inherited } = process.env;
-  env = {
-    ...inherited,
-    DATA_DIR: dir,
-    HTTP_PORT: httpPort,
-    HTTP_HOST: '127.0.0.1',
-    SMPP_PORT: await port(),
-    SIMULATOR_PORT: await port(),
-    NATS_PORT: await port(),
-    TEMPORAL_PORT: await port(),
-    TEMPORAL_UI_PORT: await port(),
+  ({ env, httpUrl } = await npmStartEnv(dir, {
     LOG_LEVEL: 'warn',
-    PROCESS_LAYOUT: 'split',
     // Receipts a few seconds after the submit: the kill -9 finds the messages in flight.
     SIMULATOR_LATENCY_MS: '1500',
-  };
+  }));
 });
 
 afterAll(async () => {
-  for (const product of products) {
-    if (product.child.exitCode === null && product.child.signalCode === null) {
-      product.child.kill('SIGTERM');
-      const timer = setTimeout(() => product.child.kill('SIGKILL'), 15_000);
-      await product.exited;
-      clearTimeout(timer);
-    }
-  }
-  // Whatever a failed run left recorded (an engine, a role process) goes with the directory.
-  try {
-    for (const pid of Object.values(recordedPids())) if (processRunning(pid)) process.kill(pid, 'SIGKILL');
-  } catch { /* no run directory */ }
+  for (const product of products) await stopNpmStart(product);
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
@@ -129,7 +73,7 @@ test('DESIGN §4: after a kill -9 of the main process, the next start comes up o
   }
 
   // What the killed run leaves behind: its engines and its two role processes.
-  const left = recordedPids();
+  const left = recordedPids(dir);
   first.child.kill('SIGKILL');
   await first.exited;
   expect(Object.values(left).filter((pid) => processRunning(pid))).not.toEqual([]);
@@ -140,7 +84,7 @@ test('DESIGN §4: after a kill -9 of the main process, the next start comes up o
   expect(Object.keys(left).sort()).toEqual(['nats-server.pid', 'role-carrier.pid', 'role-lifecycle.pid', 'temporal.pid']);
   // None of the killed run's processes is still there; the new run recorded its own.
   expect(Object.entries(left).filter(([, pid]) => processRunning(pid))).toEqual([]);
-  const now = recordedPids();
+  const now = recordedPids(dir);
   expect(Object.keys(now).sort()).toEqual(Object.keys(left).sort());
   for (const [file, pid] of Object.entries(now)) expect({ file, pid: pid === left[file] }).toEqual({ file, pid: false });
 

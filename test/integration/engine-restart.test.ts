@@ -11,33 +11,23 @@
 // starts nothing again. Last, the give-up: an engine that cannot come back stops npm start.
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
 import { freePort, natsServerSpec } from '../../infra/local-engines';
 import { ChildGaveUpError, Supervisor, portOpen, processRunning } from '../../infra/supervisor';
+import { apiRequest, npmStartEnv, recordedPid, startNpmStart, stopNpmStart, type NpmStart } from '../support/npm-start';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { clockPast, eventually } from '../../support/eventually';
 
-const ROOT = join(__dirname, '..', '..');
 const V1 = '/transactional/v1';
 const log = createLogger('fatal');
 
 let dir: string;
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'sms-engine-restart-')); });
 afterAll(() => { rmSync(dir, { recursive: true, force: true }); });
-
-/** The pid recorded in `runDir`/<name>.pid (the supervisor rewrites it for a restarted child). */
-function recordedPid(runDir: string, name: string): number | undefined {
-  try {
-    return (JSON.parse(readFileSync(join(runDir, `${name}.pid`), 'utf8')) as { pid: number }).pid;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Listens on 127.0.0.1:`port` once it is free (the killed engine's socket closes as it dies). */
 async function holdPort(port: number): Promise<Server> {
@@ -66,7 +56,7 @@ describe('the supervisor with a restart policy (real nats-server)', () => {
         const why = await eventually(() => supervisor.whyDown('nats-server'), { what: 'the reason while it is down', until: (w) => w !== undefined, timeoutMs: 2_000, intervalMs: 5 });
         expect(why).toMatch(/^the embedded nats-server exited \(SIGKILL\) \d+ s ago; restart 1 of 2 (in \d+\.\d s|under way)$/);
         await eventually(() => { const pid = supervisor.pid('nats-server'); return pid !== undefined && pid !== first && supervisor.whyDown('nats-server') === undefined; }, { what: 'nats-server started again', timeoutMs: 20_000 });
-        expect(recordedPid(join(dataDir, 'run'), 'nats-server')).toBe(supervisor.pid('nats-server'));
+        expect(recordedPid(dataDir, 'nats-server')).toBe(supervisor.pid('nats-server'));
         // The client reconnects by itself; the JetStream store was reused.
         const info = await eventually(async () => (await jetstreamManager(nc)).streams.info('RESTART_TEST'), { what: 'the stream after the restart', timeoutMs: 20_000, intervalMs: 100 });
         expect(info.state.messages).toBe(1);
@@ -81,7 +71,7 @@ describe('the supervisor with a restart policy (real nats-server)', () => {
       expect(processRunning(last)).toBe(false);
       // Past several of the policy's delays: nothing was started again.
       await clockPast(stoppedAt + 5 * restart.maxDelayMs);
-      expect({ pid: supervisor.pid('nats-server'), listening: await portOpen(port), recorded: recordedPid(join(dataDir, 'run'), 'nats-server') })
+      expect({ pid: supervisor.pid('nats-server'), listening: await portOpen(port), recorded: recordedPid(dataDir, 'nats-server') })
         .toEqual({ pid: undefined, listening: false, recorded: undefined });
     } finally {
       await supervisor.stopAll();
@@ -120,44 +110,16 @@ describe('the supervisor with a restart policy (real nats-server)', () => {
 
 // ---- the product as npm start runs it ----
 
-interface Product {
-  readonly child: ChildProcess;
-  readonly output: string[];
-  /** The JSON log lines about engines and role processes (a `child` or `process` field). */
-  readonly events: Array<Record<string, unknown>>;
-  readonly exited: Promise<number | null>;
-}
-
 describe('npm start: a crashed engine comes back and nothing accepted is lost', () => {
   let env: NodeJS.ProcessEnv;
   let httpUrl: string;
   let productDir: string;
-  const products: Array<{ readonly product: Product; readonly dataDir: string }> = [];
+  const products: NpmStart[] = [];
 
-  /** The environment of `npm start` in `dataDir`, every port free; its HTTP URL. */
-  async function productEnv(dataDir: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; httpUrl: string }> {
-    const port = async (): Promise<string> => String(await freePort());
-    const httpPort = await port();
-    const { NATS_URL: _n, TEMPORAL_ADDRESS: _t, CLICKHOUSE_URL: _c, ...inherited } = process.env;
-    return {
-      httpUrl: `http://127.0.0.1:${httpPort}`,
-      env: {
-        ...inherited,
-        DATA_DIR: dataDir,
-        HTTP_PORT: httpPort,
-        HTTP_HOST: '127.0.0.1',
-        SMPP_PORT: await port(),
-        SIMULATOR_PORT: await port(),
-        NATS_PORT: await port(),
-        TEMPORAL_PORT: await port(),
-        TEMPORAL_UI_PORT: await port(),
-        LOG_LEVEL: 'info',
-        PROCESS_LAYOUT: 'split',
-        // The test machine is shared: the lifecycle at the gateways' priority.
-        BACKGROUND_NICE: '0',
-        ...extra,
-      },
-    };
+  /** The environment of `npm start` in `dataDir` (test/support/npm-start.ts), logging at info; its HTTP URL. */
+  function productEnv(dataDir: string, extra: Record<string, string> = {}): Promise<{ env: NodeJS.ProcessEnv; httpUrl: string }> {
+    // The test machine is shared: the lifecycle at the gateways' priority.
+    return npmStartEnv(dataDir, { LOG_LEVEL: 'info', BACKGROUND_NICE: '0', ...extra });
   }
 
   beforeAll(async () => {
@@ -166,69 +128,29 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
   });
 
   afterAll(async () => {
-    for (const { product: running, dataDir } of products) {
+    for (const running of products) {
       // ENGINE_RESTART_LOG=<file>: the product's output, to read after a failure.
       if (process.env['ENGINE_RESTART_LOG']) (await import('node:fs')).appendFileSync(process.env['ENGINE_RESTART_LOG'], running.output.join(''));
-      if (running.child.exitCode === null && running.child.signalCode === null) {
-        running.child.kill('SIGTERM');
-        const timer = setTimeout(() => running.child.kill('SIGKILL'), 15_000);
-        await running.exited;
-        clearTimeout(timer);
-      }
-      // Whatever a failed run left recorded (an engine, a role process) goes with the directory.
-      try {
-        const runDir = join(dataDir, 'run');
-        for (const file of readdirSync(runDir).filter((f) => f.endsWith('.pid'))) {
-          const pid = recordedPid(runDir, file.replace(/\.pid$/, ''));
-          if (pid !== undefined && processRunning(pid)) process.kill(pid, 'SIGKILL');
-        }
-      } catch { /* no run directory */ }
+      await stopNpmStart(running);
     }
   }, 60_000);
 
-  function start(productEnvironment: NodeJS.ProcessEnv = env): Product {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main.ts')], { cwd: ROOT, env: productEnvironment, stdio: ['ignore', 'pipe', 'pipe'] });
-    const output: string[] = [];
-    const events: Array<Record<string, unknown>> = [];
-    let partial = '';
-    const remember = (chunk: Buffer): void => {
-      const text = chunk.toString('utf8');
-      output.push(text);
-      if (output.length > 3000) output.shift();
-      const lines = (partial + text).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const entry = JSON.parse(line) as Record<string, unknown>;
-          if (entry['child'] !== undefined || entry['process'] !== undefined) events.push(entry);
-        } catch { /* not a log line */ }
-      }
-    };
-    child.stdout?.on('data', remember);
-    child.stderr?.on('data', remember);
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const product = { child, output, events, exited };
-    products.push({ product, dataDir: productEnvironment['DATA_DIR'] as string });
+  function start(productEnvironment: NodeJS.ProcessEnv = env): NpmStart {
+    const product = startNpmStart(productEnvironment);
+    products.push(product);
     return product;
   }
 
   /** Its start-up finished (the banner): engines are killed after it, as in production. */
-  async function started(product: Product, dataDir: string): Promise<void> {
+  async function started(product: NpmStart, dataDir: string): Promise<void> {
     await eventually(() => {
       if (product.child.exitCode !== null) throw new Error(`the product exited with code ${product.child.exitCode} during start-up:\n${product.output.join('').slice(-4000)}`);
       return product.output.join('').includes('sms-platform ready in') && existsSync(join(dataDir, 'demo.json'));
     }, { what: 'the start banner and the demo organization (demo.json)', timeoutMs: 150_000, intervalMs: 100 });
   }
 
-  async function request(path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${httpUrl}${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(15_000),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  function request(path: string, token: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+    return apiRequest(httpUrl, path, token, body);
   }
 
   async function send(token: string, label: string, n: number): Promise<string> {
@@ -250,8 +172,7 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
 
   /** Kills the engine `name` (its process group) with -9; resolves with the killed pid once it is gone. */
   async function killEngine(name: string): Promise<number> {
-    const runDir = join(productDir, 'run');
-    const before = recordedPid(runDir, name) as number;
+    const before = recordedPid(productDir, name) as number;
     expect(processRunning(before)).toBe(true);
     process.kill(-before, 'SIGKILL');
     await eventually(() => !processRunning(before), { what: `${name} (pid ${before}) gone`, timeoutMs: 10_000, intervalMs: 10 });
@@ -285,8 +206,7 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
 
   /** Waits for the engine `name` under a new pid and /health 200; resolves with the new pid. */
   async function healthyAgain(name: string, before: number): Promise<number> {
-    const runDir = join(productDir, 'run');
-    const after = await eventually(() => recordedPid(runDir, name), { what: `${name} started again under a new pid`, until: (pid) => pid !== undefined && pid !== before && processRunning(pid), timeoutMs: 120_000, intervalMs: 100 });
+    const after = await eventually(() => recordedPid(productDir, name), { what: `${name} started again under a new pid`, until: (pid) => pid !== undefined && pid !== before && processRunning(pid), timeoutMs: 120_000, intervalMs: 100 });
     await eventually(async () => (await fetch(`${httpUrl}/health`, { signal: AbortSignal.timeout(5_000) })).status, { what: `/health 200 after the ${name} restart`, until: (s) => s === 200, timeoutMs: 120_000, intervalMs: 250 });
     return after as number;
   }
@@ -324,12 +244,11 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
     await allDelivered(demo.token, ids, 'every message accepted before, during and after the Temporal restart delivered');
 
     // A role process killed with -9 (lifecycle: the Temporal worker and the JetStream bridges) is started again too.
-    const runDir = join(productDir, 'run');
-    const lifecycle = recordedPid(runDir, 'role-lifecycle') as number;
+    const lifecycle = recordedPid(productDir, 'role-lifecycle') as number;
     const inFlight = await send(demo.token, 'before the lifecycle kill', 0);
     process.kill(lifecycle, 'SIGKILL');
     ids.push(inFlight, await send(demo.token, 'lifecycle down', 0));
-    await eventually(() => recordedPid(runDir, 'role-lifecycle'), { what: 'the lifecycle process started again', until: (pid) => pid !== undefined && pid !== lifecycle && processRunning(pid), timeoutMs: 60_000, intervalMs: 100 });
+    await eventually(() => recordedPid(productDir, 'role-lifecycle'), { what: 'the lifecycle process started again', until: (pid) => pid !== undefined && pid !== lifecycle && processRunning(pid), timeoutMs: 60_000, intervalMs: 100 });
     expect(running.events.find((e) => e['process'] === 'lifecycle' && e['msg'] === 'role process exited; starting it again')).toMatchObject({ level: 50, signal: 'SIGKILL', restart: { attempt: 1, of: 8, inMs: 500 } });
     ids.push(await send(demo.token, 'after the lifecycle restart', 0));
     await allDelivered(demo.token, ids, 'every message accepted around the lifecycle process restart delivered');
@@ -338,7 +257,7 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
     // An orderly stop (SIGTERM) starts nothing again: exit code 0, no restart logged while stopping, every process gone.
     const restarting = (): number => running.events.filter((e) => String(e['msg']).endsWith('starting it again')).length;
     const before = restarting();
-    const left = ['nats-server', 'temporal', 'role-lifecycle', 'role-carrier'].map((name) => recordedPid(runDir, name) as number);
+    const left = ['nats-server', 'temporal', 'role-lifecycle', 'role-carrier'].map((name) => recordedPid(productDir, name) as number);
     running.child.kill('SIGTERM');
     const code = await eventually(() => running.child.exitCode, { what: 'npm start to exit after SIGTERM', until: (c) => c !== null, timeoutMs: 30_000, intervalMs: 100 });
     expect({ code, restartsLogged: restarting() - before }).toEqual({ code: 0, restartsLogged: 0 });
@@ -350,8 +269,7 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
     const { env: giveUpEnv } = await productEnv(dataDir, { RESTART_GIVE_UP_AFTER: '1' });
     const running = start(giveUpEnv);
     await started(running, dataDir);
-    const runDir = join(dataDir, 'run');
-    const recorded = ['nats-server', 'temporal', 'role-lifecycle', 'role-carrier'].map((name) => ({ name, pid: recordedPid(runDir, name) as number }));
+    const recorded = ['nats-server', 'temporal', 'role-lifecycle', 'role-carrier'].map((name) => ({ name, pid: recordedPid(dataDir, name) as number }));
     expect(recorded.filter((r) => !processRunning(r.pid))).toEqual([]);
     const natsPort = Number(giveUpEnv['NATS_PORT']);
     process.kill(-(recorded[0] as { pid: number }).pid, 'SIGKILL');
