@@ -94,41 +94,11 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
   // Awaited before the gateways open; a failure is seen there, not as an unhandled rejection.
   children?.ready.catch(() => undefined);
   const running: Stoppable[] = [];
-  let stopping = false;
-  /** Stops the roles, then the engines, and exits with `exitCode` (1 after a fault: process managers restart on it). */
-  const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    const hardStop = setTimeout(() => {
-      log.error('shutdown took longer than 10 s; exiting');
-      process.exit(1);
-    }, 9_500);
-    hardStop.unref();
-    children?.beginStop();
-    for (const role of running.reverse()) await role.stop().catch((err: unknown) => log.warn({ err }, 'role stop failed'));
-    // Still starting when this process failed: not among the running roles yet.
-    await children?.stop();
-    await engines.stop();
-    clearTimeout(hardStop);
-    log.info('stopped');
-    process.exit(exitCode);
-  };
+  const shutdown = stopOnSignals(running, children, engines, log);
   fault.stop = (err) => {
     process.stderr.write(`${err.message}\n`);
     void shutdown('restart-give-up', 1);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  // A fault must not leave the engine children orphaned.
-  process.on('uncaughtException', (err) => {
-    log.fatal({ err }, 'uncaught exception');
-    void shutdown('uncaughtException', 1);
-  });
-  process.on('unhandledRejection', (err) => {
-    log.fatal({ err }, 'unhandled rejection');
-    void shutdown('unhandledRejection', 1);
-  });
 
   // One acceptance core per process (roles/acceptance.ts), built by the first role that needs it;
   // pushed before its users, so it stops after them.
@@ -190,16 +160,8 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     }
     if (roles.includes('gateway-smpp')) {
       const core = await acceptanceCore();
-      const gateway = await startSmppGateway({
-        port: config.smpp.port, engines, services: { acceptance: core.acceptance, states: core.states, ...(core.scheduledCancel ? { scheduled: core.scheduledCancel } : {}) }, log,
-        options: {
-          maxSessionsPerSystemId: config.smpp.maxSessionsPerSystemId, window: config.smpp.window, maxSubmitsPerSecond: config.smpp.submitsPerSecond,
-          idleTimeoutMs: config.smpp.idleTimeoutSeconds * 1000, concatTimeoutMs: config.smpp.concatTimeoutSeconds * 1000,
-          bindFailureWindowMs: config.smpp.bindFailureWindowSeconds * 1000, maxBindFailuresPerSystemId: config.smpp.maxBindFailuresPerSystemId,
-          maxBindFailuresPerAddress: config.smpp.maxBindFailuresPerAddress, bindLockoutMs: config.smpp.bindLockoutSeconds * 1000,
-        },
-      });
-      running.push(gateway);
+      const services = { acceptance: core.acceptance, states: core.states, ...(core.scheduledCancel ? { scheduled: core.scheduledCancel } : {}) };
+      running.push(await startSmppGateway({ port: config.smpp.port, engines, services, log, options: smppGatewayOptions(config.smpp) }));
     }
 
     const base = config.demoSeed
@@ -213,27 +175,82 @@ async function run(config: Config, plan: ProcessPlan, roleProcess: boolean, log:
     }
     // $DATA_DIR/run/stack.json: how the admin CLI of this DATA_DIR finds this stack (removed on exit).
     writeStackFile({ dataDir: config.dataDir, roles, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, webhookAllowPrivateTargets: config.lifecycle.webhook.allowPrivateTargets, ...(config.temporal.address ? {} : { temporalUi: localUrl('http', '127.0.0.1', config.temporal.uiPort) }), ...(roles.includes('gateway-http') ? { httpUrl: localUrl('http', config.http.host, config.http.port) } : {}) });
-    const lines = [
-      '',
-      `sms-platform ready in ${((performance.now() - started) / 1000).toFixed(1)} s (roles: ${roles.join(', ')})`,
-      ...plan.children.map((child, i) => `  + process    ${child.name} (roles: ${child.roles.join(', ')}; pid ${children?.pids[i] ?? '?'})`),
-      roles.includes('gateway-http') ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
-      roles.includes('gateway-http') ? `  Ingestion    http://localhost:${config.http.port}${config.ingest.basePath}/project/{project}/datasource/{datasource}/stream` : '',
-      roles.includes('gateway-http') ? `  Audience     http://localhost:${config.http.port}${config.audience.basePath}/project/{project}/audience/search` : '',
-      roles.includes('gateway-smpp') ? `  SMPP         localhost:${config.smpp.port} (v3.4 / v5.0)` : '',
-      config.temporal.address ? `  Temporal     ${config.temporal.address}` : `  Temporal UI  http://localhost:${config.temporal.uiPort}`,
-      `  NATS         ${config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`}`,
-      engines.clickhouse ? `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}` : '',
-      seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json'), config.ingest.basePath, config.audience.basePath) : '',
-      'Press Ctrl-C to stop.',
-      '',
-    ];
-    process.stderr.write(lines.filter((l) => l !== '').join('\n') + '\n');
+    const demo = seeded ? demoBanner(seeded.demo, config.http.port, join(config.dataDir, 'demo.json'), config.ingest.basePath, config.audience.basePath) : '';
+    process.stderr.write(readyBanner(config, { roles, plan, pids: children?.pids ?? [], clickhouse: Boolean(engines.clickhouse), seconds: (performance.now() - started) / 1000, demo }));
   } catch (err) {
     // Said before the shutdown, which exits.
     reportStartupFailure(log, err);
     await shutdown('startup-failure', 1);
   }
+}
+
+/**
+ * Stops the process on SIGINT, SIGTERM and an uncaught fault (a fault must not leave the engine
+ * children orphaned): the running roles in reverse order, the role processes, then the engines;
+ * exits with the code given (1 after a fault: process managers restart on it), or 1 when the stop
+ * takes longer than 10 s. Returns the stop, for the other reasons to stop.
+ */
+function stopOnSignals(running: Stoppable[], children: RoleProcesses | undefined, engines: Engines, log: Logger): (signal: string, exitCode?: number) => Promise<void> {
+  let stopping = false;
+  const shutdown = async (signal: string, exitCode = 0): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const hardStop = setTimeout(() => {
+      log.error('shutdown took longer than 10 s; exiting');
+      process.exit(1);
+    }, 9_500);
+    hardStop.unref();
+    children?.beginStop();
+    for (const role of running.reverse()) await role.stop().catch((err: unknown) => log.warn({ err }, 'role stop failed'));
+    // Still starting when this process failed: not among the running roles yet.
+    await children?.stop();
+    await engines.stop();
+    clearTimeout(hardStop);
+    log.info('stopped');
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception');
+    void shutdown('uncaughtException', 1);
+  });
+  process.on('unhandledRejection', (err) => {
+    log.fatal({ err }, 'unhandled rejection');
+    void shutdown('unhandledRejection', 1);
+  });
+  return shutdown;
+}
+
+/** The SMPP gateway's session limits from its configuration (seconds as the gateway's milliseconds). */
+function smppGatewayOptions(smpp: Config['smpp']): Parameters<typeof startSmppGateway>[0]['options'] {
+  return {
+    maxSessionsPerSystemId: smpp.maxSessionsPerSystemId, window: smpp.window, maxSubmitsPerSecond: smpp.submitsPerSecond,
+    idleTimeoutMs: smpp.idleTimeoutSeconds * 1000, concatTimeoutMs: smpp.concatTimeoutSeconds * 1000,
+    bindFailureWindowMs: smpp.bindFailureWindowSeconds * 1000, maxBindFailuresPerSystemId: smpp.maxBindFailuresPerSystemId,
+    maxBindFailuresPerAddress: smpp.maxBindFailuresPerAddress, bindLockoutMs: smpp.bindLockoutSeconds * 1000,
+  };
+}
+
+/** What `npm start` prints once ready: the roles, the role processes, where each API and engine answers, the demo credentials. */
+function readyBanner(config: Config, ready: { roles: readonly Role[]; plan: ProcessPlan; pids: readonly (number | undefined)[]; clickhouse: boolean; seconds: number; demo: string }): string {
+  const { roles, plan, pids } = ready;
+  const http = roles.includes('gateway-http');
+  const lines = [
+    `sms-platform ready in ${ready.seconds.toFixed(1)} s (roles: ${roles.join(', ')})`,
+    ...plan.children.map((child, i) => `  + process    ${child.name} (roles: ${child.roles.join(', ')}; pid ${pids[i] ?? '?'})`),
+    http ? `  HTTP API     http://localhost:${config.http.port}/transactional/v1  (health: /health, metrics: /metrics)` : '',
+    http ? `  Ingestion    http://localhost:${config.http.port}${config.ingest.basePath}/project/{project}/datasource/{datasource}/stream` : '',
+    http ? `  Audience     http://localhost:${config.http.port}${config.audience.basePath}/project/{project}/audience/search` : '',
+    roles.includes('gateway-smpp') ? `  SMPP         localhost:${config.smpp.port} (v3.4 / v5.0)` : '',
+    config.temporal.address ? `  Temporal     ${config.temporal.address}` : `  Temporal UI  http://localhost:${config.temporal.uiPort}`,
+    `  NATS         ${config.nats.url ?? `nats://127.0.0.1:${config.nats.port}`}`,
+    ready.clickhouse ? `  ClickHouse   ${config.clickhouse.url ?? `embedded (chdb) in ${join(config.dataDir, 'clickhouse')}`}` : '',
+    ready.demo,
+    'Press Ctrl-C to stop.',
+  ];
+  return `${lines.filter((l) => l !== '').join('\n')}\n`;
 }
 
 async function main(): Promise<void> {
