@@ -45,27 +45,48 @@ export async function insertCompactRows(ch: ClickHouse, name: string, columns: r
   await ch.client.insert({ table: ch.table(name), values: rows, columns: [...columns], format: 'JSONCompactEachRow', clickhouse_settings: settings });
 }
 
+/** A row of insertRowHeads: its text without the last column (`[…,`), or, with `shared`, without the columns its batch shares: `shared.head` goes in front and `shared.mid` at `cut`. */
+export interface RowHead {
+  readonly row: Uint8Array;
+  readonly version: number;
+  readonly shared?: { readonly head: Uint8Array; readonly mid: Uint8Array } | null;
+  readonly cut?: number;
+}
+
 /**
- * Inserts rows given as their JSONCompactEachRow text without the last column (`[…,`, as the
- * ingest gateway serialized them: core/ingest/event-rows.ts) and that column's number, which
- * is appended here (`<version>]`). On the in-process chdb the texts are copied into one buffer
- * for its parser, none parsed or serialized again; a server gets the rows through the client.
+ * Inserts rows given as their JSONCompactEachRow text without the last column (as the ingest
+ * gateway serialized them: core/ingest/event-rows.ts, the columns a frame's events share put in
+ * here) and that column's number, which is appended here (`<version>]`). On the in-process chdb
+ * the texts are copied into one buffer for its parser, none parsed or serialized again; a server
+ * gets the rows through the client.
  */
-export async function insertRowHeads(ch: ClickHouse, name: string, columns: readonly [string, ...string[]], rows: ReadonlyArray<{ readonly row: Uint8Array; readonly version: number }>, settings: Readonly<Record<string, number>> = {}): Promise<void> {
+export async function insertRowHeads(ch: ClickHouse, name: string, columns: readonly [string, ...string[]], rows: readonly RowHead[], settings: Readonly<Record<string, number>> = {}): Promise<void> {
   if (rows.length === 0) return;
-  if (ch.insertRaw) {
-    let size = 0;
-    for (const { row } of rows) size += row.length + 24; // a UInt64 has at most 20 digits, then `]\n`
-    const out = Buffer.allocUnsafe(size);
-    let at = 0;
-    for (const { row, version } of rows) {
+  let size = 0;
+  for (const { row, shared } of rows) size += row.length + 24 + (shared ? shared.head.length + shared.mid.length : 0); // a UInt64 has at most 20 digits, then `]\n`
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const { row, version, shared, cut } of rows) {
+    if (shared) {
+      const split = cut ?? row.length;
+      out.set(shared.head, at);
+      at += shared.head.length;
+      out.set(row.subarray(0, split), at);
+      at += split;
+      out.set(shared.mid, at);
+      at += shared.mid.length;
+      out.set(row.subarray(split), at);
+      at += row.length - split;
+    } else {
       out.set(row, at);
       at += row.length;
-      at += out.write(`${version}]\n`, at, 'latin1');
     }
+    at += out.write(`${version}]\n`, at, 'latin1');
+  }
+  if (ch.insertRaw) {
     await ch.insertRaw(name, out.subarray(0, at), 'JSONCompactEachRow', settings, columns);
     return;
   }
-  const values = rows.map(({ row, version }) => JSON.parse(`${Buffer.from(row.buffer, row.byteOffset, row.length).toString('utf8')}${version}]`) as unknown[]);
+  const values = out.subarray(0, at - 1).toString('utf8').split('\n').map((line) => JSON.parse(line) as unknown[]);
   await ch.client.insert({ table: ch.table(name), values, columns: [...columns], format: 'JSONCompactEachRow', clickhouse_settings: settings });
 }

@@ -3,8 +3,7 @@
 // decide each event (stored, duplicate, or skipped for want of a contact: spec 2 §3), and
 // collect the rows, triggers and usage to write. The caller loads states and known event ids
 // before, and writes the plan after (stores/audience-writer.ts).
-import { audienceId } from './audience-identity';
-import { eventTextsOf, type WriterMessage } from './event-rows';
+import { framedEvents, triggersPayload, type EventRowItem, type SharedColumns, type WriterMessage } from './event-rows';
 import { applyPatch, deleteContact, versionOf, type DsContactState } from './merge';
 import type { ContactPatch } from './types';
 
@@ -13,13 +12,15 @@ export type ContactStates = Map<string, Map<string, DsContactState>>;
 
 export const userKey = (projectId: string, userId: string): string => `${projectId}\u0000${userId}`;
 
-/** An event to store: where it goes, and its row as the gateway serialized it (core/ingest/event-rows.ts eventRowHead; the version appended on insert). */
+/** An event to store: where it goes, and its row as the gateway serialized it (core/ingest/event-rows.ts: the shared columns put in at `cut` and in front, the version appended on insert). */
 export interface StoredEvent {
   readonly projectId: string;
   readonly datasourceId: string;
   readonly userId: string;
   readonly eventId: string;
-  readonly row: Uint8Array;
+  readonly row: Buffer;
+  readonly shared: SharedColumns | null;
+  readonly cut: number;
   readonly version: number;
 }
 
@@ -177,52 +178,32 @@ export function planWrites(input: PlanInput): WritePlan {
     const delta = count(message.datasourceId, 'events', message.receivedAt);
     if (message.part === undefined) delta.requests += 1;
     delta.failed += message.failed;
-    const triggers: Uint8Array[] = [];
-    /** Decides one event in input order (after its `_user_data`); `stored` gives its row and trigger texts when it is stored. */
-    const decide = (userId: string, eventId: string, userData: ContactPatch | null, index: number, stored: () => { row: Uint8Array; trigger: Uint8Array | null }): void => {
+    const triggers: EventRowItem[] = [];
+    /** Decides one event in input order (after its `_user_data`). */
+    const decide = (item: EventRowItem, index: number): void => {
       const version = versionOf(seq, index);
-      if (userData) upsert(message.projectId, message.datasourceId, userData, version, message.receivedAt);
-      const contact = statesOf(message.projectId, userId).get(message.datasourceId);
+      if (item.userData) upsert(message.projectId, message.datasourceId, item.userData, version, message.receivedAt);
+      const contact = statesOf(message.projectId, item.userId).get(message.datasourceId);
       if (!contact || contact.deleted) {
         delta.skipped += 1;
         return;
       }
-      const key = `${message.datasourceId}:${eventId}`;
-      if (storedNow.has(key) || (!released.has(key) && input.storedBefore(message.datasourceId, eventId))) {
+      const key = `${message.datasourceId}:${item.eventId}`;
+      if (storedNow.has(key) || (!released.has(key) && input.storedBefore(message.datasourceId, item.eventId))) {
         delta.duplicates += 1;
         return;
       }
       storedNow.add(key);
       delta.accepted += 1;
-      const { row, trigger } = stored();
-      plan.events.push({ projectId: message.projectId, datasourceId: message.datasourceId, userId, eventId, row, version });
-      if (trigger) triggers.push(trigger);
+      plan.events.push({ projectId: message.projectId, datasourceId: message.datasourceId, userId: item.userId, eventId: item.eventId, row: item.row, shared: item.shared, cut: item.cut, version });
+      if (item.trigger) triggers.push(item);
     };
-    if (message.kind === 'eventRows') {
-      message.items.forEach((item, index) => decide(item.userId, item.eventId, item.userData, index, () => item));
-    } else {
-      // A message of the earlier format: its rows built here, as the gateway builds them now.
-      const texts = eventTextsOf(message.projectId, message.datasourceId, message.receivedAt);
-      message.items.forEach(({ event, userData }, index) => decide(event.userId, event.eventId, userData, index, () => {
-        const { row, trigger } = texts(audienceId(message.projectId, event.userId), event);
-        return { row: Buffer.from(row), trigger: trigger === null ? null : Buffer.from(trigger) };
-      }));
-    }
+    // A message of the earlier format: its texts built as the gateway builds them now.
+    (message.kind === 'eventRows' ? message : framedEvents(message)).items.forEach(decide);
     if (triggers.length > 0) {
       plan.triggers.push({ msgId: `ingest-${seq}`, project: message.projectId, data: triggersPayload(message.projectId, message.datasourceId, message.receivedAt, triggers) });
     }
   }
   plan.usage.push(...usage.values());
   return plan;
-}
-
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']}');
-
-/** AutomationTriggers (core/bus/ingest.ts) as JSON bytes, around the triggers' own texts. */
-function triggersPayload(project: string, datasource: string, receivedAt: string, triggers: readonly Uint8Array[]): Buffer {
-  const parts: Uint8Array[] = [Buffer.from(`{"project":${JSON.stringify(project)},"datasource":${JSON.stringify(datasource)},"receivedAt":${JSON.stringify(receivedAt)},"triggers":[`)];
-  triggers.forEach((t, i) => { if (i > 0) parts.push(COMMA); parts.push(t); });
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
 }

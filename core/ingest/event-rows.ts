@@ -1,15 +1,18 @@
 // The events of an INGEST message as the ingest writer inserts them, serialized once, by the
 // gateway that validated them (since 2026-11-27): an `eventRows` frame is a header line (JSON:
-// the request's fields and, per accepted event, its user id, event id, whether it triggers
-// automations, and its `_user_data` patch) followed by, per event and in order, its row of the
-// events table as JSONCompactEachRow text without its last column (the version, which the
-// stream sequence decides: the writer appends it) and, for a trigger-worthy event, its
-// automation trigger as JSON text. The writer decides each event from the header as before
-// (dedupe, skips, deletions, merges of `_user_data`) and concatenates the stored texts instead
-// of parsing, re-planning and re-serializing each event; a redelivered frame holds the same
-// bytes, so a replay writes the same rows. Frames of the earlier format (one JSON object of
-// kind `events`, core/bus/ingest.ts) are still read: `decodeIngest` takes both, and the plan
-// builds their rows with the same functions, so either format gives byte-identical rows.
+// the request's fields and, per accepted event, whether it triggers automations and its
+// `_user_data` patch) followed by, per event and in order, its row of the events table as
+// JSONCompactEachRow text without the columns every event of the frame shares and, for a
+// trigger-worthy event, the part of its automation trigger the row lacks. The writer reads each
+// event's user and event id from its row, decides it as before (dedupe, skips, deletions,
+// merges of `_user_data`) and concatenates the stored texts instead of parsing, re-planning and
+// re-serializing each event: each row with the shared columns and the version (which the
+// stream sequence decides) put in, each trigger from its row's already escaped ids, type and
+// date and its own line; a redelivered frame holds the same bytes, so a replay writes the same
+// rows and triggers. Format 2 (header `"v":2`, since 2026-11-27 09:30 UTC) carries each id and
+// value once; format 1 (e85495d: ids in the header, whole rows, whole trigger JSON) and messages
+// of the earlier format (one JSON object of kind `events`, core/bus/ingest.ts) are still read,
+// the latter by encoding them as a frame, so every format gives byte-identical rows and triggers.
 import { AppError } from '../errors';
 import { checkPayload, UnreadableBusMessageError } from '../bus/decode';
 import type { IngestEventsMessage, IngestMessage } from '../bus/ingest';
@@ -43,7 +46,14 @@ export function putTyped(maps: TypedMaps, name: string, typed: TypedValue): void
   }
 }
 
-/** What is stored of one event: its row head (`[…,`: its row in EVENT_COLUMNS order without `version`) and, when it triggers, its automation trigger's JSON. */
+/**
+ * What the gateway writes of one event (format 2). `row`: its events row without the columns
+ * every event of the frame shares, `<event type>,<user id>,<audience id>,<event id>,<event date>,`
+ * then its six typed maps, each followed by a comma (the writer puts `[<project>,<datasource>,`
+ * in front, `,<received at>,"api"` after the event date and `<version>]` at the end). `trigger`,
+ * for a trigger-worthy event: its `_event_parameters` object's JSON, preceded by its
+ * `_event_date`'s JSON string only when that is not the ISO form of the row's event date.
+ */
 export interface EventTexts {
   readonly row: string;
   readonly trigger: string | null;
@@ -53,14 +63,12 @@ export interface EventTexts {
 const MAP_OF: Readonly<Record<TypedValue['type'], number>> = { string: 0, number: 1, boolean: 2, date: 3, array: 4, object: 5, geopoint: 5 };
 
 /**
- * The texts of the events of one request (`projectId`, `datasourceId`, received at `receivedAt`).
- * Written out field by field, each value escaped once for both texts: the same bytes as
- * JSON.stringify of the row's array (its typed maps as putTyped fills them) and of the
- * AutomationTrigger object (core/bus/ingest.ts), at about half the CPU.
+ * The texts of events (format 2), written out field by field, each value escaped once for both
+ * texts: with the shared columns put in, the same bytes as JSON.stringify of the row's array
+ * (its typed maps as putTyped fills them), and the trigger the writer builds from them the same
+ * bytes as JSON.stringify of the AutomationTrigger object (core/bus/ingest.ts).
  */
-export function eventTextsOf(projectId: string, datasourceId: string, receivedAt: string): (audience: string, event: EventRecord) => EventTexts {
-  const head = `[${JSON.stringify(projectId)},${JSON.stringify(datasourceId)},`;
-  const received = JSON.stringify(clickHouseTime(receivedAt));
+export function eventTextsOf(): (audience: string, event: EventRecord) => EventTexts {
   const types = new Map<string, string>();
   return (audience, event) => {
     let type = types.get(event.eventType);
@@ -68,9 +76,6 @@ export function eventTextsOf(projectId: string, datasourceId: string, receivedAt
       type = JSON.stringify(event.eventType);
       types.set(event.eventType, type);
     }
-    const user = JSON.stringify(event.userId);
-    const id = JSON.stringify(event.eventId);
-    const aud = JSON.stringify(audience);
     const maps = ['', '', '', '', '', ''];
     let params = '';
     for (const name in event.parameters) {
@@ -92,12 +97,19 @@ export function eventTextsOf(projectId: string, datasourceId: string, receivedAt
       maps[index] += `${maps[index] === '' ? '' : ','}${key}:${stored}`;
       if (event.triggers) params += `${params === '' ? '' : ','}${key}:${plain}`;
     }
-    const row = `${head}${type},${user},${aud},${id},${JSON.stringify(clickHouseTime(event.eventDate))},${received},"api",{${maps[0]}},{${maps[1]}},{${maps[2]}},{${maps[3]}},{${maps[4]}},{${maps[5]}},`;
-    const trigger = event.triggers
-      ? `{"audienceId":${aud},"_user_id":${user},"_event_id":${id},"_event_type":${type},"_event_date":${JSON.stringify(event.eventDate)},"_event_parameters":{${params}}}`
-      : null;
-    return { row, trigger };
+    const date = JSON.stringify(clickHouseTime(event.eventDate));
+    const row = `${type},${JSON.stringify(event.userId)},${JSON.stringify(audience)},${JSON.stringify(event.eventId)},${date},{${maps[0]}},{${maps[1]}},{${maps[2]}},{${maps[3]}},{${maps[4]}},{${maps[5]}},`;
+    if (!event.triggers) return { row, trigger: null };
+    // The writer makes `"YYYY-MM-DDTHH:MM:SS.mmmZ"` of the row's `"YYYY-MM-DD HH:MM:SS.mmm"`: only when that gives the event's date back.
+    const derived = date.length === 25 && event.eventDate.length === 24 && event.eventDate[10] === 'T' && event.eventDate[23] === 'Z';
+    return { row, trigger: derived ? `{${params}}` : `${JSON.stringify(event.eventDate)}{${params}}` };
   };
+}
+
+/** The columns every event of a format-2 frame shares, as the writer puts them into each row: `[<project>,<datasource>,` in front, `,<received at>,"api"` after the event date. */
+export interface SharedColumns {
+  readonly head: Buffer;
+  readonly mid: Buffer;
 }
 
 /** One event of an `eventRows` frame as the writer reads it: what the plan decides on, and the stored texts (views of the frame's bytes). */
@@ -105,10 +117,16 @@ export interface EventRowItem {
   readonly userId: string;
   readonly eventId: string;
   readonly userData: ContactPatch | null;
-  /** The row head (EventTexts.row). */
-  readonly row: Uint8Array;
-  /** The trigger's JSON (EventTexts.trigger), for a trigger-worthy event. */
-  readonly trigger: Uint8Array | null;
+  /** Format 1: the whole row head (`[…,`); format 2: EventTexts.row. */
+  readonly row: Buffer;
+  /** Format 2: the frame's shared columns (`cut` says where the middle ones go in); null in format 1. */
+  readonly shared: SharedColumns | null;
+  /** Format 2: the index in `row` after the event date (where `shared.mid` goes in); the row's length in format 1. */
+  readonly cut: number;
+  /** Format 2: the ends (after the closing quote) in `row` of the event type, user id, audience id and event id; null in format 1. */
+  readonly ends: readonly number[] | null;
+  /** Format 1: the trigger's JSON; format 2: EventTexts.trigger; null: the event does not trigger. */
+  readonly trigger: Buffer | null;
 }
 
 export interface IngestEventRowsMessage {
@@ -125,10 +143,12 @@ export interface IngestEventRowsMessage {
 /** What the ingest writer reads from the INGEST stream: any IngestMessage, or an `eventRows` frame. */
 export type WriterMessage = IngestMessage | IngestEventRowsMessage;
 
-/** Header item: user id, event id, 1 when it triggers (a trigger line follows its row line), `_user_data` patch or null. */
-type HeaderItem = [string, string, 0 | 1, ContactPatch | null];
+/** Format 1 header item (e85495d): user id, event id, 1 when it triggers (a trigger line follows its row line), `_user_data` patch or null. */
+type HeaderItem1 = [string, string, 0 | 1, ContactPatch | null];
+/** Format 2 header item: 1 when it triggers (a trigger line follows its row line), else 0; `[0|1, patch]` when it carries `_user_data`. */
+type HeaderItem2 = 0 | 1 | [0 | 1, ContactPatch];
 
-interface Header {
+interface HeaderFields {
   readonly kind: 'eventRows';
   readonly orgId: string;
   readonly projectId: string;
@@ -136,8 +156,9 @@ interface Header {
   readonly receivedAt: string;
   readonly failed: number;
   readonly part?: number;
-  readonly items: HeaderItem[];
 }
+interface Header1 extends HeaderFields { readonly items: HeaderItem1[] }
+interface Header2 extends HeaderFields { readonly v: 2; readonly items: HeaderItem2[] }
 
 const typedValue = { type: 'object', required: ['type', 'value'], properties: { type: { type: 'string' } } } as const;
 const patch = {
@@ -145,39 +166,50 @@ const patch = {
   required: ['userId', 'attributes'],
   properties: { userId: { type: 'string' }, attributes: { type: 'object', additionalProperties: { anyOf: [{ type: 'null' }, typedValue] } } },
 } as const;
-const HEADER_SCHEMA = {
+const headerSchema = (v: 1 | 2) => ({
   type: 'object',
-  required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'failed', 'items'],
+  required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'failed', 'items', ...(v === 2 ? ['v'] : [])],
   properties: {
     kind: { const: 'eventRows' }, orgId: { type: 'string' }, projectId: { type: 'string' }, datasourceId: { type: 'string' }, receivedAt: { type: 'string' },
-    failed: { type: 'integer' }, part: { type: 'integer', minimum: 1 },
+    failed: { type: 'integer' }, part: { type: 'integer', minimum: 1 }, ...(v === 2 ? { v: { const: 2 } } : {}),
     items: {
       type: 'array', minItems: 1,
-      items: { type: 'array', minItems: 4, maxItems: 4, items: [{ type: 'string' }, { type: 'string' }, { enum: [0, 1] }, { anyOf: [{ type: 'null' }, patch] }] },
+      items: v === 1
+        ? { type: 'array', minItems: 4, maxItems: 4, items: [{ type: 'string' }, { type: 'string' }, { enum: [0, 1] }, { anyOf: [{ type: 'null' }, patch] }] }
+        : { anyOf: [{ enum: [0, 1] }, { type: 'array', minItems: 2, maxItems: 2, items: [{ enum: [0, 1] }, patch] }] },
     },
   },
-} as const;
-const checkHeader = new Ajv({ allErrors: false, strict: false }).compile<Header>(HEADER_SCHEMA);
+  // A header naming a format this writer does not know is not read as format 1.
+  ...(v === 1 ? { not: { required: ['v'] } } : {}),
+});
+const ajv = new Ajv({ allErrors: false, strict: false });
+const checkHeader1 = ajv.compile<Header1>(headerSchema(1));
+const checkHeader2 = ajv.compile<Header2>(headerSchema(2));
 
 const NEWLINE = 10;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const SPACE = 0x20;
 const utf8 = new TextDecoder();
 
 /**
- * The INGEST events message as `eventRows` frames of at most `limit` bytes each (one, unless
- * the request is larger than the bus carries: then several, events whole and in order, the
- * failed count on the first, later ones numbered `part` so the writer counts the request once).
- * Throws PAYLOAD_TOO_LARGE when one event does not fit on its own.
+ * The INGEST events message as `eventRows` frames (format 2) of at most `limit` bytes each (one,
+ * unless the request is larger than the bus carries: then several, events whole and in order,
+ * the failed count on the first, later ones numbered `part` so the writer counts the request
+ * once). Throws PAYLOAD_TOO_LARGE when one event does not fit on its own.
  */
 export function encodeEventRows(message: IngestEventsMessage, limit: number): Buffer[] {
-  const texts = eventTextsOf(message.projectId, message.datasourceId, message.receivedAt);
+  const texts = eventTextsOf();
   const items = message.items.map(({ event, userData }) => {
     const { row, trigger } = texts(audienceId(message.projectId, event.userId), event);
-    const meta: HeaderItem = [event.userId, event.eventId, trigger === null ? 0 : 1, userData];
+    const flag = trigger === null ? 0 : 1;
+    const meta: HeaderItem2 = userData === null ? flag : [flag, userData];
     return { meta, lines: trigger === null ? `${row}\n` : `${row}\n${trigger}\n`, eventId: event.eventId };
   });
   const frame = (group: typeof items, part: number): string => {
-    const header: Header = {
-      kind: 'eventRows', orgId: message.orgId, projectId: message.projectId, datasourceId: message.datasourceId, receivedAt: message.receivedAt,
+    const header: Header2 = {
+      kind: 'eventRows', v: 2, orgId: message.orgId, projectId: message.projectId, datasourceId: message.datasourceId, receivedAt: message.receivedAt,
       failed: part === 0 ? message.failed : 0, ...(part > 0 ? { part } : {}), items: group.map((g) => g.meta),
     };
     let text = `${JSON.stringify(header)}\n`;
@@ -208,6 +240,11 @@ export function encodeEventRows(message: IngestEventsMessage, limit: number): Bu
   return groups.map((g, part) => Buffer.from(frame(g, part)));
 }
 
+/** An earlier-format events message as the one frame the writer plans from (its texts built as the gateway builds them). */
+export function framedEvents(message: IngestEventsMessage): IngestEventRowsMessage {
+  return decodeIngest(encodeEventRows(message, Number.POSITIVE_INFINITY)[0] as Buffer) as IngestEventRowsMessage;
+}
+
 /**
  * Reads an INGEST stream message: an `eventRows` frame (a header line, then lines), or a single
  * JSON object of the earlier format (checked against INGEST_MESSAGE_SCHEMA). Throws
@@ -230,24 +267,165 @@ export function decodeIngest(data: Uint8Array): WriterMessage {
   } catch (err) {
     throw new UnreadableBusMessageError('ingest eventRows header is not JSON', { cause: err });
   }
-  if (!checkHeader(header)) {
-    const first = checkHeader.errors?.[0];
-    throw new UnreadableBusMessageError(`ingest eventRows header does not match its schema: ${first ? `${first.instancePath || '/'} ${first.message ?? ''}` : 'invalid'}`);
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (typeof header === 'object' && header !== null && 'v' in header) {
+    if (!checkHeader2(header)) throw headerError(checkHeader2.errors);
+    return decodeRows2(bytes, end + 1, header);
   }
-  let pos = end + 1;
+  if (!checkHeader1(header)) throw headerError(checkHeader1.errors);
+  return decodeRows1(bytes, end + 1, header);
+}
+
+function headerError(errors: Array<{ instancePath: string; message?: string }> | null | undefined): UnreadableBusMessageError {
+  const first = errors?.[0];
+  return new UnreadableBusMessageError(`ingest eventRows header does not match its schema: ${first ? `${first.instancePath || '/'} ${first.message ?? ''}` : 'invalid'}`);
+}
+
+function malformed(what: string, at: number): UnreadableBusMessageError {
+  return new UnreadableBusMessageError(`ingest eventRows frame: ${what} line at byte ${at} missing or malformed`);
+}
+
+function messageOf(header: HeaderFields, items: EventRowItem[]): IngestEventRowsMessage {
+  const { kind, orgId, projectId, datasourceId, receivedAt, failed, part } = header;
+  return { kind, orgId, projectId, datasourceId, receivedAt, failed, ...(part === undefined ? {} : { part }), items };
+}
+
+/** Format 1 (e85495d): ids in the header, whole row heads, whole trigger JSON. */
+function decodeRows1(data: Buffer, start: number, header: Header1): IngestEventRowsMessage {
+  let pos = start;
   /** The next line, which must start with `open` and end with `close` (a row `[…,`, a trigger `{…}`). */
-  const line = (open: number, close: number, what: string): Uint8Array => {
+  const line = (open: number, close: number, what: string): Buffer => {
     const next = data.indexOf(NEWLINE, pos);
-    if (next < 0 || next - pos < 2 || data[pos] !== open || data[next - 1] !== close) throw new UnreadableBusMessageError(`ingest eventRows frame: ${what} line at byte ${pos} missing or malformed`);
+    if (next < 0 || next - pos < 2 || data[pos] !== open || data[next - 1] !== close) throw malformed(what, pos);
     const text = data.subarray(pos, next);
     pos = next + 1;
     return text;
   };
   const items = header.items.map(([userId, eventId, triggers, userData]): EventRowItem => {
-    const row = line(0x5b, 0x2c, 'row');
-    return { userId, eventId, userData, row, trigger: triggers === 1 ? line(0x7b, 0x7d, 'trigger') : null };
+    const row = line(0x5b, COMMA, 'row');
+    return { userId, eventId, userData, row, shared: null, cut: row.length, ends: null, trigger: triggers === 1 ? line(0x7b, 0x7d, 'trigger') : null };
   });
   if (pos !== data.length) throw new UnreadableBusMessageError(`ingest eventRows frame: ${data.length - pos} bytes after the last line its header names`);
-  const { kind, orgId, projectId, datasourceId, receivedAt, failed, part } = header;
-  return { kind, orgId, projectId, datasourceId, receivedAt, failed, ...(part === undefined ? {} : { part }), items };
+  return messageOf(header, items);
+}
+
+/** The index after the JSON string that opens at `at` (its closing quote), or -1 when it does not close before `limit`. */
+function stringEnd(data: Buffer, at: number, limit: number): number {
+  if (data[at] !== QUOTE) return -1;
+  for (let i = at + 1; i < limit; i += 1) {
+    const c = data[i];
+    if (c === QUOTE) return i + 1;
+    if (c === BACKSLASH) i += 1;
+  }
+  return -1;
+}
+
+/** The string of the JSON string text data[from, to) (quotes included). */
+function stringOf(data: Buffer, from: number, to: number): string {
+  const inner = data.toString('utf8', from + 1, to - 1);
+  return inner.includes('\\') ? (JSON.parse(data.toString('utf8', from, to)) as string) : inner;
+}
+
+/** Format 2: the ids read from each row, its shared columns put in on insert, its trigger built from the row and its own line. */
+function decodeRows2(data: Buffer, start: number, header: Header2): IngestEventRowsMessage {
+  const shared: SharedColumns = {
+    head: Buffer.from(`[${JSON.stringify(header.projectId)},${JSON.stringify(header.datasourceId)},`),
+    mid: Buffer.from(`,${JSON.stringify(clickHouseTime(header.receivedAt))},"api"`),
+  };
+  let pos = start;
+  const items = header.items.map((meta): EventRowItem => {
+    const next = data.indexOf(NEWLINE, pos);
+    if (next < 0) throw malformed('row', pos);
+    // Five strings (event type, user id, audience id, event id, event date), each followed by a comma, then the maps.
+    const ends = [0, 0, 0, 0];
+    let at = pos;
+    for (let field = 0; field < 5; field += 1) {
+      at = stringEnd(data, at, next);
+      if (at < 0 || data[at] !== COMMA) throw malformed('row', pos);
+      if (field < 4) ends[field] = at - pos;
+      at += 1;
+    }
+    const cut = at - 1 - pos;
+    if (data[at] !== 0x7b || data[next - 1] !== COMMA) throw malformed('row', pos);
+    const row = data.subarray(pos, next);
+    const userId = stringOf(data, pos + (ends[0] as number) + 1, pos + (ends[1] as number));
+    const eventId = stringOf(data, pos + (ends[2] as number) + 1, pos + (ends[3] as number));
+    pos = next + 1;
+    const triggers = typeof meta === 'number' ? meta : meta[0];
+    let trigger: Buffer | null = null;
+    if (triggers === 1) {
+      const last = data.indexOf(NEWLINE, pos);
+      if (last < 0 || last - pos < 2 || data[last - 1] !== 0x7d) throw malformed('trigger', pos);
+      if (data[pos] === 0x7b) {
+        // The date comes from the row's: `"YYYY-MM-DD HH:MM:SS.mmm"`.
+        if (cut - (ends[3] as number) - 1 !== 25 || row[(ends[3] as number) + 12] !== SPACE) throw malformed('trigger', pos);
+      } else {
+        const date = stringEnd(data, pos, last);
+        if (date < 0 || data[date] !== 0x7b) throw malformed('trigger', pos);
+      }
+      trigger = data.subarray(pos, last);
+      pos = last + 1;
+    }
+    return { userId, eventId, userData: typeof meta === 'number' ? null : meta[1], row, shared, cut, ends, trigger };
+  });
+  if (pos !== data.length) throw new UnreadableBusMessageError(`ingest eventRows frame: ${data.length - pos} bytes after the last line its header names`);
+  return messageOf(header, items);
+}
+
+const T_AUDIENCE = Buffer.from('{"audienceId":');
+const T_USER = Buffer.from(',"_user_id":');
+const T_EVENT = Buffer.from(',"_event_id":');
+const T_TYPE = Buffer.from(',"_event_type":');
+const T_DATE = Buffer.from(',"_event_date":');
+const T_PARAMS = Buffer.from(',"_event_parameters":');
+const FIXED = T_AUDIENCE.length + T_USER.length + T_EVENT.length + T_TYPE.length + T_DATE.length + T_PARAMS.length + 1;
+
+/** The trigger texts of stored events, as AutomationTriggers (core/bus/ingest.ts) JSON bytes: the same as JSON.stringify of that object. */
+export function triggersPayload(project: string, datasource: string, receivedAt: string, items: ReadonlyArray<Pick<EventRowItem, 'row' | 'cut' | 'ends' | 'trigger'>>): Buffer {
+  const open = `{"project":${JSON.stringify(project)},"datasource":${JSON.stringify(datasource)},"receivedAt":${JSON.stringify(receivedAt)},"triggers":[`;
+  let size = Buffer.byteLength(open) + items.length + 2;
+  for (const { cut, ends, trigger } of items) {
+    const line = trigger as Buffer;
+    // Format 2: the row's event type, user, audience and event id (event's end minus the 3 commas between them), its date (26 bytes as ISO) or the line's, the line's parameters.
+    size += ends === null ? line.length : FIXED + (ends[3] as number) - 3 + line.length + (line[0] === 0x7b ? cut - (ends[3] as number) : 0);
+  }
+  const out = Buffer.allocUnsafe(size);
+  let at = out.write(open, 0, 'utf8');
+  items.forEach(({ row, cut, ends, trigger }, i) => {
+    if (i > 0) out[at++] = COMMA;
+    const line = trigger as Buffer;
+    if (ends === null) {
+      at += line.copy(out, at);
+      return;
+    }
+    const [type, user, audience, event] = ends as [number, number, number, number];
+    at += T_AUDIENCE.copy(out, at);
+    at += row.copy(out, at, user + 1, audience);
+    at += T_USER.copy(out, at);
+    at += row.copy(out, at, type + 1, user);
+    at += T_EVENT.copy(out, at);
+    at += row.copy(out, at, audience + 1, event);
+    at += T_TYPE.copy(out, at);
+    at += row.copy(out, at, 0, type);
+    at += T_DATE.copy(out, at);
+    if (line[0] === 0x7b) {
+      // `"YYYY-MM-DD HH:MM:SS.mmm"` → `"YYYY-MM-DDTHH:MM:SS.mmmZ"`
+      at += row.copy(out, at, event + 1, event + 12);
+      out[at++] = 0x54;
+      at += row.copy(out, at, event + 13, cut - 1);
+      out[at++] = 0x5a;
+      out[at++] = QUOTE;
+      at += T_PARAMS.copy(out, at);
+      at += line.copy(out, at);
+    } else {
+      const date = stringEnd(line, 0, line.length);
+      at += line.copy(out, at, 0, date);
+      at += T_PARAMS.copy(out, at);
+      at += line.copy(out, at, date);
+    }
+    out[at++] = 0x7d;
+  });
+  out[at++] = 0x5d;
+  out[at++] = 0x7d;
+  return out.subarray(0, at);
 }

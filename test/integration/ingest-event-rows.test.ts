@@ -1,5 +1,6 @@
-// The events of an `eventRows` frame (rows serialized once by the gateway, core/ingest/event-rows.ts)
-// reach ClickHouse as the same rows as the earlier format's message of the same events, through
+// The events of an `eventRows` frame (rows serialized once by the gateway, core/ingest/event-rows.ts;
+// format 2, and format 1 as gateways at e85495d wrote it) reach ClickHouse as the same rows as the
+// earlier format's message of the same events, through
 // insertRaw (the in-process chdb) and through the client (a server), for hostile strings (spec 2
 // §2: values stored as sent); a replayed frame leaves each event once (spec 2 §2.2: event ids
 // deduplicate permanently).
@@ -8,6 +9,7 @@ import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse
 import { createLogger } from '../../infra/logger';
 import { AudienceWriter } from '../../stores/audience-writer';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
+import { encodeEventRowsV1 } from '../support/event-rows-v1';
 
 jest.setTimeout(120_000);
 
@@ -28,6 +30,7 @@ const events: IngestEventsMessage = {
   })),
 };
 const frame = (): WriterMessage => decodeIngest(encodeEventRows(events, 512 * 1024)[0] as Buffer);
+const frameV1 = (): WriterMessage => decodeIngest(encodeEventRowsV1(events));
 
 /** As the ingest writer applies a run (pipelines/ingest-writer.ts); `lookup: false` ignores the stored ids (rows written again whole). */
 async function write(ch: ClickHouse, messages: Array<{ seq: number; message: WriterMessage }>, lookup = true): Promise<void> {
@@ -72,9 +75,11 @@ describe('eventRows frames store the rows of the earlier format', () => {
     const newRaw = await open('rows_new_raw', false);
     const oldClient = await open('rows_old_client', true);
     const newClient = await open('rows_new_client', true);
+    const v1Raw = await open('rows_v1_raw', false);
+    const v1Client = await open('rows_v1_client', true);
     expect(newRaw.insertRaw).toBeDefined();
     expect(newClient.insertRaw).toBeUndefined();
-    for (const [ch, message] of [[oldRaw, events], [newRaw, frame()], [oldClient, events], [newClient, frame()]] as const) {
+    for (const [ch, message] of [[oldRaw, events], [newRaw, frame()], [oldClient, events], [newClient, frame()], [v1Raw, frameV1()], [v1Client, frameV1()]] as const) {
       await write(ch, [{ seq: 1, message: contacts }, { seq: 2, message }]);
     }
     const expected = await read(oldRaw);
@@ -82,6 +87,8 @@ describe('eventRows frames store the rows of the earlier format', () => {
     expect(await read(newRaw)).toEqual(expected);
     expect(await read(oldClient)).toEqual(expected);
     expect(await read(newClient)).toEqual(expected);
+    expect(await read(v1Raw)).toEqual(expected);
+    expect(await read(v1Client)).toEqual(expected);
     const texts = (expected as Array<{ table: string; params_string?: { text: string } }>).filter((r) => r.table === 'events').map((r) => r.params_string?.text);
     expect(texts.sort()).toEqual([...hostile].sort());
   });
