@@ -271,6 +271,21 @@ describe('spec 2 §7: a request larger than one bus message, as frames', () => {
     expect(plan.triggers.flatMap((t) => (JSON.parse(t.data.toString()) as AutomationTriggers).triggers.map((x) => x._event_id))).toEqual(big().items.filter(({ event }) => event.triggers).map(({ event }) => event.eventId));
   });
 
+  test('the triggers message of a frame at the limit fits in the server\'s max_payload (twice the limit), for the smallest events', () => {
+    const tiny: IngestEventsMessage = { kind: 'events', ...header, failed: 0, items: Array.from({ length: 5000 }, (_, i) => ({ userData: null, event: {
+      userId: `${i % 10}`, eventId: `${i}`, eventType: 'v', eventDate: receivedAt, triggers: true, parameters: {} } })) };
+    const parts = encodeEventRows(tiny, 100_000);
+    expect(parts.length).toBeGreaterThan(1);
+    for (const p of parts) {
+      const frame = decodeIngest(p);
+      if (frame.kind !== 'eventRows') throw new Error('not a frame');
+      const payload = triggersPayload('p', 'd', receivedAt, frame.items);
+      expect(p.length).toBeLessThanOrEqual(100_000);
+      expect(payload.length).toBeLessThanOrEqual(200_000);
+      expect((JSON.parse(payload.toString()) as AutomationTriggers).triggers).toHaveLength(frame.items.length);
+    }
+  });
+
   test('an event too large on its own is PAYLOAD_TOO_LARGE naming it and the limit', () => {
     let thrown: unknown;
     try { encodeEventRows(big(), 5000); } catch (err) { thrown = err; }
