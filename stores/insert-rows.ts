@@ -68,15 +68,14 @@ export async function insertRowHeads(ch: ClickHouse, name: string, columns: read
   let at = 0;
   for (const { row, version, shared, cut } of rows) {
     if (shared) {
-      const split = cut ?? row.length;
+      // The row whole after the head, its tail moved on by the middle's length (copyWithin: no view made per row), the middle into the gap.
+      const split = at + shared.head.length + (cut ?? row.length);
       out.set(shared.head, at);
-      at += shared.head.length;
-      out.set(row.subarray(0, split), at);
-      at += split;
-      out.set(shared.mid, at);
-      at += shared.mid.length;
-      out.set(row.subarray(split), at);
-      at += row.length - split;
+      out.set(row, at + shared.head.length);
+      const end = at + shared.head.length + row.length;
+      out.copyWithin(split + shared.mid.length, split, end);
+      out.set(shared.mid, split);
+      at = end + shared.mid.length;
     } else {
       out.set(row, at);
       at += row.length;

@@ -180,7 +180,7 @@ export function planWrites(input: PlanInput): WritePlan {
     delta.failed += message.failed;
     const triggers: EventRowItem[] = [];
     /** Decides one event in input order (after its `_user_data`). */
-    const decide = (item: EventRowItem, index: number): void => {
+    const decide = function decide(item: EventRowItem, index: number): void {
       const version = versionOf(seq, index);
       if (item.userData) upsert(message.projectId, message.datasourceId, item.userData, version, message.receivedAt);
       const contact = statesOf(message.projectId, item.userId).get(message.datasourceId);

@@ -311,19 +311,24 @@ function decodeRows1(data: Buffer, start: number, header: Header1): IngestEventR
 
 /** The index after the JSON string that opens at `at` (its closing quote), or -1 when it does not close before `limit`. */
 function stringEnd(data: Buffer, at: number, limit: number): number {
+  escaped = false;
   if (data[at] !== QUOTE) return -1;
   for (let i = at + 1; i < limit; i += 1) {
     const c = data[i];
     if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH) i += 1;
+    if (c === BACKSLASH) {
+      escaped = true;
+      i += 1;
+    }
   }
   return -1;
 }
+/** Whether the string stringEnd last read holds an escape. */
+let escaped = false;
 
-/** The string of the JSON string text data[from, to) (quotes included). */
-function stringOf(data: Buffer, from: number, to: number): string {
-  const inner = data.toString('utf8', from + 1, to - 1);
-  return inner.includes('\\') ? (JSON.parse(data.toString('utf8', from, to)) as string) : inner;
+/** The string of the JSON string text data[from, to) (quotes included); `plain` when it holds no escape. */
+function stringOf(data: Buffer, from: number, to: number, plain: boolean): string {
+  return plain ? data.toString('utf8', from + 1, to - 1) : (JSON.parse(data.toString('utf8', from, to)) as string);
 }
 
 /** Format 2: the ids read from each row, its shared columns put in on insert, its trigger built from the row and its own line. */
@@ -333,23 +338,27 @@ function decodeRows2(data: Buffer, start: number, header: Header2): IngestEventR
     mid: Buffer.from(`,${JSON.stringify(clickHouseTime(header.receivedAt))},"api"`),
   };
   let pos = start;
-  const items = header.items.map((meta): EventRowItem => {
+  const items = header.items.map(function readEvent(meta): EventRowItem {
     const next = data.indexOf(NEWLINE, pos);
     if (next < 0) throw malformed('row', pos);
     // Five strings (event type, user id, audience id, event id, event date), each followed by a comma, then the maps.
     const ends = [0, 0, 0, 0];
     let at = pos;
+    let plainUser = true;
+    let plainEvent = true;
     for (let field = 0; field < 5; field += 1) {
       at = stringEnd(data, at, next);
       if (at < 0 || data[at] !== COMMA) throw malformed('row', pos);
+      if (field === 1) plainUser = !escaped;
+      else if (field === 3) plainEvent = !escaped;
       if (field < 4) ends[field] = at - pos;
       at += 1;
     }
     const cut = at - 1 - pos;
     if (data[at] !== 0x7b || data[next - 1] !== COMMA) throw malformed('row', pos);
     const row = data.subarray(pos, next);
-    const userId = stringOf(data, pos + (ends[0] as number) + 1, pos + (ends[1] as number));
-    const eventId = stringOf(data, pos + (ends[2] as number) + 1, pos + (ends[3] as number));
+    const userId = stringOf(data, pos + (ends[0] as number) + 1, pos + (ends[1] as number), plainUser);
+    const eventId = stringOf(data, pos + (ends[2] as number) + 1, pos + (ends[3] as number), plainEvent);
     pos = next + 1;
     const triggers = typeof meta === 'number' ? meta : meta[0];
     let trigger: Buffer | null = null;
@@ -380,6 +389,12 @@ const T_DATE = Buffer.from(',"_event_date":');
 const T_PARAMS = Buffer.from(',"_event_parameters":');
 const FIXED = T_AUDIENCE.length + T_USER.length + T_EVENT.length + T_TYPE.length + T_DATE.length + T_PARAMS.length + 1;
 
+/** Copies src[from, to) to out at `at` and returns the bytes copied (a loop: the ranges are short, and Buffer#copy's checks cost more than the copy). */
+function put(out: Buffer, at: number, src: Buffer, from: number, to: number): number {
+  for (let i = from; i < to; i += 1) out[at + i - from] = src[i] as number;
+  return to - from;
+}
+
 /** The trigger texts of stored events, as AutomationTriggers (core/bus/ingest.ts) JSON bytes: the same as JSON.stringify of that object. */
 export function triggersPayload(project: string, datasource: string, receivedAt: string, items: ReadonlyArray<Pick<EventRowItem, 'row' | 'cut' | 'ends' | 'trigger'>>): Buffer {
   const open = `{"project":${JSON.stringify(project)},"datasource":${JSON.stringify(datasource)},"receivedAt":${JSON.stringify(receivedAt)},"triggers":[`;
@@ -391,37 +406,38 @@ export function triggersPayload(project: string, datasource: string, receivedAt:
   }
   const out = Buffer.allocUnsafe(size);
   let at = out.write(open, 0, 'utf8');
-  items.forEach(({ row, cut, ends, trigger }, i) => {
+  items.forEach(function writeTrigger({ row, cut, ends, trigger }, i) {
     if (i > 0) out[at++] = COMMA;
     const line = trigger as Buffer;
     if (ends === null) {
-      at += line.copy(out, at);
+      out.set(line, at);
+      at += line.length;
       return;
     }
     const [type, user, audience, event] = ends as [number, number, number, number];
-    at += T_AUDIENCE.copy(out, at);
-    at += row.copy(out, at, user + 1, audience);
-    at += T_USER.copy(out, at);
-    at += row.copy(out, at, type + 1, user);
-    at += T_EVENT.copy(out, at);
-    at += row.copy(out, at, audience + 1, event);
-    at += T_TYPE.copy(out, at);
-    at += row.copy(out, at, 0, type);
-    at += T_DATE.copy(out, at);
+    at += put(out, at, T_AUDIENCE, 0, T_AUDIENCE.length);
+    at += put(out, at, row, user + 1, audience);
+    at += put(out, at, T_USER, 0, T_USER.length);
+    at += put(out, at, row, type + 1, user);
+    at += put(out, at, T_EVENT, 0, T_EVENT.length);
+    at += put(out, at, row, audience + 1, event);
+    at += put(out, at, T_TYPE, 0, T_TYPE.length);
+    at += put(out, at, row, 0, type);
+    at += put(out, at, T_DATE, 0, T_DATE.length);
     if (line[0] === 0x7b) {
       // `"YYYY-MM-DD HH:MM:SS.mmm"` → `"YYYY-MM-DDTHH:MM:SS.mmmZ"`
-      at += row.copy(out, at, event + 1, event + 12);
+      at += put(out, at, row, event + 1, event + 12);
       out[at++] = 0x54;
-      at += row.copy(out, at, event + 13, cut - 1);
+      at += put(out, at, row, event + 13, cut - 1);
       out[at++] = 0x5a;
       out[at++] = QUOTE;
-      at += T_PARAMS.copy(out, at);
-      at += line.copy(out, at);
+      at += put(out, at, T_PARAMS, 0, T_PARAMS.length);
+      at += put(out, at, line, 0, line.length);
     } else {
       const date = stringEnd(line, 0, line.length);
-      at += line.copy(out, at, 0, date);
-      at += T_PARAMS.copy(out, at);
-      at += line.copy(out, at, date);
+      at += put(out, at, line, 0, date);
+      at += put(out, at, T_PARAMS, 0, T_PARAMS.length);
+      at += put(out, at, line, date, line.length);
     }
     out[at++] = 0x7d;
   });

@@ -66,7 +66,7 @@ const frameV1Of = (message: IngestEventsMessage): WriterMessage => decodeIngest(
 /** The row as inserted, without its version: the shared columns put in (format 2). */
 const rowOf = (e: Pick<StoredEvent, 'row' | 'shared' | 'cut'>): string => (e.shared
   ? Buffer.concat([e.shared.head, e.row.subarray(0, e.cut), e.shared.mid, e.row.subarray(e.cut)]).toString()
-  : e.row.toString());
+  : Buffer.from(e.row).toString());
 /** The trigger's JSON as the writer puts it into the triggers message. */
 const triggerOf = (item: EventRowItem): string | null => {
   if (item.trigger === null) return null;
