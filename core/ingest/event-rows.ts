@@ -242,6 +242,8 @@ export function encodeEventRows(message: IngestEventsMessage, limit: number): Bu
 
 /** An earlier-format events message as the one frame the writer plans from (its texts built as the gateway builds them). */
 export function framedEvents(message: IngestEventsMessage): IngestEventRowsMessage {
+  // No event (never published so, but the earlier schema allows it): the request and its failed count, as before.
+  if (message.items.length === 0) return messageOf({ ...message, kind: 'eventRows' }, []);
   return decodeIngest(encodeEventRows(message, Number.POSITIVE_INFINITY)[0] as Buffer) as IngestEventRowsMessage;
 }
 

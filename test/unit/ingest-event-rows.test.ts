@@ -203,6 +203,13 @@ describe('messages on the stream from before (a rolling upgrade)', () => {
     for (const m of messages) expect(decodeIngest(Buffer.from(JSON.stringify(m)))).toEqual(m);
   });
 
+  test('an earlier-format events message without events counts its request and failures, as before', () => {
+    const plan = planWrites({ messages: [{ seq: 4, message: { kind: 'events', ...header, failed: 3, items: [] } }], states: new Map(), storedBefore: () => false });
+    expect(plan.events).toEqual([]);
+    expect(plan.triggers).toEqual([]);
+    expect(plan.usage).toEqual([expect.objectContaining({ endpoint: 'events', requests: 1, accepted: 0, failed: 3 })]);
+  });
+
   test('a run mixing the earlier format, format 1 and format 2 stores each event id once (the earliest message first)', () => {
     const message = eventsMessage();
     const plan = planWrites({ messages: [{ seq: 1, message }, { seq: 2, message: frameV1Of(message) }, { seq: 3, message: frameOf(message) }], states: seeded(), storedBefore: () => false });
