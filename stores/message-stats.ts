@@ -445,9 +445,9 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
       ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`), 'groupArrayArray(x_live_fine) AS live_fine',
       `arrayMap((a, b, c) -> a + b + c, ${HIST_SOURCES.map((s) => `arrayResize(hist_${s}, ${COARSE_BUCKETS})`).join(', ')}) AS hist`,
     ].join(', ')} FROM (${parts.map((p) => p.sql).join(' UNION ALL ')})${by()}${page}`;
-  // Where each group's median ranks lie (the sum of the parts' histograms), and which parts hold values there: a few numbers per group, not the histograms.
+  // Where each group's median ranks lie (the sum of the parts' histograms), which rolled parts hold values there, and the live part's sub-buckets there: a few numbers per group, not the histograms.
   const placed = [...keyNames, ...totals, ...(stale.length > 0 ? ['stale'] : []),
-    ...medianPlacesSql('hist', 'm_'), ...[0, 1].flatMap((k) => HIST_SOURCES.map((s) => `hist_${s}[m_b${k} + 1] > 0 AS m_${s}${k}`)),
+    ...medianPlacesSql('hist', 'm_'), ...[0, 1].flatMap((k) => ROLLED_SOURCES.map((s) => `hist_${s}[m_b${k} + 1] > 0 AS m_${s}${k}`)),
     'arrayFilter(t -> tupleElement(t, 1) = m_b0 OR tupleElement(t, 1) = m_b1, live_fine) AS m_live_fine',
   ];
   const countsQuery = `SELECT ${placed.join(', ')} FROM (${grouped})${orderBy} SETTINGS ${finalSettings}`;
