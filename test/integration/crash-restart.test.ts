@@ -14,7 +14,7 @@ import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { freePort, natsServerSpec } from '../../infra/local-engines';
 import { eventually } from '../../support/eventually';
 import { waitForHealth } from '../../support/stack';
-import { apiRequest, npmStartEnv, recordedPids, startNpmStart, stopNpmStart, type NpmStart } from '../support/npm-start';
+import { apiRequest, killRecorded, npmStartEnv, recordedPids, startNpmStart, stopNpmStart, type NpmStart } from '../support/npm-start';
 
 const V1 = '/transactional/v1';
 const START_TIMEOUT_MS = 150_000;
@@ -50,6 +50,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const product of products) await stopNpmStart(product);
+  // Whatever a failed run left recorded (an engine, a role process) goes with the directory.
+  killRecorded(dir);
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { createLogger } from '../../infra/logger';
 import { freePort, natsServerSpec } from '../../infra/local-engines';
 import { ChildGaveUpError, Supervisor, portOpen, processRunning } from '../../infra/supervisor';
-import { apiRequest, npmStartEnv, recordedPid, startNpmStart, stopNpmStart, type NpmStart } from '../support/npm-start';
+import { apiRequest, killRecorded, npmStartEnv, recordedPid, startNpmStart, stopNpmStart, type NpmStart } from '../support/npm-start';
 import type { DemoCredentials } from '../../pipelines/demo-seed';
 import { clockPast, eventually } from '../../support/eventually';
 
@@ -133,6 +133,8 @@ describe('npm start: a crashed engine comes back and nothing accepted is lost', 
       if (process.env['ENGINE_RESTART_LOG']) (await import('node:fs')).appendFileSync(process.env['ENGINE_RESTART_LOG'], running.output.join(''));
       await stopNpmStart(running);
     }
+    // Whatever a failed run left recorded (an engine, a role process) goes with its directory.
+    for (const dataDir of new Set(products.map((p) => p.dataDir))) killRecorded(dataDir);
   }, 60_000);
 
   function start(productEnvironment: NodeJS.ProcessEnv = env): NpmStart {

@@ -90,7 +90,7 @@ export function recordedPid(dataDir: string, name: string): number | undefined {
   }
 }
 
-/** Stops a run still going (SIGTERM, SIGKILL after 15 s) and kills whatever it recorded that is still there. */
+/** Stops a run still going: SIGTERM, SIGKILL after 15 s. */
 export async function stopNpmStart(run: NpmStart): Promise<void> {
   if (run.child.exitCode === null && run.child.signalCode === null) {
     run.child.kill('SIGTERM');
@@ -98,9 +98,22 @@ export async function stopNpmStart(run: NpmStart): Promise<void> {
     await run.exited;
     clearTimeout(timer);
   }
-  try {
-    for (const pid of Object.values(recordedPids(run.dataDir))) if (processRunning(pid)) process.kill(pid, 'SIGKILL');
-  } catch { /* no run directory */ }
+}
+
+/**
+ * Kills what runs in `dataDir` recorded and is still the process it recorded (the same start
+ * time: a pid reused by another process since is left alone), once every run there has stopped.
+ */
+export function killRecorded(dataDir: string): void {
+  const runDir = join(dataDir, 'run');
+  let files: string[];
+  try { files = readdirSync(runDir).filter((f) => f.endsWith('.pid')); } catch { return; }
+  for (const file of files) {
+    try {
+      const record = JSON.parse(readFileSync(join(runDir, file), 'utf8')) as { pid?: number; startTime?: string };
+      if (typeof record.pid === 'number' && typeof record.startTime === 'string' && processRunning(record.pid, record.startTime)) process.kill(record.pid, 'SIGKILL');
+    } catch { /* gone or being rewritten */ }
+  }
 }
 
 /** A request with a bearer token to the run's HTTP API (JSON body when given). */
