@@ -86,6 +86,5 @@ export async function insertRowHeads(ch: ClickHouse, name: string, columns: read
     await ch.insertRaw(name, out.subarray(0, at), 'JSONCompactEachRow', settings, columns);
     return;
   }
-  const values = out.subarray(0, at - 1).toString('utf8').split('\n').map((line) => JSON.parse(line) as unknown[]);
-  await ch.client.insert({ table: ch.table(name), values, columns: [...columns], format: 'JSONCompactEachRow', clickhouse_settings: settings });
+  await insertCompactRows(ch, name, columns, out.subarray(0, at - 1).toString('utf8').split('\n').map((line) => JSON.parse(line) as unknown[]), settings);
 }

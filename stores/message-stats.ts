@@ -166,11 +166,12 @@ export interface ReadSources {
 }
 
 export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string; seen: string }[]): ReadSources {
+  const clock = rows.find((r) => r.kind === 'n');
   return {
     rolled: rows.filter((r) => r.kind === 'h').map((r) => ({ h: Number(r.h), hour: r.hour, g: r.g, seen: r.seen })).sort((a, b) => a.h - b.h),
     live: rows.filter((r) => r.kind === 'l').map((r) => ({ h: Number(r.h), hour: r.hour })).sort((a, b) => a.h - b.h),
     summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source })),
-    ...(rows.find((r) => r.kind === 'n') ? { readAt: rows.find((r) => r.kind === 'n')!.seen } : {}),
+    ...(clock ? { readAt: clock.seen } : {}),
   };
 }
 

@@ -76,7 +76,8 @@ export interface AutomationTriggers {
 }
 
 const typedValue = { type: 'object', required: ['type', 'value'], properties: { type: { type: 'string' } } } as const;
-const patch = {
+/** A `_user_data` or contacts patch as the INGEST payloads carry it (also in `eventRows` frame headers: core/ingest/event-rows.ts). */
+export const CONTACT_PATCH_SCHEMA = {
   type: 'object',
   required: ['userId', 'attributes'],
   properties: { userId: { type: 'string' }, attributes: { type: 'object', additionalProperties: { anyOf: [{ type: 'null' }, typedValue] } } },
@@ -86,7 +87,7 @@ const header = { orgId: { type: 'string' }, projectId: { type: 'string' }, datas
 /** The INGEST stream's payload schema, registered with the other bus payloads (core/bus/payloads.ts). */
 export const INGEST_MESSAGE_SCHEMA = {
   oneOf: [
-    { type: 'object', required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'contacts', 'failed'], properties: { kind: { const: 'contacts' }, ...header, contacts: { type: 'array', items: patch }, failed: { type: 'integer' }, part: { type: 'integer', minimum: 1 } } },
+    { type: 'object', required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'contacts', 'failed'], properties: { kind: { const: 'contacts' }, ...header, contacts: { type: 'array', items: CONTACT_PATCH_SCHEMA }, failed: { type: 'integer' }, part: { type: 'integer', minimum: 1 } } },
     {
       type: 'object',
       required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'items', 'failed'],
@@ -103,7 +104,7 @@ export const INGEST_MESSAGE_SCHEMA = {
                 required: ['userId', 'eventId', 'eventType', 'eventDate', 'parameters', 'triggers'],
                 properties: { userId: { type: 'string' }, eventId: { type: 'string' }, eventType: { type: 'string' }, eventDate: { type: 'string' }, parameters: { type: 'object', additionalProperties: typedValue }, triggers: { type: 'boolean' } },
               },
-              userData: { anyOf: [{ type: 'null' }, patch] },
+              userData: { anyOf: [{ type: 'null' }, CONTACT_PATCH_SCHEMA] },
             },
           },
         },

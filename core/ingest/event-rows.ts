@@ -13,10 +13,10 @@
 // value once; format 1 (e85495d: ids in the header, whole rows, whole trigger JSON) and messages
 // of the earlier format (one JSON object of kind `events`, core/bus/ingest.ts) are still read,
 // the latter by encoding them as a frame, so every format gives byte-identical rows and triggers.
-import { AppError } from '../errors';
 import { checkPayload, UnreadableBusMessageError } from '../bus/decode';
-import type { IngestEventsMessage, IngestMessage } from '../bus/ingest';
+import { CONTACT_PATCH_SCHEMA as patch, type IngestEventsMessage, type IngestMessage } from '../bus/ingest';
 import { audienceId } from './audience-identity';
+import { packParts } from './parts';
 import type { ContactPatch, EventRecord, TypedValue } from './types';
 import Ajv from 'ajv';
 
@@ -129,14 +129,7 @@ export interface EventRowItem {
   readonly trigger: Buffer | null;
 }
 
-export interface IngestEventRowsMessage {
-  readonly kind: 'eventRows';
-  readonly orgId: string;
-  readonly projectId: string;
-  readonly datasourceId: string;
-  readonly receivedAt: string;
-  readonly failed: number;
-  readonly part?: number;
+export interface IngestEventRowsMessage extends HeaderFields {
   readonly items: readonly EventRowItem[];
 }
 
@@ -148,7 +141,8 @@ type HeaderItem1 = [string, string, 0 | 1, ContactPatch | null];
 /** Format 2 header item: 1 when it triggers (a trigger line follows its row line), else 0; `[0|1, patch]` when it carries `_user_data`. */
 type HeaderItem2 = 0 | 1 | [0 | 1, ContactPatch];
 
-interface HeaderFields {
+/** The fields of a request an `eventRows` frame's header carries (and its decoded message). */
+export interface HeaderFields {
   readonly kind: 'eventRows';
   readonly orgId: string;
   readonly projectId: string;
@@ -160,12 +154,6 @@ interface HeaderFields {
 interface Header1 extends HeaderFields { readonly items: HeaderItem1[] }
 interface Header2 extends HeaderFields { readonly v: 2; readonly items: HeaderItem2[] }
 
-const typedValue = { type: 'object', required: ['type', 'value'], properties: { type: { type: 'string' } } } as const;
-const patch = {
-  type: 'object',
-  required: ['userId', 'attributes'],
-  properties: { userId: { type: 'string' }, attributes: { type: 'object', additionalProperties: { anyOf: [{ type: 'null' }, typedValue] } } },
-} as const;
 const headerSchema = (v: 1 | 2) => ({
   type: 'object',
   required: ['kind', 'orgId', 'projectId', 'datasourceId', 'receivedAt', 'failed', 'items', ...(v === 2 ? ['v'] : [])],
@@ -219,24 +207,8 @@ export function encodeEventRows(message: IngestEventsMessage, limit: number): Bu
   const whole = Buffer.from(frame(items, 0));
   if (whole.length <= limit) return [whole];
   // The largest header (a part number of three digits) with no item; per item its header entry, a comma, and its lines.
-  const overhead = Buffer.byteLength(frame([], 999));
-  const groups: Array<typeof items> = [];
-  let group: typeof items = [];
-  let bytes = overhead;
-  for (const item of items) {
-    const size = Buffer.byteLength(JSON.stringify(item.meta)) + 1 + Buffer.byteLength(item.lines);
-    if (overhead + size > limit) {
-      throw new AppError('PAYLOAD_TOO_LARGE', `the event "${item.eventId}" is ${size} bytes as stored, more than the ${limit} bytes the message bus carries per item (half the NATS server's max_payload, at most 512 KiB): nothing was stored; send it with fewer or shorter values`);
-    }
-    if (bytes + size > limit && group.length > 0) {
-      groups.push(group);
-      group = [];
-      bytes = overhead;
-    }
-    group.push(item);
-    bytes += size;
-  }
-  if (group.length > 0) groups.push(group);
+  const groups = packParts(items, Buffer.byteLength(frame([], 999)), limit,
+    (item) => Buffer.byteLength(JSON.stringify(item.meta)) + 1 + Buffer.byteLength(item.lines), (item) => `the event "${item.eventId}"`);
   return groups.map((g, part) => Buffer.from(frame(g, part)));
 }
 
@@ -313,20 +285,20 @@ function decodeRows1(data: Buffer, start: number, header: Header1): IngestEventR
 
 /** The index after the JSON string that opens at `at` (its closing quote), or -1 when it does not close before `limit`. */
 function stringEnd(data: Buffer, at: number, limit: number): number {
-  escaped = false;
   if (data[at] !== QUOTE) return -1;
   for (let i = at + 1; i < limit; i += 1) {
     const c = data[i];
     if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH) {
-      escaped = true;
-      i += 1;
-    }
+    if (c === BACKSLASH) i += 1;
   }
   return -1;
 }
-/** Whether the string stringEnd last read holds an escape. */
-let escaped = false;
+
+/** Whether data[from, to) holds an escape (a backslash). */
+function holdsEscape(data: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i += 1) if (data[i] === BACKSLASH) return true;
+  return false;
+}
 
 /** The string of the JSON string text data[from, to) (quotes included); `plain` when it holds no escape. */
 function stringOf(data: Buffer, from: number, to: number, plain: boolean): string {
@@ -349,10 +321,11 @@ function decodeRows2(data: Buffer, start: number, header: Header2): IngestEventR
     let plainUser = true;
     let plainEvent = true;
     for (let field = 0; field < 5; field += 1) {
+      const from = at;
       at = stringEnd(data, at, next);
       if (at < 0 || data[at] !== COMMA) throw malformed('row', pos);
-      if (field === 1) plainUser = !escaped;
-      else if (field === 3) plainEvent = !escaped;
+      if (field === 1) plainUser = !holdsEscape(data, from, at);
+      else if (field === 3) plainEvent = !holdsEscape(data, from, at);
       if (field < 4) ends[field] = at - pos;
       at += 1;
     }

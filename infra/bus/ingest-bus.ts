@@ -8,8 +8,7 @@
 // (the age of its oldest published message the writer has not applied, from the applied
 // sequence in KV `ingest_state`), which the API turns into back-pressure (a 429 past a limit).
 import type { KV } from '@nats-io/kv';
-import { AppError } from '../../core/errors';
-import { encodeEventRows, type IngestContactsMessage, type IngestEventsMessage, type IngestMessage } from '../../core/ingest';
+import { encodeEventRows, packParts, type IngestContactsMessage, type IngestMessage } from '../../core/ingest';
 import type { IngestBus, IngestLag } from '../../core/ingest/ports';
 import { INGEST_STATE_KEYS, SUBJECTS } from '../../core/bus/names';
 import { ingestLag } from '../metrics';
@@ -28,8 +27,6 @@ const MAX_TRACKED = 200_000;
  */
 export const MESSAGE_CAP = 512 * 1024;
 
-type Batched = IngestContactsMessage | IngestEventsMessage;
-
 /**
  * What the bus publishes with: the pipelined client of the hot paths (infra/pipelined-jetstream.ts,
  * no request object, timer or Error per call; publishes of one event-loop turn in one socket
@@ -40,36 +37,18 @@ export interface StreamPublisher {
 }
 
 /**
- * `message` as several messages of at most `limit` bytes each, items in order. The first part
- * carries the request's failed count; later parts are numbered (`part`), so the writer counts
- * the request once. Throws PAYLOAD_TOO_LARGE if one item does not fit on its own.
+ * A contacts `message` as several messages of at most `limit` bytes each, contacts in order
+ * (events go as `eventRows` frames, split the same way by core/ingest/event-rows.ts). The first
+ * part carries the request's failed count; later parts are numbered (`part`), so the writer counts
+ * the request once. Throws PAYLOAD_TOO_LARGE if one contact does not fit on its own.
  */
-export function splitIngestMessage(message: Batched, limit: number): Buffer[] {
-  const list: readonly unknown[] = message.kind === 'contacts' ? message.contacts : message.items;
-  const frame = (items: readonly unknown[], part: number): Batched => (message.kind === 'contacts'
-    ? { ...message, contacts: items as IngestContactsMessage['contacts'], failed: part === 0 ? message.failed : 0, ...(part > 0 ? { part } : {}) }
-    : { ...message, items: items as IngestEventsMessage['items'], failed: part === 0 ? message.failed : 0, ...(part > 0 ? { part } : {}) });
-  // The largest frame (a part number of three digits) with no item, and a comma per item.
-  const overhead = Buffer.byteLength(JSON.stringify(frame([], 999)));
-  const groups: unknown[][] = [];
-  let group: unknown[] = [];
-  let bytes = overhead;
-  list.forEach((item, index) => {
-    const size = Buffer.byteLength(JSON.stringify(item)) + 1;
-    if (overhead + size > limit) {
-      const name = message.kind === 'contacts' ? `the contact "${message.contacts[index]?.userId}"` : `the event "${message.items[index]?.event.eventId}"`;
-      throw new AppError('PAYLOAD_TOO_LARGE', `${name} is ${size} bytes as stored, more than the ${limit} bytes the message bus carries per item (half the NATS server's max_payload, at most ${MESSAGE_CAP}): nothing was stored; send it with fewer or shorter values`);
-    }
-    if (bytes + size > limit && group.length > 0) {
-      groups.push(group);
-      group = [];
-      bytes = overhead;
-    }
-    group.push(item);
-    bytes += size;
-  });
-  if (group.length > 0) groups.push(group);
-  return groups.map((items, part) => Buffer.from(JSON.stringify(frame(items, part))));
+export function splitIngestMessage(message: IngestContactsMessage, limit: number): Buffer[] {
+  const frame = (contacts: IngestContactsMessage['contacts'], part: number): IngestContactsMessage =>
+    ({ ...message, contacts, failed: part === 0 ? message.failed : 0, ...(part > 0 ? { part } : {}) });
+  // The largest frame (a part number of three digits) with no contact, and a comma per contact.
+  const groups = packParts(message.contacts, Buffer.byteLength(JSON.stringify(frame([], 999))), limit,
+    (contact) => Buffer.byteLength(JSON.stringify(contact)) + 1, (contact) => `the contact "${contact.userId}"`);
+  return groups.map((contacts, part) => Buffer.from(JSON.stringify(frame(contacts, part))));
 }
 
 export class JetStreamIngestBus implements IngestBus {
