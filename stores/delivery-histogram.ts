@@ -118,3 +118,33 @@ export class HistogramMismatch extends Error {
     super(`histogram: bucket ${bucket} counts ${coarse} values, its sub-buckets ${fine}`);
   }
 }
+
+/** A stored median place (median_lo, median_hi of the day rows, migration 0022) that is not known: the row's sub-buckets did not hold its coarse counts. */
+export const UNKNOWN_PLACE = 65535;
+
+/**
+ * SQL: `rows` (a subquery of rows with the columns `keys`, `carry` and a coarse histogram
+ * `delivery_hist`) with two more columns, median_lo and median_hi: where the row's lower and
+ * upper middle delivery time lie, as coarse bucket * FINE_BUCKETS + sub-bucket, found in `fine`
+ * (a subquery with the columns `keys`, `bucket` and `fine`: the rows' sub-bucket histograms);
+ * UNKNOWN_PLACE when the row has no delivery time or `fine` does not hold the bucket's count.
+ * The same places medianFromPlaces finds in the same histograms.
+ */
+export function withStoredMediansSql(rows: string, fine: string, keys: readonly string[], carry: readonly string[]): string {
+  const on = (f: string, k: number): string => [...keys.map((key) => `${f}.${key} = p.${key}`), `${f}.bucket = p.j${k}`].join(' AND ');
+  const place = (k: number): string => {
+    const f = `f${k}`;
+    return `if(p.m_n > 0 AND arraySum(${f}.fine) = p.m_c${k}, toUInt16(p.m_b${k} * ${FINE_BUCKETS} + arrayFirstIndex(c -> c > p.m_w${k}, arrayCumSum(${f}.fine)) - 1), ${UNKNOWN_PLACE})`;
+  };
+  return `SELECT ${[...keys, ...carry].map((c) => `p.${c} AS ${c}`).join(', ')}, ${place(0)} AS median_lo, ${place(1)} AS median_hi
+    FROM (SELECT *, ${medianPlacesSql('delivery_hist', 'm_').join(', ')}, toUInt8(greatest(m_b0, 0)) AS j0, toUInt8(greatest(m_b1, 0)) AS j1 FROM (${rows})) AS p
+    LEFT JOIN (${fine}) AS f0 ON ${on('f0', 0)}
+    LEFT JOIN (${fine}) AS f1 ON ${on('f1', 1)}`;
+}
+
+/** The median (ms) of a row's stored places (withStoredMediansSql), or null when one is not known. */
+export function storedMedianMs(lo: number, hi: number): number | null {
+  if (lo === UNKNOWN_PLACE || hi === UNKNOWN_PLACE) return null;
+  const ms = (place: number): number => subBucketMs(Math.floor(place / FINE_BUCKETS), place % FINE_BUCKETS);
+  return (ms(lo) + ms(hi)) / 2;
+}

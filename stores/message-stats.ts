@@ -10,7 +10,7 @@ import { costs, LOOKUP_STATUSES, LOOKUP_SUBSCRIBER_STATUSES, SMS_FINAL_STATUSES,
 import { fromMicros } from '../core/money';
 import type { LookupStatsRow, SmsStatsRow, StatsKeys, StatsReader, Visibility } from '../core/sms';
 import type { ClickHouse } from '../infra/clickhouse';
-import { COARSE_BUCKETS, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianFromPlaces, medianPlacesSql, oneHotSql, placesOfRow } from './delivery-histogram';
+import { COARSE_BUCKETS, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianFromPlaces, medianPlacesSql, oneHotSql, placesOfRow, storedMedianMs } from './delivery-histogram';
 import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { splitWhere, topLevelConjuncts } from './scoped-query';
@@ -342,6 +342,31 @@ export interface RollupSources {
   readonly kept?: boolean;
   /** Epoch ms: every touch at or before it was visible to the kept read (staleSince), so the staleness check skips them; absent, it checks every touch. */
   readonly visibleBefore?: number;
+  /**
+   * The day part gives each group's stored median (storedMediansUsable) instead of its
+   * histogram: the counts carry day_hists (the group's day rows with delivery times), day_lo
+   * and day_hi (their stored places, migration 0022), and hist_day is empty.
+   */
+  readonly storedMedians?: boolean;
+}
+
+/**
+ * Whether a query's groups are one day row each that holds delivery times: grouped by day and
+ * country, a group's day rows differ only by status (delivered alone holds delivery times) and
+ * direction (inbound messages are never delivered), in the rows summed over projects
+ * (account-wide) as in those of one project. The counts check it (day_hists) all the same.
+ */
+export function wantsStoredMedians(compiled: CompiledStats): boolean {
+  return compiled.keys.some((k) => k.token === 'daily') && compiled.keys.some((k) => k.token === 'country');
+}
+
+/** Whether every group of a storedMedians read has its median: from its one day row with delivery times (known places, no other part's values), or from the other parts alone. */
+export function storedMediansUsable(rows: readonly Raw[]): boolean {
+  return rows.every((r) => {
+    const dayHists = n(r['day_hists']);
+    if (dayHists === 0) return true;
+    return dayHists === 1 && n(r['m_n']) === 0 && storedMedianMs(n(r['day_lo']), n(r['day_hi'])) !== null;
+  });
 }
 
 /**
@@ -381,8 +406,10 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const keys = compiled.keys.map((k, i) => `${k.expression} AS k${i}`);
   const by = (...more: string[]): string => ([...keyNames, ...more].length > 0 ? ` GROUP BY ${[...keyNames, ...more].join(', ')}` : '');
   const scope = 'org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)})';
+  // Account-wide, the day rows summed over projects (a fifth as many rows), unless a condition names the project.
+  const overProjects = v.projectId === null && !plan.dimensions.some((c) => /\bproject_id\b/.test(c));
   const dayTaken = (day: string): string => `(toRelativeDayNum(${day}) IN {__dd:Array(UInt32)} AND ${wholeSpan(plan, day, DAY_LAST_MS)})`;
-  const dailyWhere = [scope, '(toRelativeDayNum(created_at), generation) IN arrayZip({__dd:Array(UInt32)}, {__dg:Array(UInt64)})', wholeSpan(plan, 'created_at', DAY_LAST_MS), ...plan.dimensions].join(' AND ');
+  const dailyWhere = (dayScope: string): string => [dayScope, '(toRelativeDayNum(created_at), generation) IN arrayZip({__dd:Array(UInt32)}, {__dg:Array(UInt64)})', wholeSpan(plan, 'created_at', DAY_LAST_MS), ...plan.dimensions].join(' AND ');
   const hourlyWhere = [scope, 'toRelativeHourNum(created_at) IN {__hh:Array(UInt32)}', '(toRelativeHourNum(created_at), generation) IN arrayZip({__hh:Array(UInt32)}, {__hg:Array(UInt64)})', wholeSpan(plan, 'created_at', HOUR_LAST_MS),
     `NOT ${dayTaken('toStartOfDay(created_at)')}`, ...plan.dimensions].join(' AND ');
   const split = splitWhere('sms_messages', compiled.where);
@@ -399,25 +426,31 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
 
   // Each part's histogram in a column of its own (the others empty), so that the second phase reads only the parts that hold values in the median's buckets.
   const histColumns = (source: HistSource, hist: string): string[] => HIST_SOURCES.map((s) => `${s === source ? hist : 'emptyArrayUInt64()'} AS x_hist_${s}`);
+  const stored = sources.storedMedians === true;
+  // Stored medians: the day part's groups carry their day rows' places instead of a histogram (the other parts: none).
+  const storedColumns = (source: HistSource): string[] => (!stored ? [] : source === 'day'
+    ? ['countIf(notEmpty(delivery_hist)) AS x_day_hists', 'anyIf(median_lo, notEmpty(delivery_hist)) AS x_day_lo', 'anyIf(median_hi, notEmpty(delivery_hist)) AS x_day_hi']
+    : ['toUInt64(0) AS x_day_hists', 'toUInt16(0) AS x_day_lo', 'toUInt16(0) AS x_day_hi']);
   const rolledCounts = (table: string, where: string, source: HistSource): string => `SELECT ${[...keys,
     'sum(messages) AS x_messages', 'sum(segments) AS x_segments',
     ...SMS_STATUS_COUNTERS.map((s) => `sumIf(messages, status = {__s_${s}:String}) AS x_n_${s}`),
     'sumIf(messages, status NOT IN {__final:Array(String)}) AS x_pending', 'sum(cost_micros) AS x_cost_micros',
-    ...histColumns(source, 'sumForEach(delivery_hist)'), 'sum(out_of_range) AS x_out_of_range', `CAST([] AS ${LIVE_FINE_TYPE}) AS x_live_fine`,
+    ...histColumns(source, stored && source === 'day' ? 'emptyArrayUInt64()' : 'sumForEach(delivery_hist)'), 'sum(out_of_range) AS x_out_of_range', `CAST([] AS ${LIVE_FINE_TYPE}) AS x_live_fine`,
+    ...storedColumns(source),
   ].join(', ')} FROM ${ch.table(table)} WHERE ${where}${by()}`;
   // The live part counts by keys, coarse and sub-bucket first, so that each group's histogram is built from one row per bucket,
   // and its sub-buckets come with the counts (no second read of sms_messages FINAL for the median: the same rows, one snapshot).
   const liveCounts = `SELECT ${[...keyNames,
     'sum(c) AS x_messages', 'sum(seg) AS x_segments', ...SMS_STATUS_COUNTERS.map((s) => `sum(n_${s}) AS x_n_${s}`),
     'sum(p) AS x_pending', 'sum(cost) AS x_cost_micros', ...histColumns('live', `sumForEach(${oneHotSql('b', 'd', COARSE_BUCKETS)})`), 'sum(oor) AS x_out_of_range',
-    `CAST(groupArrayIf((b, f, toUInt32(d)), d > 0) AS ${LIVE_FINE_TYPE}) AS x_live_fine`,
+    `CAST(groupArrayIf((b, f, toUInt32(d)), d > 0) AS ${LIVE_FINE_TYPE}) AS x_live_fine`, ...storedColumns('live'),
   ].join(', ')} FROM (SELECT ${[...keys, `${ROW_BUCKET(delivered)} AS b`, `if(${DELIVERED_IN_RANGE(delivered)}, ${fineBucketSql(DELIVERY_MS_U32)}, 0) AS f`,
     'count() AS c', 'sum(messages_count) AS seg', ...SMS_STATUS_COUNTERS.map((s) => `countIf(status = {__s_${s}:String}) AS n_${s}`),
     'countIf(status NOT IN {__final:Array(String)}) AS p', `sumIf(price_user_micros, ${costs('{__s_canceled:String}')}) AS cost`,
     `countIf(${DELIVERED_IN_RANGE(delivered)}) AS d`, `countIf(${DELIVERED_OUT_OF_RANGE(delivered)}) AS oor`,
   ].join(', ')} FROM ${live}${by('b', 'f')})${by()}`;
   const parts: { source: HistSource; sql: string }[] = [
-    ...(days.length > 0 ? [{ source: 'day' as const, sql: rolledCounts('sms_stats_daily', dailyWhere, 'day') }] : []),
+    ...(days.length > 0 ? [{ source: 'day' as const, sql: overProjects ? rolledCounts('sms_stats_daily_org', dailyWhere('org_id = {__org:String}'), 'day') : rolledCounts('sms_stats_daily', dailyWhere(scope), 'day') }] : []),
     ...(hourly.length > 0 ? [{ source: 'hour' as const, sql: rolledCounts('sms_stats_hourly', hourlyWhere, 'hour') }] : []),
     ...(envelope ? [{ source: 'live' as const, sql: liveCounts }] : []),
   ];
@@ -440,14 +473,14 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   // The groups with their totals and histograms: one part's rows are already grouped by the keys (no second aggregation); several parts are merged by the keys.
   const only = parts.length === 1 ? parts[0]! : undefined;
   const grouped = only
-    ? `SELECT ${[...keyNames, ...totals.map((t) => `x_${t} AS ${t}`), ...stale, `CAST(x_hist_${only.source} AS Array(UInt32)) AS hist`, 'x_live_fine AS live_fine',
+    ? `SELECT ${[...keyNames, ...totals.map((t) => `x_${t} AS ${t}`), ...stale, ...(stored ? ['x_day_hists AS day_hists', 'x_day_lo AS day_lo', 'x_day_hi AS day_hi'] : []), `CAST(x_hist_${only.source} AS Array(UInt32)) AS hist`, 'x_live_fine AS live_fine',
       ...HIST_SOURCES.map((s) => (s === only.source ? `hist AS hist_${s}` : `CAST([], 'Array(UInt32)') AS hist_${s}`))].join(', ')} FROM (${only.sql})${page}`
-    : `SELECT ${[...keyNames, ...totals.map((t) => `sum(x_${t}) AS ${t}`), ...stale,
+    : `SELECT ${[...keyNames, ...totals.map((t) => `sum(x_${t}) AS ${t}`), ...stale, ...(stored ? ['sum(x_day_hists) AS day_hists', 'max(x_day_lo) AS day_lo', 'max(x_day_hi) AS day_hi'] : []),
       ...HIST_SOURCES.map((s) => `CAST(sumForEach(x_hist_${s}) AS Array(UInt32)) AS hist_${s}`), 'groupArrayArray(x_live_fine) AS live_fine',
       `arrayMap((a, b, c) -> a + b + c, ${HIST_SOURCES.map((s) => `arrayResize(hist_${s}, ${COARSE_BUCKETS})`).join(', ')}) AS hist`,
     ].join(', ')} FROM (${parts.map((p) => p.sql).join(' UNION ALL ')})${by()}${page}`;
   // Where each group's median ranks lie (the sum of the parts' histograms), which rolled parts hold values there, and the live part's sub-buckets there: a few numbers per group, not the histograms.
-  const placed = [...keyNames, ...totals, ...(stale.length > 0 ? ['stale'] : []),
+  const placed = [...keyNames, ...totals, ...(stale.length > 0 ? ['stale'] : []), ...(stored ? ['day_hists', 'day_lo', 'day_hi'] : []),
     ...medianPlacesSql('hist', 'm_'), ...[0, 1].flatMap((k) => ROLLED_SOURCES.map((s) => `hist_${s}[m_b${k} + 1] > 0 AS m_${s}${k}`)),
     'arrayFilter(t -> tupleElement(t, 1) = m_b0 OR tupleElement(t, 1) = m_b1, live_fine) AS m_live_fine',
   ];
@@ -458,7 +491,7 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
     const rolledFine = (table: string, where: string, source: HistSource): string =>
       `SELECT ${[...keys, 'bucket', 'sumForEach(fine) AS x_fine'].join(', ')} FROM ${ch.table(table)} WHERE ${where} AND bucket IN {__b_${source}:Array(UInt8)}${by('bucket')}`;
     const fineParts = [
-      ...(days.length > 0 && buckets.day.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere, 'day')] : []),
+      ...(days.length > 0 && buckets.day.length > 0 ? [rolledFine('sms_stats_daily_fine', dailyWhere(scope), 'day')] : []),
       ...(hourly.length > 0 && buckets.hour.length > 0 ? [rolledFine('sms_stats_hourly_fine', hourlyWhere, 'hour')] : []),
     ];
     // One part's rows are already grouped by keys and bucket.
@@ -474,9 +507,10 @@ export class MessageStats implements StatsReader {
   private readonly settings: string;
   /**
    * SMS stats reads by how they were answered: from the rollup, from FINAL alone, rollup reads
-   * started again (their two phases saw different rows), and reads whose kept sources were stale.
+   * started again (their two phases saw different rows), reads whose kept sources were stale, and
+   * reads with stored medians started again with the histograms merged (a group was not one day row).
    */
-  readonly reads = { rollup: 0, final: 0, retried: 0, stale: 0 };
+  readonly reads = { rollup: 0, final: 0, retried: 0, stale: 0, merged: 0 };
   /** Each organization's rollup sources as last read, for SOURCES_KEPT_MS (newer rolls and sums are used once read again). */
   private readonly keptSources = new LRUCache<string, ReadSources>({ max: SOURCES_KEPT_ORGS, ttl: SOURCES_KEPT_MS });
 
@@ -515,7 +549,9 @@ export class MessageStats implements StatsReader {
     const plan = this.options.rollup ? rollupPlan(compiled.where) : null;
     if (plan === null) return this.finalRows(v, compiled);
     // Kept sources may be stale (the counts say so), and the live part may change between the two phases (a DLR arriving: its
-    // sub-buckets then miss a value); either starts the read again, from fresh sources.
+    // sub-buckets then miss a value); either starts the read again, from fresh sources. So does a group whose stored median
+    // cannot answer (storedMediansUsable), with the histograms merged.
+    let storedMedians = wantsStoredMedians(compiled);
     for (let attempt = 0; attempt < 4; attempt++) {
       const kept = attempt === 0 ? this.keptSources.get(v.orgId) : undefined;
       const read = kept ?? await this.readSources(v.orgId);
@@ -523,7 +559,8 @@ export class MessageStats implements StatsReader {
       if (rolled.length === 0) return this.finalRows(v, compiled);
       const days = compiled.keys.some((k) => k.token === 'hourly') ? [] : usableDays(rolled, summed);
       const visibleBefore = kept ? staleSince(read.readAt, this.options.staleMarginMs ?? STALE_MARGIN_MS) : undefined;
-      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, live, days, kept: kept !== undefined, ...(visibleBefore === undefined ? {} : { visibleBefore }) }, this.settings);
+      const stored = storedMedians && days.length > 0;
+      const statements = rollupStatements(this.ch, v, compiled, plan, { rolled, live, days, kept: kept !== undefined, storedMedians: stored, ...(visibleBefore === undefined ? {} : { visibleBefore }) }, this.settings);
       const raw = await this.statsQuery(statements.counts);
       if (kept && (raw.length === 0 || raw.some((r) => n(r['stale']) > 0))) {
         this.keptSources.delete(v.orgId);
@@ -532,6 +569,11 @@ export class MessageStats implements StatsReader {
       }
       // A delivery time the histograms cannot hold (before createdAt, or beyond 49 days): exact only from FINAL.
       if (raw.some((r) => n(r['out_of_range']) > 0)) return this.finalRows(v, compiled);
+      if (stored && !storedMediansUsable(raw)) {
+        storedMedians = false;
+        this.reads.merged += 1;
+        continue;
+      }
       // Where each group's median ranks lie, and per rolled part the median buckets in which it holds values: the second phase reads only those.
       const placed = raw.map((r) => placesOfRow(r, 'm_'));
       const buckets = { day: new Set<number>(), hour: new Set<number>() };
@@ -546,8 +588,8 @@ export class MessageStats implements StatsReader {
         for (const r of await this.statsQuery(statement)) fine.set(`${keyOf(r)}|${n(r['bucket'])}`, r['fine'] as unknown as number[]);
       }
       try {
-        const medians = raw.map((r, i) => medianFromPlaces(placed[i]!.counts, placed[i]!.places,
-          (bucket) => withLiveFine(fine.get(`${keyOf(r)}|${bucket}`), r['m_live_fine'] as unknown as LiveFine, bucket)));
+        const medians = raw.map((r, i) => (stored && n(r['day_hists']) === 1 ? storedMedianMs(n(r['day_lo']), n(r['day_hi']))
+          : medianFromPlaces(placed[i]!.counts, placed[i]!.places, (bucket) => withLiveFine(fine.get(`${keyOf(r)}|${bucket}`), r['m_live_fine'] as unknown as LiveFine, bucket))));
         raw.forEach((r, i) => { r['p50_delivery_ms'] = medians[i]!; });
         this.reads.rollup += 1;
         return raw;

@@ -1,10 +1,10 @@
 // The writer of the delivery statistics' rollup (migrations 0015 and 0018, docs/grammar-a.md
 // "Statistics"): closed hours of sms_messages summed by the statistics' dimensions, with
 // delivery-time histograms (stores/delivery-histogram.ts), and whole days summed from their
-// rolled hours. stores/message-stats.ts reads it; pipelines/stats-rollup.ts runs the passes.
+// rolled hours, by project and over projects, with each day row's median (migration 0022). stores/message-stats.ts reads it; pipelines/stats-rollup.ts runs the passes.
 import { costs, DELIVERY_MS } from '../core/filters/grammar-a/stats';
 import type { ClickHouse } from '../infra/clickhouse';
-import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, oneHotSql } from './delivery-histogram';
+import { COARSE_BUCKETS, coarseBucketSql, FINE_BUCKETS, fineBucketSql, oneHotSql, withStoredMediansSql } from './delivery-histogram';
 
 export interface StatsRollupOptions {
   /** An hour is rolled once it ended this long ago (later changes make it roll again); a day once it ended this long ago. */
@@ -47,6 +47,8 @@ export const DELIVERY_MS_U32 = `toUInt32(if(${IN_RANGE}, ${DELIVERY_MS}, 0))`;
 export const ROW_BUCKET = (delivered: string): string => `if(${DELIVERED_IN_RANGE(delivered)}, ${coarseBucketSql(DELIVERY_MS_U32)}, ${COARSE_BUCKETS})`;
 
 const DIMENSIONS = 'project_id, direction, country, status';
+/** The dimensions of the rows summed over projects (sms_stats_daily_org). */
+const ORG_DIMENSIONS = 'direction, country, status';
 
 /**
  * Per (organization, hour of created_at) with a row: its newest touch (`touched`), its current
@@ -116,7 +118,7 @@ export class StatsRollup {
     }
     const days = await this.rollDays(clock);
     const deletedHours = todo.length > 0 ? await this.deleteSuperseded(['sms_stats_hourly', 'sms_stats_hourly_fine'], 'sms_stats_hours', 'hour', clock.now) : false;
-    const deletedDays = days > 0 ? await this.deleteSuperseded(['sms_stats_daily', 'sms_stats_daily_fine'], 'sms_stats_days', 'day', clock.now) : false;
+    const deletedDays = days > 0 ? await this.deleteSuperseded(['sms_stats_daily', 'sms_stats_daily_org', 'sms_stats_daily_fine'], 'sms_stats_days', 'day', clock.now) : false;
     return { hours: todo.length, waiting: due.length - todo.length, days, deletedGenerations: deletedHours || deletedDays };
   }
 
@@ -184,21 +186,45 @@ export class StatsRollup {
     return todo.length;
   }
 
+  /**
+   * Sums `days` of `org` as generation `generation`: their sub-bucket rows, their rows by project
+   * (sms_stats_daily) and over projects (sms_stats_daily_org), each row with its median's places
+   * (migration 0022) found in the sub-buckets just written, then the markers that make them current.
+   */
   private async sumDays(org: string, days: readonly { d: number; hours: readonly { h: number; g: string }[] }[], generation: string): Promise<void> {
     const { ch } = this;
     const pairs = days.flatMap((day) => day.hours);
-    const params = { org, generation, hs: pairs.map((p) => p.h), gs: pairs.map((p) => p.g) };
+    const params = { org, generation, hs: pairs.map((p) => p.h), gs: pairs.map((p) => p.g), ds: days.map((day) => day.d) };
     const rolled = 'org_id = {org:String} AND (toRelativeHourNum(created_at), generation) IN arrayZip({hs:Array(UInt32)}, {gs:Array(UInt64)})';
+    const summed = (table: string): string => `${ch.table(table)} WHERE org_id = {org:String} AND generation = {generation:UInt64} AND toRelativeDayNum(created_at) IN {ds:Array(UInt32)}`;
+    const carry = ['messages', 'segments', 'cost_micros', 'delivery_hist', 'out_of_range'];
+    const columns = (dimensions: string): string => `org_id, created_at, generation, ${dimensions}, ${carry.join(', ')}, median_lo, median_hi`;
     await this.command(
       `INSERT INTO ${ch.table('sms_stats_daily_fine')} (org_id, created_at, generation, project_id, direction, country, status, bucket, fine)
        SELECT org_id, toStartOfDay(created_at) AS day, {generation:UInt64}, ${DIMENSIONS}, bucket, sumForEach(fine)
        FROM ${ch.table('sms_stats_hourly_fine')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}, bucket`,
       params,
     );
+    const byProject = ['org_id', 'day', ...DIMENSIONS.split(', ')];
     await this.command(
-      `INSERT INTO ${ch.table('sms_stats_daily')} (org_id, created_at, generation, project_id, direction, country, status, messages, segments, cost_micros, delivery_hist, out_of_range)
-       SELECT org_id, toStartOfDay(created_at) AS day, {generation:UInt64}, ${DIMENSIONS}, sum(messages), sum(segments), sum(cost_micros), sumForEach(delivery_hist), sum(out_of_range)
-       FROM ${ch.table('sms_stats_hourly')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}`,
+      `INSERT INTO ${ch.table('sms_stats_daily')} (${columns(DIMENSIONS)})
+       SELECT org_id, day, {generation:UInt64}, ${DIMENSIONS}, ${carry.join(', ')}, median_lo, median_hi FROM (${withStoredMediansSql(
+         `SELECT org_id, toStartOfDay(created_at) AS day, ${DIMENSIONS}, sum(messages) AS messages, sum(segments) AS segments, sum(cost_micros) AS cost_micros,
+                 sumForEach(delivery_hist) AS delivery_hist, sum(out_of_range) AS out_of_range
+          FROM ${ch.table('sms_stats_hourly')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}`,
+         `SELECT org_id, created_at AS day, ${DIMENSIONS}, bucket, fine FROM ${summed('sms_stats_daily_fine')}`,
+         byProject, carry)})`,
+      params,
+    );
+    const overProjects = ['org_id', 'day', ...ORG_DIMENSIONS.split(', ')];
+    await this.command(
+      `INSERT INTO ${ch.table('sms_stats_daily_org')} (${columns(ORG_DIMENSIONS)})
+       SELECT org_id, day, {generation:UInt64}, ${ORG_DIMENSIONS}, ${carry.join(', ')}, median_lo, median_hi FROM (${withStoredMediansSql(
+         `SELECT org_id, created_at AS day, ${ORG_DIMENSIONS}, sum(messages) AS messages, sum(segments) AS segments, sum(cost_micros) AS cost_micros,
+                 sumForEach(delivery_hist) AS delivery_hist, sum(out_of_range) AS out_of_range
+          FROM ${summed('sms_stats_daily')} GROUP BY org_id, day, ${ORG_DIMENSIONS}`,
+         `SELECT org_id, created_at AS day, ${ORG_DIMENSIONS}, bucket, sumForEach(fine) AS fine FROM ${summed('sms_stats_daily_fine')} GROUP BY org_id, day, ${ORG_DIMENSIONS}, bucket`,
+         overProjects, carry)})`,
       params,
     );
     await ch.client.insert({

@@ -20,6 +20,7 @@ import type { SmsStatsRow } from '../../core/sms/stats';
 import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse';
 import { createLogger } from '../../infra/logger';
 import { MessageHistory } from '../../stores/message-history';
+import { subBucketMs, UNKNOWN_PLACE } from '../../stores/delivery-histogram';
 import { MessageStats, rolledHoursStatement, rollupPlan } from '../../stores/message-stats';
 import { StatsRollup, STATS_ROLLUP_DEFAULTS } from '../../stores/stats-rollup';
 import { expectSameStats } from '../support/stats-expect';
@@ -168,17 +169,27 @@ describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)',
       return row!;
     };
     // 1000 messages without delivery times (a planted delivery time would miss its sub-buckets: the read falls back to FINAL).
+    const planted: Record<string, string> = {
+      sms_stats_hourly: 'org_id, created_at, generation, project_id, direction, country, status, 1000, 0, 0, [], 0',
+      sms_stats_daily: 'org_id, created_at, generation, project_id, direction, country, status, 1000, 0, 0, [], 0, 65535, 65535',
+      sms_stats_daily_org: 'org_id, created_at, generation, direction, country, status, 1000, 0, 0, [], 0, 65535, 65535',
+    };
     const plant = async (table: string, row: Record<string, unknown>): Promise<void> => {
       await ch.client.command({
-        query: `INSERT INTO ${ch.table(table)} SELECT org_id, created_at, generation, project_id, direction, country, status, 1000, 0, 0, [], 0
+        query: `INSERT INTO ${ch.table(table)} SELECT ${planted[table]!}
                 FROM ${ch.table(table)} WHERE org_id = {org:String} AND created_at = {at:DateTime64(3, 'UTC')} AND generation = {g:UInt64} LIMIT 1`,
         query_params: { org: ORG, at: row['created_at'], g: row['generation'] },
       });
     };
     const total = (rows: readonly SmsStatsRow[]): number => rows.reduce((sum, r) => sum + r.messages, 0);
     const before = await answers(since, null);
+    const beforeOfProject = await answers(since, PROJECTS[0]!);
     const beforeHourly = await answers(`${since}&_group=hourly`, null);
-    // A summed day answers the totals; grouped by hour, the hours answer (days cannot).
+    // A summed day answers the totals: account-wide its rows summed over projects (migration 0022), of one project its rows by project;
+    // grouped by hour, the hours answer (days cannot).
+    await plant('sms_stats_daily_org', await currentRow('sms_stats_daily_org', 'sms_stats_days', 'day'));
+    expect(total((await answers(since, null)).mine)).toBe(total(before.mine) + 1000);
+    expect(total((await answers(since, PROJECTS[0]!)).mine)).toBe(total(beforeOfProject.mine));
     await plant('sms_stats_daily', await currentRow('sms_stats_daily', 'sms_stats_days', 'day'));
     expect(total((await answers(since, null)).mine)).toBe(total(before.mine) + 1000);
     expect(total((await answers(`${since}&_group=hourly`, null)).mine)).toBe(total(beforeHourly.mine));
@@ -189,10 +200,54 @@ describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)',
     // text is not in the rollup: that query reads FINAL and is unchanged.
     const text = await answers('text_containsi=msg', null);
     expect(text.mine).toEqual(text.truth);
-    for (const table of ['sms_stats_daily', 'sms_stats_hourly']) {
+    for (const table of ['sms_stats_daily', 'sms_stats_daily_org', 'sms_stats_hourly']) {
       await ch.client.command({ query: `ALTER TABLE ${ch.table(table)} DELETE WHERE org_id = {org:String} AND messages = 1000 SETTINGS mutations_sync = 1`, query_params: { org: ORG } });
     }
     expectSameStats((await answers(since, null)).mine, before.truth, { since });
+  }, 120_000);
+
+  test('grouped by day and country, a summed day\'s group takes its row\'s stored median (migration 0022); a place not known merges the histograms', async () => {
+    await rollup.pass();
+    const qs = `_group=daily,country&createdAt_gte=${iso(FROM + 24 * HOUR)}`;
+    const compiled = compileStats(parseUrl(new URLSearchParams(qs)), 'sms', { now: new Date(NOW) });
+    const reader = new MessageStats(ch);
+    for (const project of [null, PROJECTS[1]!]) {
+      const v = { orgId: ORG, projectId: project };
+      expectSameStats(await reader.sms(v, compiled, 'EUR'), await plain.sms(v, compiled, 'EUR'), { qs, project });
+    }
+    expect(reader.reads).toMatchObject({ rollup: 2, merged: 0, final: 0 });
+    // A current day row summed over projects, with delivery times, of a day the bound leaves whole.
+    const [row] = await (await ch.client.query({
+      query: `SELECT toString(created_at) AS at, generation, country, median_lo, median_hi FROM ${ch.table('sms_stats_daily_org')}
+              WHERE org_id = {org:String} AND notEmpty(delivery_hist) AND created_at >= {since:DateTime64(3, 'UTC')}
+                AND (created_at, generation) IN (SELECT day, max(generation) FROM ${ch.table('sms_stats_days')} WHERE org_id = {org:String} GROUP BY day)
+              ORDER BY created_at LIMIT 1`,
+      query_params: { org: ORG, since: iso(FROM + 48 * HOUR).replace('T', ' ').replace('Z', '') }, format: 'JSONEachRow',
+    })).json<{ at: string; generation: string; country: string; median_lo: number; median_hi: number }>();
+    expect(row).toBeDefined();
+    const setPlaces = async (lo: number, hi: number): Promise<void> => {
+      await ch.client.command({
+        query: `ALTER TABLE ${ch.table('sms_stats_daily_org')} UPDATE median_lo = {lo:UInt16}, median_hi = {hi:UInt16}
+                WHERE org_id = {org:String} AND toString(created_at) = {at:String} AND generation = {g:UInt64} AND country = {country:String} AND notEmpty(delivery_hist) SETTINGS mutations_sync = 1`,
+        query_params: { org: ORG, at: row!.at, g: row!.generation, country: row!.country, lo, hi },
+      });
+    };
+    const groupOf = (rows: readonly SmsStatsRow[]): SmsStatsRow | undefined => rows.find((r) => r.period === `${row!.at.slice(0, 10)}T00:00:00.000Z` && r.country === row!.country);
+    const v = { orgId: ORG, projectId: null };
+    try {
+      // Places near 1 s and 3 s planted: the group's median is read from them, not from its histogram.
+      await setPlaces(79 * 64 + 48, 92 * 64 + 43);
+      const planted = groupOf(await reader.sms(v, compiled, 'EUR'));
+      expect(planted?.p50DeliverySeconds).toBe((subBucketMs(79, 48) + subBucketMs(92, 43)) / 2 / 1000);
+      // A place not known: the read starts again with the histograms merged, and equals FINAL.
+      await setPlaces(UNKNOWN_PLACE, row!.median_hi);
+      expectSameStats(await reader.sms(v, compiled, 'EUR'), await plain.sms(v, compiled, 'EUR'), { qs, project: null });
+      expect(reader.reads.merged).toBe(1);
+    } finally {
+      await setPlaces(row!.median_lo, row!.median_hi);
+    }
+    expectSameStats(await reader.sms(v, compiled, 'EUR'), await plain.sms(v, compiled, 'EUR'), { qs, project: null });
+    expect(reader.reads.merged).toBe(1);
   }, 120_000);
 
   test('late status changes and late messages in rolled and open hours: exact before the next pass (read FINAL) and after it (rolled anew)', async () => {
@@ -222,7 +277,7 @@ describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)',
   test('superseded generations are deleted after their grace period and answers stay exact', async () => {
     const generations = async (): Promise<number> => {
       let most = 0;
-      for (const table of ['sms_stats_hourly', 'sms_stats_hourly_fine', 'sms_stats_daily', 'sms_stats_daily_fine']) {
+      for (const table of ['sms_stats_hourly', 'sms_stats_hourly_fine', 'sms_stats_daily', 'sms_stats_daily_org', 'sms_stats_daily_fine']) {
         most = Math.max(most, Number((await (await ch.client.query({
           query: `SELECT max(n) AS n FROM (SELECT created_at, uniqExact(generation) AS n FROM ${ch.table(table)} WHERE org_id = {org:String} GROUP BY created_at)`,
           query_params: { org: ORG }, format: 'JSONEachRow',

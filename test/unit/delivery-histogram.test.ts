@@ -1,6 +1,6 @@
 // The median of GET /sms/stats from delivery-time histograms (docs/grammar-a.md "Statistics",
 // stores/delivery-histogram.ts): ranks, buckets and the value a sub-bucket stands for.
-import { HistogramMismatch, locateRank, medianFromPlaces, medianPlaces, medianRanks, subBucketMs } from '../../stores/delivery-histogram';
+import { HistogramMismatch, locateRank, medianFromPlaces, medianPlaces, medianRanks, storedMedianMs, subBucketMs, UNKNOWN_PLACE } from '../../stores/delivery-histogram';
 
 const medianMs = (coarse: readonly number[], fineOf: (bucket: number) => readonly number[] | undefined): number | null => medianFromPlaces(coarse, medianPlaces(coarse), fineOf);
 
@@ -83,4 +83,13 @@ test('sub-buckets that do not hold the bucket\'s count (the two reads saw differ
   const short = fine.get(place(1001).bucket)!.map((c, i) => (i === place(1001).fine ? c - 1 : c));
   expect(() => medianMs(coarse, () => short)).toThrow(HistogramMismatch);
   expect(() => medianMs(coarse, () => undefined)).toThrow(HistogramMismatch);
+});
+
+test('a stored median (migration 0022: bucket * 64 + sub-bucket of each middle rank) is the median the merged histograms give; a place not known gives none', () => {
+  const times = [120, 950, 4_000, 4_100, 70_000, 70_001];
+  const { coarse, fine } = histograms(times);
+  const [lo, hi] = medianPlaces(coarse).map((p) => p.bucket * 64 + locateRank(fine.get(p.bucket)!, p.within).bucket);
+  expect(storedMedianMs(lo!, hi!)).toBe(medianMs(coarse, (b) => fine.get(b)));
+  expect(storedMedianMs(UNKNOWN_PLACE, hi!)).toBeNull();
+  expect(storedMedianMs(lo!, UNKNOWN_PLACE)).toBeNull();
 });
