@@ -14,7 +14,7 @@ import { COARSE_BUCKETS, FINE_BUCKETS, fineBucketSql, HistogramMismatch, medianF
 import { fromClickHouseTime, toClickHouseTime } from './clickhouse-time';
 import { ceilingSettings, exceededCeiling, type QueryCeilings } from './query-ceilings';
 import { splitWhere, topLevelConjuncts } from './scoped-query';
-import { daySource, DELIVERED_IN_RANGE, DELIVERED_OUT_OF_RANGE, DELIVERY_MS_U32, hourStatesSql, ROW_BUCKET, STATS_ROLLUP_DEFAULTS, summedDaysSql } from './stats-rollup';
+import { DAY_LEVELS, daySource, DELIVERED_IN_RANGE, DELIVERED_OUT_OF_RANGE, DELIVERY_MS_U32, hourStatesSql, ROW_BUCKET, STATS_ROLLUP_DEFAULTS, summedDaysSql } from './stats-rollup';
 
 type Raw = Record<string, string | number | null>;
 
@@ -137,13 +137,13 @@ export function rolledHoursStatement(ch: ClickHouse, orgId: string): { query: st
 /**
  * Everything a rollup read rests on, in one statement (one round trip): rows of kind 'h' (a
  * rolled, current hour: h, hour, g, and in `seen` the newest touch its generation saw), 'l' (a
- * touched hour that is not: h, hour: read FINAL) and 'd' (a summed day: h = the day number, g, source).
+ * touched hour that is not: h, hour: read FINAL) and 'd' (a summed day: h = the day number, g, source, levels).
  */
 export function rollupSourcesStatement(ch: ClickHouse, orgId: string): { query: string; query_params: Record<string, unknown> } {
   return {
-    query: `SELECT if(s.current = 1, 'h', 'l') AS kind, toRelativeHourNum(s.hour) AS h, toString(s.hour) AS hour, s.g AS g, '' AS source, toString(s.seen) AS seen FROM (${hourStatesSql(ch, true)}) AS s
-      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source, '' AS seen FROM (${summedDaysSql(ch, true)})
-      UNION ALL SELECT 'n' AS kind, 0 AS h, '' AS hour, 0 AS g, '' AS source, toString(now64(3, 'UTC')) AS seen`,
+    query: `SELECT if(s.current = 1, 'h', 'l') AS kind, toRelativeHourNum(s.hour) AS h, toString(s.hour) AS hour, s.g AS g, '' AS source, toString(s.seen) AS seen, 0 AS levels FROM (${hourStatesSql(ch, true)}) AS s
+      UNION ALL SELECT 'd' AS kind, d AS h, '' AS hour, g, source, '' AS seen, levels FROM (${summedDaysSql(ch, true)})
+      UNION ALL SELECT 'n' AS kind, 0 AS h, '' AS hour, 0 AS g, '' AS source, toString(now64(3, 'UTC')) AS seen, 0 AS levels`,
     query_params: { __org: orgId },
   };
 }
@@ -160,17 +160,17 @@ export interface LiveHour {
 export interface ReadSources {
   readonly rolled: RolledHour[];
   readonly live: LiveHour[];
-  readonly summed: { d: number; g: number | string; source: string }[];
+  readonly summed: { d: number; g: number | string; source: string; levels?: number }[];
   /** The server's clock when the sources were read ('YYYY-MM-DD hh:mm:ss.fff', UTC). */
   readonly readAt?: string;
 }
 
-export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string; seen: string }[]): ReadSources {
+export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string; seen: string; levels?: number | string }[]): ReadSources {
   const clock = rows.find((r) => r.kind === 'n');
   return {
     rolled: rows.filter((r) => r.kind === 'h').map((r) => ({ h: Number(r.h), hour: r.hour, g: r.g, seen: r.seen })).sort((a, b) => a.h - b.h),
     live: rows.filter((r) => r.kind === 'l').map((r) => ({ h: Number(r.h), hour: r.hour })).sort((a, b) => a.h - b.h),
-    summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source })),
+    summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source, levels: Number(r.levels ?? 1) })),
     ...(clock ? { readAt: clock.seen } : {}),
   };
 }
@@ -270,10 +270,12 @@ export interface SummedDay {
   /** toRelativeDayNum of the day. */
   readonly d: number;
   readonly g: number | string;
+  /** The levels its generation wrote (sms_stats_days.levels): rows over projects only at DAY_LEVELS. */
+  readonly levels: number;
 }
 
 /** The days whose summed hours are the day's current rolled hours: their day rows equal the sum of those hours' rows. */
-export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: number | string; g: number | string; source: string }[]): SummedDay[] {
+export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: number | string; g: number | string; source: string; levels?: number }[]): SummedDay[] {
   const hoursOfDay = new Map<number, { h: number; g: number | string }[]>();
   for (const r of rolled) {
     const d = Math.floor(Number(r.h) / 24);
@@ -281,7 +283,7 @@ export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: 
   }
   return summed
     .filter((s) => { const hours = hoursOfDay.get(Number(s.d)); return hours !== undefined && daySource(hours) === s.source; })
-    .map((s) => ({ d: Number(s.d), g: s.g }));
+    .map((s) => ({ d: Number(s.d), g: s.g, levels: s.levels ?? 1 }));
 }
 
 /**
@@ -384,7 +386,11 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   counts: { query: string; query_params: Record<string, unknown> };
   fine: (buckets: Readonly<Record<RolledSource, readonly number[]>>) => { query: string; query_params: Record<string, unknown> };
 } {
-  const { rolled, live: liveHours, days: allDays } = sources;
+  const { rolled, live: liveHours } = sources;
+  // Account-wide, the day rows summed over projects (a quarter as many rows), unless a condition names the project; then
+  // only days summed at that level (a rollup of an earlier version sums by project only: those days are read from their hours).
+  const overProjects = v.projectId === null && !plan.dimensions.some((c) => /\bproject_id\b/.test(c));
+  const allDays = overProjects ? sources.days.filter((d) => d.levels >= DAY_LEVELS) : sources.days;
   // The hour rows a query can take: of days without usable day rows, and of usable days a createdAt bound cuts (the others the day rows answer, or the bounds drop).
   const instants = boundInstants(plan, compiled.params);
   const cut = cutDays(instants);
@@ -406,8 +412,6 @@ export function rollupStatements(ch: ClickHouse, v: Visibility, compiled: Compil
   const keys = compiled.keys.map((k, i) => `${k.expression} AS k${i}`);
   const by = (...more: string[]): string => ([...keyNames, ...more].length > 0 ? ` GROUP BY ${[...keyNames, ...more].join(', ')}` : '');
   const scope = 'org_id = {__org:String} AND ({__project:Nullable(String)} IS NULL OR project_id = {__project:Nullable(String)})';
-  // Account-wide, the day rows summed over projects (a fifth as many rows), unless a condition names the project.
-  const overProjects = v.projectId === null && !plan.dimensions.some((c) => /\bproject_id\b/.test(c));
   const dayTaken = (day: string): string => `(toRelativeDayNum(${day}) IN {__dd:Array(UInt32)} AND ${wholeSpan(plan, day, DAY_LAST_MS)})`;
   const dailyWhere = (dayScope: string): string => [dayScope, '(toRelativeDayNum(created_at), generation) IN arrayZip({__dd:Array(UInt32)}, {__dg:Array(UInt64)})', wholeSpan(plan, 'created_at', DAY_LAST_MS), ...plan.dimensions].join(' AND ');
   const hourlyWhere = [scope, 'toRelativeHourNum(created_at) IN {__hh:Array(UInt32)}', '(toRelativeHourNum(created_at), generation) IN arrayZip({__hh:Array(UInt32)}, {__hg:Array(UInt64)})', wholeSpan(plan, 'created_at', HOUR_LAST_MS),

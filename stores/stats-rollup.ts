@@ -64,9 +64,12 @@ export function hourStatesSql(ch: ClickHouse, oneOrg: boolean): string {
       ON m.org_id = t.org_id AND m.hour = t.hour`;
 }
 
-/** Per (organization, day): the latest summed generation and the (hour, generation) list it summed (`source`); `oneOrg` as in hourStatesSql. */
+/** The levels a pass sums a day at (sms_stats_days.levels, migration 0022): by project and over projects. */
+export const DAY_LEVELS = 2;
+
+/** Per (organization, day): the latest summed generation, the (hour, generation) list it summed (`source`) and the levels it wrote; `oneOrg` as in hourStatesSql. */
 export function summedDaysSql(ch: ClickHouse, oneOrg: boolean): string {
-  return `SELECT org_id, toRelativeDayNum(day) AS d, max(generation) AS g, argMax(source, generation) AS source
+  return `SELECT org_id, toRelativeDayNum(day) AS d, max(generation) AS g, argMax(source, generation) AS source, argMax(levels, generation) AS levels
     FROM ${ch.table('sms_stats_days')}${oneOrg ? ' WHERE org_id = {__org:String}' : ''} GROUP BY org_id, d`;
 }
 
@@ -165,8 +168,9 @@ export class StatsRollup {
        WHERE toStartOfDay(s.hour) + toIntervalMillisecond(86400000 + {settle:UInt64}) <= {now:DateTime64(3, 'UTC')}`,
       { now: clock.now, settle: options.settleMs },
     );
-    const summed = await this.rows<{ org_id: string; d: number; source: string }>(summedDaysSql(ch, false));
-    const current = new Map(summed.map((r) => [`${r.org_id}|${r.d}`, r.source]));
+    const summed = await this.rows<{ org_id: string; d: number; source: string; levels: number }>(summedDaysSql(ch, false));
+    // A day summed at fewer levels (by a rollup of an earlier version) is summed again.
+    const current = new Map(summed.map((r) => [`${r.org_id}|${r.d}`, Number(r.levels) >= DAY_LEVELS ? r.source : '']));
     const days = new Map<string, { org: string; d: number; hours: { h: number; g: string }[]; ready: boolean }>();
     for (const row of hours) {
       const key = `${row.org_id}|${row.d}`;
@@ -229,7 +233,7 @@ export class StatsRollup {
     );
     await ch.client.insert({
       table: ch.table('sms_stats_days'),
-      values: days.map((day) => ({ org_id: org, day: new Date(day.d * 86_400_000).toISOString().replace('T', ' ').replace('Z', ''), generation, source: daySource(day.hours) })),
+      values: days.map((day) => ({ org_id: org, day: new Date(day.d * 86_400_000).toISOString().replace('T', ' ').replace('Z', ''), generation, source: daySource(day.hours), levels: DAY_LEVELS })),
       format: 'JSONEachRow',
     });
   }

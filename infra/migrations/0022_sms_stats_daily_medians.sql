@@ -8,7 +8,13 @@
 --    one row each when grouped by day and country), with their medians; written with the same
 --    generation as the day's rows of sms_stats_daily and made current by the same marker in
 --    sms_stats_days. Their sub-buckets are those of sms_stats_daily_fine summed over projects.
+--  - sms_stats_days.levels: which levels a generation of a day wrote: 1 by project only (a
+--    rollup of an earlier version), 2 by project and over projects. An account-wide read uses a
+--    day's rows only at level 2 (else it reads the day's hours), and a pass sums again a day
+--    whose current generation has fewer levels, so a rollup of an earlier version running beside
+--    this one (an upgrade in progress) never leaves a reader with day rows missing.
 -- Every day is summed again by the next pass (the markers are cleared; the hours are kept).
+ALTER TABLE {db}.sms_stats_days ADD COLUMN IF NOT EXISTS levels UInt8 DEFAULT 1;
 ALTER TABLE {db}.sms_stats_daily ADD COLUMN IF NOT EXISTS median_lo UInt16 DEFAULT 65535 AFTER out_of_range;
 ALTER TABLE {db}.sms_stats_daily ADD COLUMN IF NOT EXISTS median_hi UInt16 DEFAULT 65535 AFTER median_lo;
 

@@ -250,6 +250,30 @@ describe('GET /sms/stats from the rollup of closed hours (spec 3 §4.1 rule 5)',
     expect(reader.reads.merged).toBe(1);
   }, 120_000);
 
+  test('a day summed by an earlier rollup (by project only, levels 1) is read from its hours account-wide, and summed again by the next pass', async () => {
+    await rollup.pass();
+    // Kept sources may pin generations a pass deleted (grace 0 here; the product keeps sources 30 s and deletes after 600 s): a new reader.
+    product = new MessageStats(ch);
+    const day = async (): Promise<{ at: string; levels: number }> => (await (await ch.client.query({
+      query: `SELECT toString(day) AS at, argMax(levels, generation) AS levels FROM ${ch.table('sms_stats_days')} WHERE org_id = {org:String} AND day >= {since:DateTime64(3, 'UTC')} GROUP BY day ORDER BY day LIMIT 1`,
+      query_params: { org: ORG, since: iso(FROM + 48 * HOUR).replace('T', ' ').replace('Z', '') }, format: 'JSONEachRow',
+    })).json<{ at: string; levels: number }>())[0]!;
+    const summed = await day();
+    expect(summed.levels).toBe(2);
+    // What a rollup of an earlier version leaves: the marker at level 1, no rows over projects.
+    await ch.client.command({ query: `ALTER TABLE ${ch.table('sms_stats_days')} UPDATE levels = 1 WHERE org_id = {org:String} AND toString(day) = {day:String} SETTINGS mutations_sync = 1`, query_params: { org: ORG, day: summed.at } });
+    await ch.client.command({ query: `ALTER TABLE ${ch.table('sms_stats_daily_org')} DELETE WHERE org_id = {org:String} AND toString(created_at) = {day:String} SETTINGS mutations_sync = 1`, query_params: { org: ORG, day: summed.at } });
+    for (const qs of ['_group=daily,country', '_group=monthly,status', '']) {
+      const { mine, truth } = await answers(`${qs}&createdAt_gte=${iso(FROM + 24 * HOUR)}`, null);
+      expectSameStats(mine, truth, { qs, project: null });
+    }
+    const pass = await rollup.pass();
+    expect(pass.days).toBe(1);
+    expect((await day()).levels).toBe(2);
+    product = new MessageStats(ch);
+    await expectSameForRandomQueries(10);
+  }, 120_000);
+
   test('late status changes and late messages in rolled and open hours: exact before the next pass (read FINAL) and after it (rolled anew)', async () => {
     const rolledBefore = await rolledHours();
     const late: SmsMessage[] = [];
