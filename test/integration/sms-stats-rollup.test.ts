@@ -21,7 +21,8 @@ import { migrate, openClickHouse, type ClickHouse } from '../../infra/clickhouse
 import { createLogger } from '../../infra/logger';
 import { MessageHistory } from '../../stores/message-history';
 import { subBucketMs, UNKNOWN_PLACE } from '../../stores/delivery-histogram';
-import { MessageStats, rolledHoursStatement, rollupPlan } from '../../stores/message-stats';
+import { MessageStats } from '../../stores/message-stats';
+import { rolledHoursStatement, rollupPlan } from '../../stores/stats-rollup-plan';
 import { StatsRollup, STATS_ROLLUP_DEFAULTS } from '../../stores/stats-rollup';
 import { expectSameStats } from '../support/stats-expect';
 import { eventually } from '../../support/eventually';
