@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { batchMemo, CONSUMERS, decode, SIGNALS, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
+import { batchMemo, CONSUMERS, decode, decodeCarrierEvents, SIGNALS, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
 import type { CarrierEvent, CarrierInbound } from '../core/carrier';
 import { firstWord, inboundMessageId, keywordAction, type DlrDelivery, type HelpReplies, type HelpReply, type KeywordAction, type LifecycleOwners, type NumberDirectory, type OptOutRecorder, type SmsMessage } from '../core/sms';
 import type { Token } from '../core/accounts';
@@ -191,6 +191,39 @@ export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, mes
   };
 }
 
+/** What settling a stream message needs (a JsMsg). */
+export interface Settleable {
+  ack(): void;
+  nak(millis?: number): void;
+}
+
+/**
+ * One stream message whose events go out in several parts (a carrier.events batch holds events
+ * of many messages, signalled to many workflows): acknowledged once every part is done, negatively
+ * acknowledged at the first part that failed (the whole message comes again; a workflow ignores
+ * an event it has applied).
+ */
+export class PartedMessage {
+  private left: number;
+  private failed = false;
+
+  constructor(private readonly msg: Settleable, parts: number) {
+    this.left = parts;
+    if (parts === 0) msg.ack();
+  }
+
+  done(): void {
+    this.left -= 1;
+    if (this.left === 0 && !this.failed) this.msg.ack();
+  }
+
+  fail(delayMs: number): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.msg.nak(delayMs);
+  }
+}
+
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
   const { nats, client, log } = deps;
 
@@ -232,27 +265,26 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   // report over a long time gets few, large signals; each signal costs 5 history events whatever it carries. One
   // send at a time per workflow keeps each message's events in stream order. Events held here
   // are not acknowledged yet: after a crash they are delivered again.
-  interface Outbox { readonly batch: boolean; entries: Array<{ msg: JsMsg; event: CarrierEvent }>; timer: NodeJS.Timeout | undefined; sending: Promise<void>; lastAt: number; signals: number }
+  interface Outbox { readonly batch: boolean; entries: Array<{ from: PartedMessage; event: CarrierEvent }>; timer: NodeJS.Timeout | undefined; sending: Promise<void>; lastAt: number; signals: number }
   const outboxes = new Map<string, Outbox>();
   const send = async (workflowId: string, box: Outbox): Promise<void> => {
     const entries = box.entries.splice(0);
     if (entries.length === 0) return;
     box.lastAt = Date.now();
     box.signals += 1;
-    const list = entries.map((e) => e.msg);
     const events = entries.map((e) => e.event);
     try {
       const handle = client.workflow.getHandle(workflowId);
       // By name (core/bus SIGNALS): the workflows define them with these names.
       await handle.signal(box.batch ? SIGNALS.batchEvents : SIGNALS.carrierEvent, events);
-      for (const msg of list) msg.ack();
+      for (const e of entries) e.from.done();
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         log.warn({ workflowId }, 'carrier events for a lifecycle no longer running (finished or unknown); dropped');
-        for (const msg of list) msg.ack();
+        for (const e of entries) e.from.done();
       } else {
         log.warn({ err, workflowId }, 'signal failed; will retry');
-        for (const msg of list) msg.nak(1000);
+        for (const e of entries) e.from.fail(1000);
       }
     }
   };
@@ -274,23 +306,29 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   };
 
   const events = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleEvents, SUBJECTS.carrierEvents, 10_000, 2000, async (msgs) => {
-    // The events of one message go as one signal, in stream order; messages go in parallel.
-    const byMessage = new Map<string, Array<{ msg: JsMsg; event: CarrierEvent }>>();
+    // The events of one message go as one signal, in stream order; messages go in parallel. A
+    // stream message (a batch of the connector's events) is acknowledged once all its events are signalled.
+    const byMessage = new Map<string, Array<{ from: PartedMessage; event: CarrierEvent }>>();
     for (const msg of msgs) {
-      let event: CarrierEvent;
+      let events: readonly CarrierEvent[];
       try {
-        event = decode('carrierEvent', msg.data);
+        events = decodeCarrierEvents(msg.data);
       } catch (err) {
         log.error({ err, seq: msg.seq }, 'unreadable carrier event; dropped');
         msg.ack();
         continue;
       }
-      byMessage.set(event.messageId, [...(byMessage.get(event.messageId) ?? []), { msg, event }]);
+      const from = new PartedMessage(msg, events.length);
+      for (const event of events) {
+        const list = byMessage.get(event.messageId);
+        if (list) list.push({ from, event });
+        else byMessage.set(event.messageId, [{ from, event }]);
+      }
     }
     const { byWorkflow, unresolved } = await routeEvents(byMessage, deps.owners);
     for (const { messageId, entries, err } of unresolved) {
       log.warn({ err, messageId }, 'could not look up the lifecycle of a message; will retry');
-      for (const e of entries) e.msg.nak(1000);
+      for (const e of entries) e.from.fail(1000);
     }
     for (const [workflowId, { batch, entries }] of byWorkflow) {
       const box = outboxes.get(workflowId) ?? { batch, entries: [], timer: undefined, sending: Promise.resolve(), lastAt: 0, signals: 0 };
