@@ -59,8 +59,23 @@ function fingerprint(ids: readonly string[]): string {
   return createHash('sha256').update(ids.join(' ')).digest('hex').slice(0, 16);
 }
 
-/** Workflow task timeout of every lifecycle workflow (the server's default is 10 s). */
+/** Workflow task timeout of the per-message and scheduled lifecycle workflows (the server's default is 10 s). */
 const LIFECYCLE_WORKFLOW_TASK_TIMEOUT = '60 seconds';
+/**
+ * Workflow task timeout of a batch lifecycle: the server's default. Under load the Temporal
+ * server can record a workflow task as started and never deliver it to the worker (its History
+ * answers Matching after Matching's deadline: temporalio/temporal#11733); with the lifecycle's
+ * CPU changes (1e15fac, 19ed8c7) one or more batches lose a task that way in about half of
+ * bench:kannel's singles runs, and wait for this timeout to get it again (docs/decisions.md,
+ * 2026-11-27): 10 s bounds that wait. A settle that runs longer keeps its task through the
+ * worker's heartbeat at 80 % of it, as with 60 s.
+ */
+const BATCH_WORKFLOW_TASK_TIMEOUT = '10 seconds';
+
+/** The workflow task timeout a lifecycle start asks for. */
+export function workflowTaskTimeoutOf(kind: LifecycleStart['kind']): string {
+  return kind === 'batch' ? BATCH_WORKFLOW_TASK_TIMEOUT : LIFECYCLE_WORKFLOW_TASK_TIMEOUT;
+}
 /** Carrier events gather this long before they are handled (more events per signal, fewer history events). */
 const EVENTS_GATHER_MS = 50;
 /**
@@ -230,16 +245,18 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   // Every lifecycle's workflow task runs local activities on a CPU shared with every role: a
   // starved one must not time out. After such a timeout, with its local activities still running,
   // a per-message workflow was seen (2026-11-26, reliability at load 30) to continue without the
-  // carrier signal that arrived meanwhile, though a replay of the same history applies it.
+  // carrier signal that arrived meanwhile, though a replay of the same history applies it. A batch
+  // lifecycle has the server's 10 s instead (workflowTaskTimeoutOf): it bounds the wait of a task
+  // the server started but never delivered.
   const common = {
-    taskQueue: deps.taskQueue, workflowTaskTimeout: LIFECYCLE_WORKFLOW_TASK_TIMEOUT,
+    taskQueue: deps.taskQueue,
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
   };
   const start = (s: LifecycleStart): Promise<unknown> => s.kind === 'message'
-    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, { ...common, workflowId: s.workflowId, args: [s.input] })
+    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input] })
     : s.kind === 'scheduled'
-      ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, { ...common, workflowId: s.workflowId, args: [s.input] })
-      : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, { ...common, workflowId: s.workflowId, args: [s.input], memo: s.memo });
+      ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input] })
+      : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input], memo: s.memo });
 
   const starter = await bridge(nats, log, STREAMS.sms.name, CONSUMERS.lifecycleStarter, SUBJECTS.smsAccepted, 400, 50, async (msgs) => {
     const readable: Array<{ msg: JsMsg; messages: readonly SmsMessage[] }> = [];
