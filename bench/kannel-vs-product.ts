@@ -32,6 +32,8 @@ import { createServer, type Server } from 'node:http';
 import { createConnection } from 'node:net';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { benchArgs } from './cli-args';
 import { freePort } from '../infra/local-engines';
 import { adminAt, startStack, type RunningStack } from '../support/stack';
@@ -207,6 +209,8 @@ interface System {
   batch(accepted: Map<string, number>): autocannon.Options;
   /** What the system says of a message whose `delivered` DLR never came (its status), for the report. */
   explain?(id: string): Promise<string>;
+  /** Workflow tasks that timed out so far (every workflow's history): a stalled lifecycle, even one whose shorter timeout recovers it within --idle. */
+  taskTimeouts?(): Promise<{ count: number; workflows: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -319,9 +323,37 @@ async function startProduct(smscPort: number, dlrBase: string): Promise<System> 
       type Story = { workflow?: { id?: string; messagesInBatch?: number }; carrierEvents?: Array<{ kind: string; state?: string }>; transitions?: Array<{ status: string }> };
       const told = await adminAt<Story>(stack.info, 'message', 'story', '--id', id).then(
         (s) => `workflow ${s.workflow?.id ?? 'none'} (${s.workflow?.messagesInBatch ?? '?'} messages), carrier events in its history ${JSON.stringify((s.carrierEvents ?? []).map((e) => e.state ?? e.kind))}, transitions ${JSON.stringify((s.transitions ?? []).map((t) => t.status))}`,
-        (err: unknown) => `admin message story failed: ${String(err).slice(0, 200)}`,
+        (err: unknown) => `admin message story failed: ${String(err).slice(-400)}`,
       );
       return `GET /sms/${id} ${res.status}, status ${body.entity?.status ?? '?'}; ${told}`;
+    },
+    taskTimeouts: async () => {
+      const connection = await Connection.connect({ address: stack.info.temporalAddress });
+      try {
+        const client = new Client({ connection, namespace: stack.info.namespace });
+        const runs: Array<{ workflowId: string; runId: string }> = [];
+        for await (const w of client.workflow.list()) runs.push({ workflowId: w.workflowId, runId: w.runId });
+        let count = 0;
+        const workflows: string[] = [];
+        for (let i = 0; i < runs.length; i += 32) {
+          await Promise.all(runs.slice(i, i + 32).map(async (r) => {
+            const history = await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory();
+            const n = (history.events ?? []).filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT).length;
+            if (n > 0) {
+              count += n;
+              // The events around each timeout (type, ms after the first event), for the report.
+              const events = history.events ?? [];
+              const t0 = Number(events[0]?.eventTime?.seconds ?? 0) * 1000 + Math.round((events[0]?.eventTime?.nanos ?? 0) / 1e6);
+              const named = events.map((e) => `${String(e.eventId)}:${(temporal.api.enums.v1.EventType[e.eventType ?? 0] ?? '?').replace('EVENT_TYPE_', '')}@${Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6) - t0}`);
+              const at = named.findIndex((x) => x.includes('WORKFLOW_TASK_TIMED_OUT'));
+              workflows.push(`${r.workflowId} (${n}) ${named.slice(Math.max(0, at - 8), at + 6).join(' ')}`);
+            }
+          }));
+        }
+        return { count, workflows };
+      } finally {
+        await connection.close();
+      }
     },
     stop: () => stack.stop(),
   };
@@ -347,6 +379,11 @@ interface PhaseResult {
   timedOut: boolean;
   deliveredLatencyP50Ms: number;
   deliveredLatencyP99Ms: number;
+  /** The slowest delivered DLR, and how many came later than 5 s after their accept (a lifecycle's stalled workflow task shows here even when it recovers within --idle). */
+  deliveredLatencyMaxMs: number;
+  /** Workflow task timeouts in every workflow's history at the phase's end (cumulative over phases; the product only). */
+  workflowTaskTimeouts?: { count: number; workflows: string[] };
+  deliveredLaterThan5s: number;
   dlrsExpected: number;
   dlrsReceived: number;
   dlrsLost: number;
@@ -447,6 +484,8 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
       say(`  ${system.name} ${phase}: no delivered DLR for ${told}`);
     }
   }
+  const workflowTaskTimeouts = system.taskTimeouts ? await system.taskTimeouts().catch((err: unknown) => ({ count: -1, workflows: [String(err).slice(0, 200)] })) : undefined;
+  if (workflowTaskTimeouts) say(`  ${system.name} ${phase}: workflow tasks timed out so far ${workflowTaskTimeouts.count} ${JSON.stringify(workflowTaskTimeouts.workflows.slice(0, 10))}`);
   const latencies = [...done.entries()].map(([id, at]) => at - (accepted.get(id) ?? at));
   const result: PhaseResult = {
     system: system.name, phase, shape,
@@ -454,8 +493,9 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
     acceptedPerSecond: round(accepted.size / acceptSeconds, 0), acceptP50Ms: r.latency.p50, acceptP99Ms: r.latency.p99,
     delivered: done.size, endToEndSeconds: round(e2eSeconds, 2), endToEndPerSecond: round(done.size / e2eSeconds, 0), timedOut,
     deliveredLatencyP50Ms: percentile(latencies, 50), deliveredLatencyP99Ms: percentile(latencies, 99),
+    deliveredLatencyMaxMs: latencies.reduce((a, b) => Math.max(a, b), 0), deliveredLaterThan5s: latencies.filter((l) => l > 5_000).length,
     dlrsExpected: accepted.size * expected.length, dlrsReceived: received, dlrsLost: lost, deliveredLost: accepted.size - done.size, dlrsDuplicated: duplicated, orderViolations: violations, orderViolationsWithRepeats: violationsWithRepeats,
-    statusesSeen: seen, missingExplained, cpuUsPerMessage, systemCpuUsPerMessage: round(systemCpu, 0),
+    statusesSeen: seen, missingExplained, workflowTaskTimeouts, cpuUsPerMessage, systemCpuUsPerMessage: round(systemCpu, 0),
     loadAverage: { start: loadStart, afterAccept: loadAfterAccept, end: load1() },
   };
   say(`  ${system.name} ${phase}: accepted ${result.acceptedPerSecond}/s (p50 ${result.acceptP50Ms} ms, p99 ${result.acceptP99Ms} ms); end to end ${result.endToEndPerSecond} msg/s over ${result.endToEndSeconds} s${timedOut ? ' (TIMED OUT)' : ''}; DLRs lost ${lost}/${result.dlrsExpected} (delivered missing ${result.deliveredLost}), order violations ${violations} (with repeats ${violationsWithRepeats}), duplicates ${duplicated}; CPU µs/msg ${JSON.stringify(cpuUsPerMessage)} (system ${result.systemCpuUsPerMessage}); load ${loadStart} → ${result.loadAverage.end}`);

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { JsMsg } from '@nats-io/jetstream';
 import { WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { batchMemo, CONSUMERS, decode, SIGNALS, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
+import { batchMemo, CONSUMERS, decode, decodeCarrierEvents, SIGNALS, STREAMS, SUBJECTS, WORKFLOW_IDS, WORKFLOW_TYPES, type InboundRecord } from '../core/bus';
 import type { CarrierEvent, CarrierInbound } from '../core/carrier';
 import { firstWord, inboundMessageId, keywordAction, type DlrDelivery, type HelpReplies, type HelpReply, type KeywordAction, type LifecycleOwners, type NumberDirectory, type OptOutRecorder, type SmsMessage } from '../core/sms';
 import type { Token } from '../core/accounts';
@@ -59,8 +59,23 @@ function fingerprint(ids: readonly string[]): string {
   return createHash('sha256').update(ids.join(' ')).digest('hex').slice(0, 16);
 }
 
-/** Workflow task timeout of every lifecycle workflow (the server's default is 10 s). */
+/** Workflow task timeout of the per-message and scheduled lifecycle workflows (the server's default is 10 s). */
 const LIFECYCLE_WORKFLOW_TASK_TIMEOUT = '60 seconds';
+/**
+ * Workflow task timeout of a batch lifecycle: the server's default. Under load the Temporal
+ * server can record a workflow task as started and never deliver it to the worker (its History
+ * answers Matching after Matching's deadline: temporalio/temporal#11733); with the lifecycle's
+ * CPU changes (1e15fac, 19ed8c7) one or more batches lose a task that way in about half of
+ * bench:kannel's singles runs, and wait for this timeout to get it again (docs/decisions.md,
+ * 2026-11-27): 10 s bounds that wait. A settle that runs longer keeps its task through the
+ * worker's heartbeat at 80 % of it, as with 60 s.
+ */
+const BATCH_WORKFLOW_TASK_TIMEOUT = '10 seconds';
+
+/** The workflow task timeout a lifecycle start asks for. */
+export function workflowTaskTimeoutOf(kind: LifecycleStart['kind']): string {
+  return kind === 'batch' ? BATCH_WORKFLOW_TASK_TIMEOUT : LIFECYCLE_WORKFLOW_TASK_TIMEOUT;
+}
 /** Carrier events gather this long before they are handled (more events per signal, fewer history events). */
 const EVENTS_GATHER_MS = 50;
 /**
@@ -191,22 +206,57 @@ export function routeInbound(mo: CarrierInbound, directory: NumberDirectory, mes
   };
 }
 
+/** What settling a stream message needs (a JsMsg). */
+export interface Settleable {
+  ack(): void;
+  nak(millis?: number): void;
+}
+
+/**
+ * One stream message whose events go out in several parts (a carrier.events batch holds events
+ * of many messages, signalled to many workflows): acknowledged once every part is done, negatively
+ * acknowledged at the first part that failed (the whole message comes again; a workflow ignores
+ * an event it has applied).
+ */
+export class PartedMessage {
+  private left: number;
+  private failed = false;
+
+  constructor(private readonly msg: Settleable, parts: number) {
+    this.left = parts;
+    if (parts === 0) msg.ack();
+  }
+
+  done(): void {
+    this.left -= 1;
+    if (this.left === 0 && !this.failed) this.msg.ack();
+  }
+
+  fail(delayMs: number): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.msg.nak(delayMs);
+  }
+}
+
 export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningConsumer> {
   const { nats, client, log } = deps;
 
   // Every lifecycle's workflow task runs local activities on a CPU shared with every role: a
   // starved one must not time out. After such a timeout, with its local activities still running,
   // a per-message workflow was seen (2026-11-26, reliability at load 30) to continue without the
-  // carrier signal that arrived meanwhile, though a replay of the same history applies it.
+  // carrier signal that arrived meanwhile, though a replay of the same history applies it. A batch
+  // lifecycle has the server's 10 s instead (workflowTaskTimeoutOf): it bounds the wait of a task
+  // the server started but never delivered.
   const common = {
-    taskQueue: deps.taskQueue, workflowTaskTimeout: LIFECYCLE_WORKFLOW_TASK_TIMEOUT,
+    taskQueue: deps.taskQueue,
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
   };
   const start = (s: LifecycleStart): Promise<unknown> => s.kind === 'message'
-    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, { ...common, workflowId: s.workflowId, args: [s.input] })
+    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input] })
     : s.kind === 'scheduled'
-      ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, { ...common, workflowId: s.workflowId, args: [s.input] })
-      : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, { ...common, workflowId: s.workflowId, args: [s.input], memo: s.memo });
+      ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input] })
+      : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input], memo: s.memo });
 
   const starter = await bridge(nats, log, STREAMS.sms.name, CONSUMERS.lifecycleStarter, SUBJECTS.smsAccepted, 400, 50, async (msgs) => {
     const readable: Array<{ msg: JsMsg; messages: readonly SmsMessage[] }> = [];
@@ -232,27 +282,26 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   // report over a long time gets few, large signals; each signal costs 5 history events whatever it carries. One
   // send at a time per workflow keeps each message's events in stream order. Events held here
   // are not acknowledged yet: after a crash they are delivered again.
-  interface Outbox { readonly batch: boolean; entries: Array<{ msg: JsMsg; event: CarrierEvent }>; timer: NodeJS.Timeout | undefined; sending: Promise<void>; lastAt: number; signals: number }
+  interface Outbox { readonly batch: boolean; entries: Array<{ from: PartedMessage; event: CarrierEvent }>; timer: NodeJS.Timeout | undefined; sending: Promise<void>; lastAt: number; signals: number }
   const outboxes = new Map<string, Outbox>();
   const send = async (workflowId: string, box: Outbox): Promise<void> => {
     const entries = box.entries.splice(0);
     if (entries.length === 0) return;
     box.lastAt = Date.now();
     box.signals += 1;
-    const list = entries.map((e) => e.msg);
     const events = entries.map((e) => e.event);
     try {
       const handle = client.workflow.getHandle(workflowId);
       // By name (core/bus SIGNALS): the workflows define them with these names.
       await handle.signal(box.batch ? SIGNALS.batchEvents : SIGNALS.carrierEvent, events);
-      for (const msg of list) msg.ack();
+      for (const e of entries) e.from.done();
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         log.warn({ workflowId }, 'carrier events for a lifecycle no longer running (finished or unknown); dropped');
-        for (const msg of list) msg.ack();
+        for (const e of entries) e.from.done();
       } else {
         log.warn({ err, workflowId }, 'signal failed; will retry');
-        for (const msg of list) msg.nak(1000);
+        for (const e of entries) e.from.fail(1000);
       }
     }
   };
@@ -274,23 +323,29 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
   };
 
   const events = await bridge(nats, log, STREAMS.carrier.name, CONSUMERS.lifecycleEvents, SUBJECTS.carrierEvents, 10_000, 2000, async (msgs) => {
-    // The events of one message go as one signal, in stream order; messages go in parallel.
-    const byMessage = new Map<string, Array<{ msg: JsMsg; event: CarrierEvent }>>();
+    // The events of one message go as one signal, in stream order; messages go in parallel. A
+    // stream message (a batch of the connector's events) is acknowledged once all its events are signalled.
+    const byMessage = new Map<string, Array<{ from: PartedMessage; event: CarrierEvent }>>();
     for (const msg of msgs) {
-      let event: CarrierEvent;
+      let events: readonly CarrierEvent[];
       try {
-        event = decode('carrierEvent', msg.data);
+        events = decodeCarrierEvents(msg.data);
       } catch (err) {
         log.error({ err, seq: msg.seq }, 'unreadable carrier event; dropped');
         msg.ack();
         continue;
       }
-      byMessage.set(event.messageId, [...(byMessage.get(event.messageId) ?? []), { msg, event }]);
+      const from = new PartedMessage(msg, events.length);
+      for (const event of events) {
+        const list = byMessage.get(event.messageId);
+        if (list) list.push({ from, event });
+        else byMessage.set(event.messageId, [{ from, event }]);
+      }
     }
     const { byWorkflow, unresolved } = await routeEvents(byMessage, deps.owners);
     for (const { messageId, entries, err } of unresolved) {
       log.warn({ err, messageId }, 'could not look up the lifecycle of a message; will retry');
-      for (const e of entries) e.msg.nak(1000);
+      for (const e of entries) e.from.fail(1000);
     }
     for (const [workflowId, { batch, entries }] of byWorkflow) {
       const box = outboxes.get(workflowId) ?? { batch, entries: [], timer: undefined, sending: Promise.resolve(), lastAt: 0, signals: 0 };

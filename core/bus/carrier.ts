@@ -56,6 +56,14 @@ export type CarrierEvent =
       readonly at: string;
     };
 
+/**
+ * `carrier.events` as the connector writes it: the events it learned in one turn, in the order
+ * learned. A message of an earlier release holds one bare CarrierEvent; decodeCarrierEvents reads both.
+ */
+export interface CarrierEvents {
+  readonly events: readonly CarrierEvent[];
+}
+
 /** `carrier.inbound`: a mobile-originated message received from a carrier. */
 export interface CarrierInbound {
   readonly carrier: string;

@@ -2,6 +2,7 @@
 // Schema (./payloads.ts), so a consumer works on a value of the promised shape or gets one
 // typed error it can log and drop, never a half-read object.
 import Ajv, { type ValidateFunction } from 'ajv';
+import type { CarrierEvent } from './carrier';
 import { BUS_SCHEMAS, type BusPayloads } from './payloads';
 
 export class UnreadableBusMessageError extends Error {
@@ -44,4 +45,19 @@ export function decode<K extends keyof BusPayloads>(kind: K, data: Uint8Array): 
     throw new UnreadableBusMessageError(`${kind} payload is not JSON`, { cause: err });
   }
   return checkPayload(kind, parsed);
+}
+
+/**
+ * The events of one `carrier.events` stream message, in order: a batch `{ events }` as the
+ * connector writes it, or the one bare event a message of an earlier release holds.
+ */
+export function decodeCarrierEvents(data: Uint8Array): readonly CarrierEvent[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(utf8.decode(data));
+  } catch (err) {
+    throw new UnreadableBusMessageError('carrierEvents payload is not JSON', { cause: err });
+  }
+  const batch = typeof parsed === 'object' && parsed !== null && 'events' in parsed;
+  return batch ? checkPayload('carrierEvents', parsed).events : [checkPayload('carrierEvent', parsed)];
 }

@@ -2,7 +2,7 @@
 // roles read), each with its JSON Schema. Consumers decode with ./decode.ts, never trust a cast.
 // The schemas check what consumers rely on (required fields and their types) and leave
 // unknown fields alone, so a newer publisher can add fields without stopping older consumers.
-import { RECEIPT_STATES, type CarrierEvent, type CarrierInbound, type CarrierSubmit } from './carrier';
+import { RECEIPT_STATES, type CarrierEvent, type CarrierEvents, type CarrierInbound, type CarrierSubmit } from './carrier';
 import { INGEST_MESSAGE_SCHEMA, type IngestMessage } from './ingest';
 import { DLR_STATUSES, type Balance, type DeadDlr, type DlrAttempt, type Lookup, type SmsMessage, type Transition } from './records';
 
@@ -86,7 +86,9 @@ export interface BusPayloads {
   readonly lookups: LookupsPayload;
   readonly inbound: InboundPayload;
   readonly carrierSubmit: CarrierSubmit;
+  /** A bare event (earlier releases); the connector now writes `carrierEvents`. */
   readonly carrierEvent: CarrierEvent;
+  readonly carrierEvents: CarrierEvents;
   readonly carrierInbound: CarrierInbound;
   readonly moRequest: MoRequest;
   readonly moReply: MoReply;
@@ -145,6 +147,14 @@ const segmentOf = { messageId: str, segment: int, segments: int, carrier: str, a
 
 const dlrPayload = object({ id: str, clientId: str, status: str, code: int, eventAt: str, message: str, from: str, to: str }, ['clientId', 'message', 'from', 'to']);
 
+const carrierEvent = {
+  oneOf: [
+    object({ kind: { const: 'submitted' }, ...segmentOf, carrierMessageId: str }),
+    object({ kind: { const: 'submit_failed' }, ...segmentOf, commandStatus: intOrNull, reason: str }),
+    object({ kind: { const: 'receipt' }, ...segmentOf, carrierMessageId: str, state: { enum: RECEIPT_STATES }, err: int }),
+  ],
+};
+
 /** JSON Schema of each payload. */
 export const BUS_SCHEMAS: Readonly<Record<keyof BusPayloads, object>> = {
   accepted: object({ messages: { type: 'array', items: smsMessage } }),
@@ -153,13 +163,8 @@ export const BUS_SCHEMAS: Readonly<Record<keyof BusPayloads, object>> = {
   lookups: object({ lookups: { type: 'array', items: lookup } }),
   inbound: object({ inbound: { type: 'array', items: inboundRecord } }),
   carrierSubmit: object({ messageId: str, orgId: str, from: str, to: str, country: str, text: str, encoding: { enum: ['GSM-7', 'UCS-2'] }, segments: int, submittedAt: str }),
-  carrierEvent: {
-    oneOf: [
-      object({ kind: { const: 'submitted' }, ...segmentOf, carrierMessageId: str }),
-      object({ kind: { const: 'submit_failed' }, ...segmentOf, commandStatus: intOrNull, reason: str }),
-      object({ kind: { const: 'receipt' }, ...segmentOf, carrierMessageId: str, state: { enum: RECEIPT_STATES }, err: int }),
-    ],
-  },
+  carrierEvent,
+  carrierEvents: object({ events: { type: 'array', minItems: 1, items: carrierEvent } }),
   carrierInbound: object({ carrier: str, from: str, to: str, text: str, at: str, inboundId: str }),
   moRequest: object({ from: str, to: str, text: str }),
   moReply: { oneOf: [object({ ok: { const: true } }), object({ ok: { const: false }, reason: str })] },

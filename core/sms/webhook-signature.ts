@@ -7,7 +7,7 @@
 // earlier release. During a rotation's overlap the previous secret signs too: two signatures,
 // space-separated. Earlier releases' headers (X-Webhook-Signature: v1=<hex> over
 // "<timestamp>.<body>") are added for webhooks that keep them (Webhook.legacyHeaders).
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { Webhook, WebhookSecret } from '../accounts/types';
 
 export const ID_HEADER = 'webhook-id';
@@ -31,14 +31,35 @@ export function receiverSecret(secret: WebhookSecret): string {
   return secret.keyFormat === 'whsec' ? secret.secret : `${WHSEC}${webhookKey(secret).toString('base64')}`;
 }
 
+/** Signing keys remembered (a token's current and previous secret each). */
+const KEYS_KEPT = 10_000;
+const keyObjects = new Map<string, KeyObject>();
+
+/**
+ * The secret's HMAC key as a KeyObject, made once per secret: createHmac with a Buffer key checks
+ * and copies it on every call (about 20 µs on Node 24) against 3 µs with a KeyObject, and every DLR
+ * is signed once or twice.
+ */
+function hmacKey(cacheKey: string, make: () => Buffer): KeyObject {
+  let key = keyObjects.get(cacheKey);
+  if (!key) {
+    if (keyObjects.size >= KEYS_KEPT) keyObjects.clear();
+    key = createSecretKey(make());
+    keyObjects.set(cacheKey, key);
+  }
+  return key;
+}
+
 /** `v1,<base64>`: one Standard Webhooks signature. */
 export function signStandard(secret: WebhookSecret, webhookId: string, timestampSeconds: number, body: string): string {
-  return `v1,${createHmac('sha256', webhookKey(secret)).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64')}`;
+  const key = hmacKey(`${secret.keyFormat === 'whsec' ? 'whsec' : 'text'}:${secret.secret}`, () => webhookKey(secret));
+  return `v1,${createHmac('sha256', key).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
 /** The X-Webhook-Signature of earlier releases: `v1=<hex>` over "<timestamp>.<body>", keyed by the secret text. */
 export function signLegacy(secret: string, timestampSeconds: number, body: string): string {
-  return `v1=${createHmac('sha256', secret).update(`${timestampSeconds}.${body}`).digest('hex')}`;
+  const key = hmacKey(`text:${secret}`, () => Buffer.from(secret, 'utf8'));
+  return `v1=${createHmac('sha256', key).update(`${timestampSeconds}.${body}`).digest('hex')}`;
 }
 
 /** The secrets that sign at `timestampSeconds`: the current one, and the previous one during its overlap. */

@@ -7,7 +7,6 @@ import type { PDU } from 'smpp';
 import { defaultErr, parseReceipt, stateOfMessageState, type CarrierEvent, type CarrierInbound, type ReceiptState } from '../../core/carrier';
 import type { CarrierRoute } from '../../config';
 import type { Logger } from '../../infra/logger';
-import { SUBJECTS } from '../../core/bus/names';
 import { concatKey, deliveredBody, isReceipt, parseConcatUdh, Reassembler, STATUS, type ConcatInfo } from '../smpp/protocol';
 import type { CarrierWriter } from './events';
 import { inboundId, normalizeAddress } from './rules';
@@ -82,7 +81,7 @@ export class CarrierDeliveries {
         kind: 'receipt', messageId: found.entry.messageId, segment: found.entry.segment, segments: found.entry.segments,
         carrier: route.name, carrierMessageId: found.id, state, err: parsed.err ?? defaultErr(state), at: new Date().toISOString(),
       };
-      await this.writer.publish(SUBJECTS.carrierEvents, event, `${route.name}:${found.id}:${state}`);
+      await this.writer.publishEvent(event, `${route.name}:${found.id}:${state}`);
     });
   }
 
@@ -100,7 +99,7 @@ export class CarrierDeliveries {
     const now = new Date();
     const id = inboundId(route.name, from, to, text, now);
     const inbound: CarrierInbound = { carrier: route.name, from, to, text, at: now.toISOString(), inboundId: id };
-    await this.writer.publish(SUBJECTS.carrierInbound, inbound, id);
+    await this.writer.publishInbound(inbound);
   }
 
   /** Parts of a concatenated MO are answered together, once the whole text is published. */

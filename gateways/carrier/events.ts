@@ -4,10 +4,11 @@
 // succeeds or the connector stops (StopError). Publishes, puts and gets go through the
 // process's pipelined JetStream client (infra/pipelined-jetstream.ts): no request object,
 // timer and Error per call, the client library's cost at a few calls per segment.
-import { BUCKETS, decode, type CarrierIdEntry } from '../../core/bus';
+import { BUCKETS, decode, SUBJECTS, type CarrierIdEntry } from '../../core/bus';
 import type { CarrierEvent, CarrierInbound } from '../../core/carrier';
 import type { Logger } from '../../infra/logger';
 import type { Nats } from '../../infra/nats';
+import { CarrierEventBatcher } from './event-batch';
 import { carrierIdKey } from './rules';
 
 const RETRY_MIN_MS = 200;
@@ -48,10 +49,20 @@ export class CarrierWriter {
   /** Entries this process recorded lately: most receipts come back to the bind that submitted. */
   private readonly recent = new Map<string, CarrierIdEntry>();
 
-  constructor(private readonly nats: Nats, private readonly log: Logger, private readonly signal: AbortSignal) {}
+  /** carrier.events: the events of one turn in one stream message (./event-batch.ts). */
+  private readonly events: CarrierEventBatcher;
 
-  async publish(subject: string, payload: CarrierEvent | CarrierInbound, msgID: string): Promise<void> {
-    await this.nats.pipeline.publish(subject, JSON.stringify(payload), msgID);
+  constructor(private readonly nats: Nats, private readonly log: Logger, private readonly signal: AbortSignal) {
+    this.events = new CarrierEventBatcher((data, msgID) => this.nats.pipeline.publish(SUBJECTS.carrierEvents, data, msgID));
+  }
+
+  /** Writes one event to carrier.events (`key`: its dedupe key); resolves once the stream has it. */
+  publishEvent(event: CarrierEvent, key: string): Promise<void> {
+    return this.events.add(event, key);
+  }
+
+  async publishInbound(inbound: CarrierInbound): Promise<void> {
+    await this.nats.pipeline.publish(SUBJECTS.carrierInbound, JSON.stringify(inbound), inbound.inboundId);
   }
 
   /** Retries a write until it succeeds; a write that can not be lost must not fail the caller. */

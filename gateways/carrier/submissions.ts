@@ -7,7 +7,7 @@ import type { PduOptions } from 'smpp';
 import type { CarrierEvent, CarrierSubmit } from '../../core/carrier';
 import type { CarrierRoute } from '../../config';
 import type { Logger } from '../../infra/logger';
-import { decode, SUBJECTS } from '../../core/bus';
+import { decode } from '../../core/bus';
 import { STATUS } from '../smpp/protocol';
 import { backoff, FIRST_RETRY_MS, sleep, StopError, type CarrierWriter } from './events';
 import { pickRoute, submitPdus } from './rules';
@@ -79,7 +79,7 @@ export class CarrierSubmissions {
       const result = await bind.submit(options, (carrierMessageId) => {
         const event: CarrierEvent = { kind: 'submitted', messageId: submit.messageId, segment, segments, carrier: route, carrierMessageId, at: new Date().toISOString() };
         return this.writer.record(route, carrierMessageId, { messageId: submit.messageId, segment, segments }, () =>
-          this.writer.persist('submitted event', () => this.writer.publish(SUBJECTS.carrierEvents, event, `${route}:${carrierMessageId}:submitted`)));
+          this.writer.persist('submitted event', () => this.writer.publishEvent(event, `${route}:${carrierMessageId}:submitted`)));
       });
       if (result.kind === 'accepted') {
         await result.recorded;
@@ -90,7 +90,7 @@ export class CarrierSubmissions {
           kind: 'submit_failed', messageId: submit.messageId, segment, segments, carrier: route,
           commandStatus: result.status, reason: `submit_sm_resp command_status 0x${result.status.toString(16).padStart(8, '0')}`, at: new Date().toISOString(),
         };
-        await this.writer.persist('submit_failed event', () => this.writer.publish(SUBJECTS.carrierEvents, event, `${route}:${submit.messageId}:${segment}:submit_failed`));
+        await this.writer.persist('submit_failed event', () => this.writer.publishEvent(event, `${route}:${submit.messageId}:${segment}:submit_failed`));
         return true;
       }
       // Throttled, or no bind right now: the segment waits and goes again, it never fails.
@@ -104,7 +104,7 @@ export class CarrierSubmissions {
   private async failAll(submit: CarrierSubmit, segments: number, carrier: string, commandStatus: number | null, reason: string): Promise<void> {
     await Promise.all(Array.from({ length: segments }, (_, segment) => {
       const event: CarrierEvent = { kind: 'submit_failed', messageId: submit.messageId, segment, segments, carrier, commandStatus, reason, at: new Date().toISOString() };
-      return this.writer.persist('submit_failed event', () => this.writer.publish(SUBJECTS.carrierEvents, event, `${carrier}:${submit.messageId}:${segment}:submit_failed`));
+      return this.writer.persist('submit_failed event', () => this.writer.publishEvent(event, `${carrier}:${submit.messageId}:${segment}:submit_failed`));
     }));
   }
 }

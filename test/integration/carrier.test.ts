@@ -13,6 +13,7 @@ import { newId } from '../../core/ids';
 import { splitSegments, toGsm7Bytes } from '../../core/sms/encoding';
 import { createLogger } from '../../infra/logger';
 import { CONSUMERS, STREAMS, SUBJECTS } from '../../core/bus/names';
+import { decodeCarrierEvents } from '../../core/bus/decode';
 import { connectNats, type Nats } from '../../infra/nats';
 import { startCarrierConnector, startCarrierSimulator, type CarrierConnector, type CarrierSimulator, type MoReply } from '../../gateways/carrier';
 import { eventually } from '../../support/eventually';
@@ -44,14 +45,15 @@ class Tap<T> {
   /** The stream sequence of the last message seen. */
   private lastSeq = 0;
 
-  constructor(private readonly nats: Nats, private readonly subject: string) {}
+  /** `read`: what one stream message holds (carrier.events: a batch of events; others: one value). */
+  constructor(private readonly nats: Nats, private readonly subject: string, private readonly read: (data: Uint8Array) => readonly T[] = (data) => [JSON.parse(Buffer.from(data).toString('utf8')) as T]) {}
 
   async start(): Promise<void> {
     const consumer = await this.nats.js.consumers.get(STREAMS.carrier.name, { filter_subjects: [this.subject], deliver_policy: DeliverPolicy.New });
     this.messages = await consumer.consume();
     void (async () => {
       for await (const msg of this.messages ?? []) {
-        this.seen.push(msg.json<T>());
+        this.seen.push(...this.read(msg.data));
         this.lastSeq = msg.seq;
       }
     })();
@@ -122,7 +124,7 @@ describe('docs/carrier.md: simulator and connector over the test stack', () => {
   beforeAll(async () => {
     nats = await connectNats({ servers: stack().natsUrl, replicas: 1, messageStateTtlHours: 1, name: `carrier-test-${RUN}` }, log);
     port = await freePort();
-    events = new Tap(nats, SUBJECTS.carrierEvents);
+    events = new Tap(nats, SUBJECTS.carrierEvents, decodeCarrierEvents);
     inbound = new Tap(nats, SUBJECTS.carrierInbound);
     await events.start();
     await inbound.start();

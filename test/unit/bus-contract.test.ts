@@ -1,6 +1,6 @@
 // The bus contract (core/bus): names stay what deployed roles expect, and every payload a
 // publisher writes decodes, while junk is refused with one typed error.
-import { CONSUMERS, decode, INGEST_STATE_KEYS, KV_KEYS, QUERIES, SIGNALS, STREAMS, SUBJECTS, UnreadableBusMessageError, WORKFLOW_IDS, WORKFLOW_TYPES } from '../../core/bus';
+import { CONSUMERS, decode, decodeCarrierEvents, INGEST_STATE_KEYS, KV_KEYS, QUERIES, SIGNALS, STREAMS, SUBJECTS, UnreadableBusMessageError, WORKFLOW_IDS, WORKFLOW_TYPES } from '../../core/bus';
 import type { SmsMessage } from '../../core/sms/message';
 
 const bytes = (value: unknown): Uint8Array => new TextEncoder().encode(JSON.stringify(value));
@@ -47,6 +47,17 @@ describe('bus contract: payloads decode with their schema', () => {
     expect(decode('carrierEvent', bytes({ kind: 'submitted', ...base, carrierMessageId: 'c1' })).kind).toBe('submitted');
     expect(decode('carrierEvent', bytes({ kind: 'receipt', ...base, carrierMessageId: 'c1', state: 'DELIVRD', err: 0 })).kind).toBe('receipt');
     expect(() => decode('carrierEvent', bytes({ kind: 'teleported', ...base }))).toThrow(UnreadableBusMessageError);
+  });
+
+  test('carrier.events: a batch of events reads in order; a bare event (earlier releases) reads as a batch of one; an empty batch or a bad event in one does not', () => {
+    const base = { messageId: 'm', segment: 0, segments: 1, carrier: 'sim', at: message.createdAt };
+    const submitted = { kind: 'submitted', ...base, carrierMessageId: 'c1' };
+    const receipt = { kind: 'receipt', ...base, carrierMessageId: 'c1', state: 'DELIVRD', err: 0 };
+    expect(decodeCarrierEvents(bytes({ events: [submitted, receipt] }))).toEqual([submitted, receipt]);
+    expect(decodeCarrierEvents(bytes(receipt))).toEqual([receipt]);
+    expect(() => decodeCarrierEvents(bytes({ events: [] }))).toThrow(UnreadableBusMessageError);
+    expect(() => decodeCarrierEvents(bytes({ events: [submitted, { ...receipt, state: 'LOST' }] }))).toThrow(UnreadableBusMessageError);
+    expect(() => decodeCarrierEvents(new TextEncoder().encode('{"events":'))).toThrow(UnreadableBusMessageError);
   });
 
   test('junk is one typed error: not JSON, wrong types, missing fields', () => {

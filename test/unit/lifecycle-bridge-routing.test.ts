@@ -7,7 +7,7 @@ import { WORKFLOW_IDS } from '../../core/bus';
 import type { CarrierInbound } from '../../core/carrier/types';
 import type { LifecycleOwner } from '../../core/sms/lifecycle-ports';
 import type { NumberDirectory } from '../../core/sms/ports';
-import { lifecycleStarts, routeEvents, routeInbound } from '../../pipelines/lifecycle-bridge';
+import { lifecycleStarts, routeEvents, routeInbound, workflowTaskTimeoutOf } from '../../pipelines/lifecycle-bridge';
 import type { WebhookSchedule } from '../../workflows/presets';
 import { makeMessage } from '../../support/message-rows';
 
@@ -137,5 +137,17 @@ describe('lifecycle bridge: inbound messages (routeInbound, spec 1 §6)', () => 
   test('a number no token owns, or a revoked token\'s, is dropped', () => {
     expect(routeInbound(mo('hi', '+4915199999999'), directory(token))).toBeNull();
     expect(routeInbound(mo('hi'), directory({ ...token, revokedAt: '2026-01-01T00:00:00.000Z' }))).toBeNull();
+  });
+});
+
+describe('lifecycle bridge: workflow task timeouts (workflowTaskTimeoutOf)', () => {
+  // docs/decisions.md 2026-11-27: a batch lifecycle's task that the server started and never
+  // delivered waits for this timeout; the per-message ones keep 60 s (a timeout under starvation
+  // lost a signal of a per-message workflow, 2026-11-26).
+  test('a batch lifecycle asks for the server default of 10 s, a per-message or scheduled one for 60 s', () => {
+    const starts = lifecycleStarts([...messages, makeMessage({ id: id(9), status: 'scheduled', scheduledAt: '2030-01-01T00:00:00.000Z' })], { batchMax: 2, validityMs: 5_000, webhook });
+    const byKind = new Map(starts.map((s) => [s.kind, workflowTaskTimeoutOf(s.kind)]));
+    expect(Object.fromEntries(byKind)).toEqual({ scheduled: '60 seconds', batch: '10 seconds' });
+    expect(workflowTaskTimeoutOf('message')).toBe('60 seconds');
   });
 });

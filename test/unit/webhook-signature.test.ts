@@ -36,6 +36,18 @@ describe('webhook signatures: Standard Webhooks', () => {
     expect(new StandardWebhook(Buffer.from(legacy.secret), { format: 'raw' }).verify(body, headers)).toEqual(JSON.parse(body));
   });
 
+  test('one secret text in both key formats signs with two keys, whichever was signed with first (keys are kept per secret and format)', () => {
+    const text = newWebhookSecret();
+    for (const order of [['whsec', 'raw'], ['raw', 'whsec']] as const) {
+      const ts = now();
+      for (const keyFormat of order) {
+        const headers = headersOf({ url: 'http://x', secret: text, keyFormat, legacyHeaders: false }, ts);
+        const receiver = keyFormat === 'whsec' ? new StandardWebhook(text) : new StandardWebhook(Buffer.from(text), { format: 'raw' });
+        expect(receiver.verify(body, headers)).toEqual(JSON.parse(body));
+      }
+    }
+  });
+
   test('records of earlier releases keep the X-Webhook-* headers (v1=<hex> over "<timestamp>.<body>"); legacyHeaders: false drops them', () => {
     const ts = now();
     const kept = headersOf({ url: 'http://x', secret: 'shh' }, ts);
