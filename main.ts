@@ -2,6 +2,8 @@
 // gateways here, the lifecycle worker and the carrier in two role processes it starts:
 // PROCESS_LAYOUT, roles/process-plan.ts); `--role=<name>` (repeatable, or comma-separated) runs
 // some roles alone, in this process.
+// First: an older Node.js stops here with what to do, before a dependency fails on it.
+import './infra/node-version';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
