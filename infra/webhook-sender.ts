@@ -149,11 +149,7 @@ function send<T>(secure: boolean, options: http.RequestOptions, request: Webhook
     };
     const onAnswer = (res: http.IncomingMessage): void => read(res, done, fail);
     const req = secure ? https.request(options, onAnswer) : http.request(options, onAnswer);
-    const timer = setTimeout(() => {
-      const err = new Error(`no answer within ${request.timeoutMs} ms`);
-      err.name = 'TimeoutError';
-      req.destroy(err);
-    }, request.timeoutMs);
+    const timer = setTimeout(() => req.destroy(timeoutError(request.timeoutMs)), request.timeoutMs);
     req.on('error', fail);
     req.end(request.body);
   });

@@ -252,11 +252,14 @@ export async function startLifecycleBridge(deps: BridgeDeps): Promise<RunningCon
     taskQueue: deps.taskQueue,
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING, requestEagerStart: deps.eagerStart,
   };
-  const start = (s: LifecycleStart): Promise<unknown> => s.kind === 'message'
-    ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input] })
-    : s.kind === 'scheduled'
-      ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input] })
-      : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId, args: [s.input], memo: s.memo });
+  const start = (s: LifecycleStart): Promise<unknown> => {
+    const options = { ...common, workflowTaskTimeout: workflowTaskTimeoutOf(s.kind), workflowId: s.workflowId };
+    return s.kind === 'message'
+      ? client.workflow.start<typeof smsLifecycle>(WORKFLOW_TYPES.smsLifecycle, { ...options, args: [s.input] })
+      : s.kind === 'scheduled'
+        ? client.workflow.start<typeof smsScheduled>(WORKFLOW_TYPES.smsScheduled, { ...options, args: [s.input] })
+        : client.workflow.start<typeof smsBatchLifecycle>(WORKFLOW_TYPES.smsBatchLifecycle, { ...options, args: [s.input], memo: s.memo });
+  };
 
   const starter = await bridge(nats, log, STREAMS.sms.name, CONSUMERS.lifecycleStarter, SUBJECTS.smsAccepted, 400, 50, async (msgs) => {
     const readable: Array<{ msg: JsMsg; messages: readonly SmsMessage[] }> = [];

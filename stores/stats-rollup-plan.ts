@@ -113,17 +113,17 @@ export interface LiveHour {
 export interface ReadSources {
   readonly rolled: RolledHour[];
   readonly live: LiveHour[];
-  readonly summed: { d: number; g: number | string; source: string; levels?: number }[];
+  readonly summed: { d: number; g: number | string; source: string; levels: number }[];
   /** The server's clock when the sources were read ('YYYY-MM-DD hh:mm:ss.fff', UTC). */
   readonly readAt?: string;
 }
 
-export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string; seen: string; levels?: number | string }[]): ReadSources {
+export function rollupSources(rows: readonly { kind: string; h: number | string; hour: string; g: number | string; source: string; seen: string; levels: number | string }[]): ReadSources {
   const clock = rows.find((r) => r.kind === 'n');
   return {
     rolled: rows.filter((r) => r.kind === 'h').map((r) => ({ h: Number(r.h), hour: r.hour, g: r.g, seen: r.seen })).sort((a, b) => a.h - b.h),
     live: rows.filter((r) => r.kind === 'l').map((r) => ({ h: Number(r.h), hour: r.hour })).sort((a, b) => a.h - b.h),
-    summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source, levels: Number(r.levels ?? 1) })),
+    summed: rows.filter((r) => r.kind === 'd').map((r) => ({ d: Number(r.h), g: r.g, source: r.source, levels: Number(r.levels) })),
     ...(clock ? { readAt: clock.seen } : {}),
   };
 }
@@ -223,7 +223,7 @@ export interface SummedDay {
 }
 
 /** The days whose summed hours are the day's current rolled hours: their day rows equal the sum of those hours' rows. */
-export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: number | string; g: number | string; source: string; levels?: number }[]): SummedDay[] {
+export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: number | string; g: number | string; source: string; levels: number }[]): SummedDay[] {
   const hoursOfDay = new Map<number, { h: number; g: number | string }[]>();
   for (const r of rolled) {
     const d = Math.floor(Number(r.h) / 24);
@@ -231,7 +231,7 @@ export function usableDays(rolled: readonly RolledHour[], summed: readonly { d: 
   }
   return summed
     .filter((s) => { const hours = hoursOfDay.get(Number(s.d)); return hours !== undefined && daySource(hours) === s.source; })
-    .map((s) => ({ d: Number(s.d), g: s.g, levels: s.levels ?? 1 }));
+    .map((s) => ({ d: Number(s.d), g: s.g, levels: s.levels }));
 }
 
 /**

@@ -202,35 +202,26 @@ export class StatsRollup {
     const rolled = 'org_id = {org:String} AND (toRelativeHourNum(created_at), generation) IN arrayZip({hs:Array(UInt32)}, {gs:Array(UInt64)})';
     const summed = (table: string): string => `${ch.table(table)} WHERE org_id = {org:String} AND generation = {generation:UInt64} AND toRelativeDayNum(created_at) IN {ds:Array(UInt32)}`;
     const carry = ['messages', 'segments', 'cost_micros', 'delivery_hist', 'out_of_range'];
-    const columns = (dimensions: string): string => `org_id, created_at, generation, ${dimensions}, ${carry.join(', ')}, median_lo, median_hi`;
+    const sums = 'sum(messages) AS messages, sum(segments) AS segments, sum(cost_micros) AS cost_micros, sumForEach(delivery_hist) AS delivery_hist, sum(out_of_range) AS out_of_range';
+    /** Writes `rows` (day rows by `dimensions`, each with `carry`) into `table` with their medians' places, found in `fine` (their sub-buckets). */
+    const insertWithMedians = (table: string, dimensions: string, rows: string, fine: string): Promise<unknown> => this.command(
+      `INSERT INTO ${ch.table(table)} (org_id, created_at, generation, ${dimensions}, ${carry.join(', ')}, median_lo, median_hi)
+       SELECT org_id, day, {generation:UInt64}, ${dimensions}, ${carry.join(', ')}, median_lo, median_hi
+       FROM (${withStoredMediansSql(rows, fine, ['org_id', 'day', ...dimensions.split(', ')], carry)})`,
+      params,
+    );
     await this.command(
       `INSERT INTO ${ch.table('sms_stats_daily_fine')} (org_id, created_at, generation, project_id, direction, country, status, bucket, fine)
        SELECT org_id, toStartOfDay(created_at) AS day, {generation:UInt64}, ${DIMENSIONS}, bucket, sumForEach(fine)
        FROM ${ch.table('sms_stats_hourly_fine')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}, bucket`,
       params,
     );
-    const byProject = ['org_id', 'day', ...DIMENSIONS.split(', ')];
-    await this.command(
-      `INSERT INTO ${ch.table('sms_stats_daily')} (${columns(DIMENSIONS)})
-       SELECT org_id, day, {generation:UInt64}, ${DIMENSIONS}, ${carry.join(', ')}, median_lo, median_hi FROM (${withStoredMediansSql(
-         `SELECT org_id, toStartOfDay(created_at) AS day, ${DIMENSIONS}, sum(messages) AS messages, sum(segments) AS segments, sum(cost_micros) AS cost_micros,
-                 sumForEach(delivery_hist) AS delivery_hist, sum(out_of_range) AS out_of_range
-          FROM ${ch.table('sms_stats_hourly')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}`,
-         `SELECT org_id, created_at AS day, ${DIMENSIONS}, bucket, fine FROM ${summed('sms_stats_daily_fine')}`,
-         byProject, carry)})`,
-      params,
-    );
-    const overProjects = ['org_id', 'day', ...ORG_DIMENSIONS.split(', ')];
-    await this.command(
-      `INSERT INTO ${ch.table('sms_stats_daily_org')} (${columns(ORG_DIMENSIONS)})
-       SELECT org_id, day, {generation:UInt64}, ${ORG_DIMENSIONS}, ${carry.join(', ')}, median_lo, median_hi FROM (${withStoredMediansSql(
-         `SELECT org_id, created_at AS day, ${ORG_DIMENSIONS}, sum(messages) AS messages, sum(segments) AS segments, sum(cost_micros) AS cost_micros,
-                 sumForEach(delivery_hist) AS delivery_hist, sum(out_of_range) AS out_of_range
-          FROM ${summed('sms_stats_daily')} GROUP BY org_id, day, ${ORG_DIMENSIONS}`,
-         `SELECT org_id, created_at AS day, ${ORG_DIMENSIONS}, bucket, sumForEach(fine) AS fine FROM ${summed('sms_stats_daily_fine')} GROUP BY org_id, day, ${ORG_DIMENSIONS}, bucket`,
-         overProjects, carry)})`,
-      params,
-    );
+    await insertWithMedians('sms_stats_daily', DIMENSIONS,
+      `SELECT org_id, toStartOfDay(created_at) AS day, ${DIMENSIONS}, ${sums} FROM ${ch.table('sms_stats_hourly')} WHERE ${rolled} GROUP BY org_id, day, ${DIMENSIONS}`,
+      `SELECT org_id, created_at AS day, ${DIMENSIONS}, bucket, fine FROM ${summed('sms_stats_daily_fine')}`);
+    await insertWithMedians('sms_stats_daily_org', ORG_DIMENSIONS,
+      `SELECT org_id, created_at AS day, ${ORG_DIMENSIONS}, ${sums} FROM ${summed('sms_stats_daily')} GROUP BY org_id, day, ${ORG_DIMENSIONS}`,
+      `SELECT org_id, created_at AS day, ${ORG_DIMENSIONS}, bucket, sumForEach(fine) AS fine FROM ${summed('sms_stats_daily_fine')} GROUP BY org_id, day, ${ORG_DIMENSIONS}, bucket`);
     await ch.client.insert({
       table: ch.table('sms_stats_days'),
       values: days.map((day) => ({ org_id: org, day: new Date(day.d * 86_400_000).toISOString().replace('T', ' ').replace('Z', ''), generation, source: daySource(day.hours), levels: DAY_LEVELS })),
