@@ -27,15 +27,23 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 export class AudienceWriter {
   constructor(private readonly ch: ClickHouse) {}
 
-  /** Loads the datasource states of users not in `states` yet (a user with none gets an empty map). */
+  /**
+   * Loads the datasource states of users not in `states` yet (a user with none gets an empty
+   * map). The user ids are bound as one String, newline-joined, as storedEventKeys binds event
+   * ids (user ids hold no control characters either; a group with a newline in one is bound as
+   * the array).
+   */
   async loadStates(states: ContactStates, users: ReadonlyArray<{ projectId: string; userId: string }>): Promise<void> {
     const missing = users.filter((u) => !states.has(userKey(u.projectId, u.userId)));
     for (const [projectId, group] of groupBy(missing, (u) => u.projectId)) {
       const userIds = group.map((u) => u.userId);
       for (const u of group) states.set(userKey(projectId, u.userId), new Map());
+      const splittable = !userIds.some((id) => id.includes('\n'));
       const result = await this.ch.client.query({
-        query: `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN {users:Array(String)}`,
-        query_params: { project: projectId, users: userIds },
+        query: splittable
+          ? `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN (SELECT arrayJoin(splitByChar('\\n', {users:String})))`
+          : `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN {users:Array(String)}`,
+        query_params: { project: projectId, users: splittable ? userIds.join('\n') : userIds },
         format: 'JSONEachRow',
       });
       for (const row of await result.json<StateRow>()) {
