@@ -27,15 +27,23 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 export class AudienceWriter {
   constructor(private readonly ch: ClickHouse) {}
 
-  /** Loads the datasource states of users not in `states` yet (a user with none gets an empty map). */
+  /**
+   * Loads the datasource states of users not in `states` yet (a user with none gets an empty
+   * map). The user ids are bound as one String, newline-joined, as storedEventKeys binds event
+   * ids (user ids hold no control characters either; a group with a newline in one is bound as
+   * the array).
+   */
   async loadStates(states: ContactStates, users: ReadonlyArray<{ projectId: string; userId: string }>): Promise<void> {
     const missing = users.filter((u) => !states.has(userKey(u.projectId, u.userId)));
     for (const [projectId, group] of groupBy(missing, (u) => u.projectId)) {
       const userIds = group.map((u) => u.userId);
       for (const u of group) states.set(userKey(projectId, u.userId), new Map());
+      const splittable = !userIds.some((id) => id.includes('\n'));
       const result = await this.ch.client.query({
-        query: `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN {users:Array(String)}`,
-        query_params: { project: projectId, users: userIds },
+        query: splittable
+          ? `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN (SELECT arrayJoin(splitByChar('\\n', {users:String})))`
+          : `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN {users:Array(String)}`,
+        query_params: { project: projectId, users: splittable ? userIds.join('\n') : userIds },
         format: 'JSONEachRow',
       });
       for (const row of await result.json<StateRow>()) {
@@ -123,11 +131,11 @@ export class AudienceWriter {
     // ds_contacts goes last: a replay after a crash reloads the states from it, so they must
     // not be ahead of the audience, events and usage that were derived from them.
     await Promise.all([
-      insertCompactRows(this.ch, 'audience', AUDIENCE_COLUMNS, audienceRows),
-      insertRowHeads(this.ch, 'events', EVENT_COLUMNS, plan.events, EVENTS_INSERT_SETTINGS),
+      insertCompactRows(this.ch, 'audience', AUDIENCE_COLUMNS, audienceRows, RUN_INSERT_SETTINGS),
+      insertRowHeads(this.ch, 'events', EVENT_COLUMNS, plan.events, RUN_INSERT_SETTINGS),
       insert('ingest_usage', plan.usage.map((u) => ({ datasource_id: u.datasourceId, endpoint: u.endpoint, minute: u.minute, requests: u.requests, accepted: u.accepted, failed: u.failed, duplicates: u.duplicates, skipped: u.skipped }))),
     ]);
-    await insertCompactRows(this.ch, 'ds_contacts', DS_CONTACT_COLUMNS, dsRows);
+    await insertCompactRows(this.ch, 'ds_contacts', DS_CONTACT_COLUMNS, dsRows, RUN_INSERT_SETTINGS);
     return { contacts: audienceRows.length, events: plan.events.length };
   }
 }
@@ -166,11 +174,15 @@ function audienceRow(projectId: string, userId: string, version: number, states:
 }
 
 /**
- * The events insert (and event_keys_mv's insert it feeds) skips ReplacingMergeTree's
- * insert-time pass that collapses rows of one block sharing a sorting key: a plan holds each
- * (datasource, event id) once (core/ingest/apply.ts), and both tables' keys end in the event
- * id, so the pass never finds a row to drop; a replayed run is another insert, collapsed by
- * merges and FINAL as before. Measured on embedded chdb (20,000-event inserts, 4 alternating
- * pairs, 2026-11-27): 8.4–10.7 against 10.2–11.2 ms CPU per 1,000 events.
+ * The audience, events and ds_contacts inserts (and event_keys_mv's insert that events feeds)
+ * skip ReplacingMergeTree's insert-time pass that collapses rows of one block sharing a sorting
+ * key: a plan holds each contact once (changedUsers is keyed by project and user, each of its
+ * datasources once: the keys of audience and ds_contacts) and each (datasource, event id) once
+ * (core/ingest/apply.ts; both event tables' keys end in the event id), so the pass never finds a
+ * row to drop; a replayed run is another insert, collapsed by merges and FINAL as before.
+ * Measured on embedded chdb, 2026-11-27: events (20,000-event inserts, 4 alternating pairs)
+ * 8.4–10.7 against 10.2–11.2 ms CPU per 1,000 events; contacts (50,000-contact runs,
+ * bench/ingest-write-phase.ts) the pass was 4.4 of the two inserts' 16 ms engine CPU per 1,000
+ * contacts (ClickHouse's MergeTreeDataWriterMergingBlocksMicroseconds).
  */
-const EVENTS_INSERT_SETTINGS = { optimize_on_insert: 0 };
+const RUN_INSERT_SETTINGS = { optimize_on_insert: 0 };

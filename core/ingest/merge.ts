@@ -57,6 +57,7 @@ export interface AudienceRecord {
 }
 
 export function mergeAudience(all: readonly DsContactState[]): AudienceRecord | null {
+  if (all.length === 1) return single(all[0] as DsContactState);
   const states = all.filter((s) => !s.deleted);
   if (states.length === 0) return null;
   const latest = new Map<string, VersionedValue>();
@@ -75,4 +76,12 @@ export function mergeAudience(all: readonly DsContactState[]): AudienceRecord | 
     createdAt: states.map((s) => s.createdAt).sort()[0] as string,
     updatedAt: states.map((s) => s.updatedAt).sort().at(-1) as string,
   };
+}
+
+/** mergeAudience of one datasource's record (most contacts): the same record, without the maps and sorts the merge of several needs. */
+function single(state: DsContactState): AudienceRecord | null {
+  if (state.deleted) return null;
+  const attributes: Record<string, { value: unknown; type: AttributeType }> = {};
+  for (const [name, entry] of Object.entries(state.attributes)) if (entry.value !== null && entry.type !== null) attributes[name] = { value: entry.value, type: entry.type };
+  return { datasourceIds: [state.datasourceId], attributes, createdAt: state.createdAt, updatedAt: state.updatedAt };
 }

@@ -47,6 +47,21 @@ describe('DESIGN §5: one audience record across datasources, latest write per a
     expect(mergeAudience([deleteContact(one, 'ds-a', 3000, at)])).toBeNull();
   });
 
+  test('property: one datasource\'s record merges as it does beside another datasource\'s deleted one (the one-record path)', () => {
+    const write = fc.record({ name: fc.constantFrom('a', 'b', '_email', '_client_tags'), value: fc.option(fc.integer(), { nil: null }), deleted: fc.boolean() });
+    fc.assert(fc.property(fc.array(write, { minLength: 1, maxLength: 12 }), (writes) => {
+      let state: DsContactState | undefined;
+      writes.forEach((w, i) => {
+        const version = (i + 1) * 1000;
+        state = w.deleted ? deleteContact(state, 'ds1', version, `2026-11-23T10:00:0${i % 10}.000Z`) : applyPatch(state, 'ds1', { userId: 'u', attributes: { [w.name]: w.value === null ? null : num(w.value) } }, version, `2026-11-23T10:00:0${i % 10}.000Z`);
+      });
+      const only = state as DsContactState;
+      const gone = deleteContact(undefined, 'ds0', 1, at);
+      expect(mergeAudience([only])).toEqual(mergeAudience([only, gone]));
+      expect(JSON.stringify(mergeAudience([only]))).toBe(JSON.stringify(mergeAudience([gone, only])));
+    }));
+  });
+
   test('property: the merge does not depend on the order writes are applied in (versions order them)', () => {
     const write = fc.record({ name: fc.constantFrom('a', 'b', 'c'), value: fc.option(fc.integer(), { nil: null }), ds: fc.constantFrom('ds1', 'ds2') });
     fc.assert(fc.property(fc.array(write, { minLength: 1, maxLength: 20 }), fc.nat(), (writes, seed) => {
