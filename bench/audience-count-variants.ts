@@ -20,6 +20,8 @@ const { values } = benchArgs({
     table: { type: 'string', default: 'audience' },
     rounds: { type: 'string', default: '20' },
     only: { type: 'string' },
+    /** Instead of the variants: the product's statement on each of these tables. */
+    tables: { type: 'string' },
     out: { type: 'string', default: 'audience-count-variants.json' },
   },
 });
@@ -40,6 +42,9 @@ const VARIANTS: ReadonlyArray<readonly [string, string, string]> = [
   ['prewhere under FINAL (optimize_move_to_prewhere_if_final)', `${COUNTRY} AND ${TAG} AND ${SCORE}`, ', optimize_move_to_prewhere_if_final = 1, apply_prewhere_after_final = 1'],
   ['explicit PREWHERE country, applied after FINAL', `${TAG} AND ${SCORE}`, ', apply_prewhere_after_final = 1'],
   ['no FINAL (not exact under ingestion: a floor)', `${COUNTRY} AND ${TAG} AND ${SCORE}`, ''],
+  ['short-circuit forced', `${COUNTRY} AND ${TAG} AND ${SCORE}`, ", short_circuit_function_evaluation = 'force_enable'"],
+  ['distinct tags + score without mapContains', `${COUNTRY} AND has(client_tags_distinct, 'vip') AND toFloat64(attrs_number['score']) >= 50`, ''],
+  ['distinct tags + score without mapContains + short-circuit forced', `${COUNTRY} AND has(client_tags_distinct, 'vip') AND toFloat64(attrs_number['score']) >= 50`, ", short_circuit_function_evaluation = 'force_enable'"],
 ];
 
 async function main(): Promise<void> {
@@ -47,8 +52,11 @@ async function main(): Promise<void> {
   const lane: ClickHouseClient = ch.readLane?.() ?? ch.client;
   const t = ch.table(values.table);
   const only = values.only?.split(',').map(Number);
-  const variants = VARIANTS.filter((_, i) => only === undefined || i === 0 || only.includes(i));
+  const product = VARIANTS[0] as readonly [string, string, string];
+  const variants = values.tables !== undefined ? values.tables.split(',').map((name) => [`product on ${name}`, product[1], product[2]] as const)
+    : VARIANTS.filter((_, i) => only === undefined || i === 0 || only.includes(i));
   const sqlOf = (v: readonly [string, string, string]): string => {
+    if (v[0].startsWith('product on ')) return `SELECT count() AS n FROM ${ch.table(v[0].slice('product on '.length))} FINAL WHERE ${SCOPE} AND ${v[1]}${PRODUCT}${v[2]}`;
     if (v[0].startsWith('explicit PREWHERE')) return `SELECT count() AS n FROM ${t} FINAL PREWHERE ${COUNTRY} WHERE ${SCOPE} AND ${v[1]}${PRODUCT}${v[2]}`;
     if (v[0].startsWith('no FINAL')) return `SELECT count() AS n FROM ${t} WHERE ${SCOPE} AND ${v[1]}${PRODUCT}${v[2]}`;
     return `SELECT count() AS n FROM ${t} FINAL WHERE ${SCOPE} AND ${v[1]}${PRODUCT}${v[2]}`;
