@@ -48,6 +48,7 @@ const VARIANTS: ReadonlyArray<readonly [string, string, string]> = [
 ];
 
 async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
   const ch = await openClickHouse({ url: undefined, user: 'default', password: '', database: 'bench_audience', embeddedPath: values.data });
   const lane: ClickHouseClient = ch.readLane?.() ?? ch.client;
   const t = ch.table(values.table);
@@ -86,7 +87,7 @@ async function main(): Promise<void> {
   }
   const rows = variants.map((v, i) => ({ variant: v[0], p50: Math.round(percentile(ms[i] ?? [], 50) * 10) / 10, p25: Math.round(percentile(ms[i] ?? [], 25) * 10) / 10, p75: Math.round(percentile(ms[i] ?? [], 75) * 10) / 10, mbRead: Math.round((bytes[i] ?? 0) / 1e5) / 10, lastCount: counts[i], sql: sqlOf(v) }));
   for (const r of rows) process.stderr.write(`${r.variant}: p50 ${r.p50} ms (p25 ${r.p25}, p75 ${r.p75}), ${r.mbRead} MB read, count ${r.lastCount}\n`);
-  const out = { startedAt: new Date().toISOString(), table: values.table, rounds: Number(values.rounds), mismatches, load: loadAverage(), variants: rows };
+  const out = { startedAt, finishedAt: new Date().toISOString(), table: values.table, rounds: Number(values.rounds), mismatches, load: loadAverage(), variants: rows };
   process.stdout.write(`mismatches ${mismatches}; load ${out.load}; written to ${writeResult(values.out, out)}\n`);
   await ch.close();
 }
