@@ -37,7 +37,9 @@ export async function startIngestLoad(ch: ClickHouse, project: string, contacts:
   const insertRaw = ch.insertRaw;
   if (!insertRaw) throw new Error('the ingest load needs the in-process engine (insertRaw)');
   const columns = (await (await ch.client.query({
-    query: `SELECT name FROM system.columns WHERE database = {db:String} AND table = 'audience' ORDER BY position`, query_params: { db: ch.database }, format: 'JSONEachRow',
+    // The writer's columns: MATERIALIZED ones (migration 0021's client_tags_distinct) cannot be inserted.
+    query: `SELECT name FROM system.columns WHERE database = {db:String} AND table = 'audience' AND default_kind NOT IN ('MATERIALIZED', 'ALIAS') ORDER BY position`,
+    query_params: { db: ch.database }, format: 'JSONEachRow',
   })).json<{ name: string }>()).map((r) => r.name);
   const versionAt = columns.indexOf('version');
   const updatedAt = columns.indexOf('updated_at');
