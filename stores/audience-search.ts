@@ -6,7 +6,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../core/errors';
 import {
   checkCompiledSize, compileFilter, loadSegments, MATERIALIZED_ATTRIBUTE_COLUMNS, QUERY_MAX_EXECUTION_SECONDS, QUERY_MAX_MEMORY_BYTES, QUERY_MAX_ROWS_TO_READ, openCursor, ParamBinder, parseQuery, rangeBound, rangeValue, restrictionsSql, signCursor, sqlContext, termValues,
-  type Aggregation, type AudienceQuery, type SearchRequest, type SegmentMap, type SegmentSource, type SqlContext,
+  type Aggregation, type AudienceQuery, type SearchRequest, type SegmentSource, type SqlContext,
 } from '../core/filters/grammar-b';
 import type { SearchResult, SearchScope } from '../core/filters/grammar-b/ports';
 import type { ClickHouse } from '../infra/clickhouse';
@@ -41,27 +41,7 @@ export const FINAL_SETTINGS = 'use_skip_indexes_if_final = 1, use_skip_indexes_i
 export const KEY_ORDER_PAGE_SETTINGS = 'max_threads = 1, max_block_size = 8192';
 
 function keyOrderPage(query: AudienceQuery, plan: Plan): boolean {
-  return query.sort.sql === 'user_id' && !subqueries(plan);
-}
-
-/** An event group or segment compiled to a subquery over events. */
-function subqueries(plan: Plan): boolean {
-  return /\bSELECT\b/i.test(plan.where);
-}
-
-/**
- * The first page in ascending `_user_id` order of a filter with a subquery over events: the
- * total and the page's ids come from one pass (`groupArraySorted` keeps the smallest ids, the
- * order of `ORDER BY user_id`), then the page's rows are read by key with every condition
- * checked again, each event subquery reading only those contacts' events (SqlContext.users).
- * The page and the total used to evaluate the events subquery once each (1 M contacts, 10 M
- * events: 202 against 281 ms for page + total, interleaved, 2026-11-27). Beyond this many ids
- * the usual page statement reads the page.
- */
-export const KEY_PAGE_MAX_IDS = 2001;
-
-function pageByKeys(query: AudienceQuery, plan: Plan): boolean {
-  return query.sort.sql === 'user_id' && query.sort.asc && subqueries(plan) && query.offset + query.limit + 1 <= KEY_PAGE_MAX_IDS;
+  return query.sort.sql === 'user_id' && !/\bSELECT\b/i.test(plan.where);
 }
 
 /**
@@ -89,7 +69,6 @@ interface Plan {
   readonly org: string;
   /** project scope, tree and restrictions: the rows the query is about. */
   readonly where: string;
-  readonly segments: SegmentMap;
 }
 
 export class AudienceSearch {
@@ -140,37 +119,12 @@ export class AudienceSearch {
   }
 
   private async plan(query: AudienceQuery, scope: SearchScope): Promise<Plan> {
-    const plan = this.compile(query, scope, await loadSegments(query.root, scope.project, this.segments));
-    checkCompiledSize(plan.where, plan.c.binder.params);
-    return plan;
-  }
-
-  /** The plan's WHERE; with `users`, restricted to those contacts, and so is each event subquery (SqlContext.users). */
-  private compile(query: AudienceQuery, scope: SearchScope, segments: SegmentMap, users?: readonly string[]): Plan {
-    const base = sqlContext(new ParamBinder(), this.tables(), scope.project, scope.timezone, scope.now);
-    const c: SqlContext = users === undefined ? base : { ...base, users: base.binder.bind('Array(String)', users) };
-    const parts = [`project_id = ${c.project}`, ...(c.users === undefined ? [] : [`user_id IN ${c.users}`]), 'deleted = 0', compileFilter(query.root, c, segments), ...restrictionsSql(query.restrictions, c)];
+    const c = sqlContext(new ParamBinder(), this.tables(), scope.project, scope.timezone, scope.now);
+    const segments = await loadSegments(query.root, scope.project, this.segments);
+    const parts = [`project_id = ${c.project}`, 'deleted = 0', compileFilter(query.root, c, segments), ...restrictionsSql(query.restrictions, c)];
     const where = parts.filter((p) => p !== '1').join(' AND ');
-    return { c, org: scope.org ?? scope.project, where, segments };
-  }
-
-  /**
-   * pageByKeys: the total and the page's ids in one pass, then the page's rows by key. A contact
-   * that stopped matching in between (ingestion) makes the page short: then the usual page
-   * statement reads it again, so a page is never missing a row that matches.
-   */
-  private async keyPage(query: AudienceQuery, plan: Plan, scope: SearchScope): Promise<{ rows: (ContactRow & { __sort: string | number })[]; total: number }> {
-    const { c } = plan;
-    const first = await this.rows<{ n: string | number; ids: string[] }>(
-      `SELECT count() AS n, groupArraySorted(${c.binder.bind('UInt32', query.offset + query.limit + 1)})(user_id) AS ids FROM ${c.tables.audience} FINAL WHERE ${plan.where}`,
-      c.binder.params, plan.org);
-    const total = Number(first[0]?.n ?? 0);
-    const ids = (first[0]?.ids ?? []).slice(query.offset);
-    if (ids.length === 0) return { rows: [], total };
-    const byKeys = this.compile(query, scope, plan.segments, ids);
-    const rows = await this.rows<ContactRow & { __sort: string | number }>(this.pageSql({ ...query, offset: 0 }, byKeys, null), byKeys.c.binder.params, plan.org);
-    if (rows.length === ids.length) return { rows, total };
-    return { rows: await this.rows<ContactRow & { __sort: string | number }>(this.pageSql(query, plan, null), c.binder.params, plan.org), total };
+    checkCompiledSize(where, c.binder.params);
+    return { c, org: scope.org ?? scope.project, where };
   }
 
   private pageSql(query: AudienceQuery, plan: Plan, after: readonly [string | number, string] | null): string {
@@ -207,16 +161,13 @@ export class AudienceSearch {
     const pageSql = query.limit === 0 ? null : this.pageSql(query, plan, after);
     // Aggregations are not repeated on cursor pages (docs/grammar-b.md).
     const aggregating = query.aggregations.length === 0 || request.kind === 'cursor' ? null : this.aggregate(query.aggregations, plan);
-    const [[rows, total], aggregations] = await Promise.all([
-      pageSql !== null && knownTotal === null && pageByKeys(query, plan)
-        ? this.keyPage(query, plan, scope).then((p) => [p.rows, p.total] as const)
-        : Promise.all([
-          pageSql === null ? Promise.resolve([]) : this.rows<ContactRow & { __sort: string | number }>(pageSql, c.binder.params, plan.org, keyOrderPage(query, plan) ? KEY_ORDER_PAGE_SETTINGS : ''),
-          // A cursor page reports the first page's total instead of counting again.
-          knownTotal === null ? this.rows<{ n: string | number }>(totalSql, c.binder.params, plan.org).then((n) => Number(n[0]?.n ?? 0)) : Promise.resolve(knownTotal),
-        ]),
+    const [rows, counted, aggregations] = await Promise.all([
+      pageSql === null ? Promise.resolve([]) : this.rows<ContactRow & { __sort: string | number }>(pageSql, c.binder.params, plan.org, keyOrderPage(query, plan) ? KEY_ORDER_PAGE_SETTINGS : ''),
+      // A cursor page reports the first page's total instead of counting again.
+      knownTotal === null ? this.rows<{ n: string | number }>(totalSql, c.binder.params, plan.org) : Promise.resolve([{ n: knownTotal }]),
       aggregating,
     ]);
+    const total = Number(counted[0]?.n ?? 0);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     const cursor = rows.length > query.limit && last !== undefined

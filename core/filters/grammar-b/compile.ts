@@ -47,13 +47,12 @@ function eventNodeSql(n: EventNode, c: SqlContext): string {
 
 function eventGroupSql(g: EventGroup, c: SqlContext): string {
   const where = [`e.project_id = ${c.project}`, `e.event_type = ${c.binder.bind('String', g.event)}`];
-  if (c.users !== undefined) where.push(`e.user_id IN ${c.users}`);
   if (g.datasources.length > 0) where.push(`e.datasource_id IN ${c.binder.bind('Array(String)', g.datasources)}`);
   const conditions = joined(g.children.map((k) => eventNodeSql(k, c)), g.join);
   if (conditions !== '1') where.push(conditions);
   // audience-ds-ids is a contact attribute: join the (current) contact row into the events.
   const from = g.children.some(usesContact)
-    ? `${c.tables.events} AS e INNER JOIN (SELECT user_id, datasource_ids FROM ${c.tables.audience} FINAL WHERE project_id = ${c.project}${c.users === undefined ? '' : ` AND user_id IN ${c.users}`} AND deleted = 0) AS a ON a.user_id = e.user_id`
+    ? `${c.tables.events} AS e INNER JOIN (SELECT user_id, datasource_ids FROM ${c.tables.audience} FINAL WHERE project_id = ${c.project} AND deleted = 0) AS a ON a.user_id = e.user_id`
     : `${c.tables.events} AS e`;
   return `user_id IN (SELECT e.user_id FROM ${from} WHERE ${where.join(' AND ')})`;
 }

@@ -13,13 +13,6 @@ export interface SqlContext {
   readonly project: string;
   /** Fully qualified table names (catalogued identifiers, never client text). */
   readonly tables: Tables;
-  /**
-   * `{…:Array(String)}`: contacts the whole statement is restricted to (`user_id IN` them), so
-   * each event subquery reads only their events. Exact only when the statement's own WHERE
-   * restricts `user_id` to the same list: for a contact of the list, membership in the
-   * restricted subquery equals membership in the unrestricted one, negated or not.
-   */
-  readonly users?: string;
 }
 
 export interface Tables {
