@@ -13,6 +13,19 @@ interface StateRow {
   state: string;
 }
 
+/**
+ * `column IN` a group of ids, bound as one String, newline-joined and split by the statement:
+ * binding an Array(String) of a run's ids cost about a fifth more CPU per id on chdb
+ * (docs/benchmarks.md, 2026-11-27). User and event ids hold no control characters
+ * (core/ingest/values.ts idProblem); a group with a newline in an id anyway (a message from an
+ * older validation) is bound as the array, so the answer stays exact.
+ */
+function inIds(column: string, param: string, ids: readonly string[]): { condition: string; value: string | readonly string[] } {
+  return ids.some((id) => id.includes('\n'))
+    ? { condition: `${column} IN {${param}:Array(String)}`, value: ids }
+    : { condition: `${column} IN (SELECT arrayJoin(splitByChar('\\n', {${param}:String})))`, value: ids.join('\n') };
+}
+
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
   for (const item of items) {
@@ -27,23 +40,16 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 export class AudienceWriter {
   constructor(private readonly ch: ClickHouse) {}
 
-  /**
-   * Loads the datasource states of users not in `states` yet (a user with none gets an empty
-   * map). The user ids are bound as one String, newline-joined, as storedEventKeys binds event
-   * ids (user ids hold no control characters either; a group with a newline in one is bound as
-   * the array).
-   */
+  /** Loads the datasource states of users not in `states` yet (a user with none gets an empty map). */
   async loadStates(states: ContactStates, users: ReadonlyArray<{ projectId: string; userId: string }>): Promise<void> {
     const missing = users.filter((u) => !states.has(userKey(u.projectId, u.userId)));
     for (const [projectId, group] of groupBy(missing, (u) => u.projectId)) {
       const userIds = group.map((u) => u.userId);
       for (const u of group) states.set(userKey(projectId, u.userId), new Map());
-      const splittable = !userIds.some((id) => id.includes('\n'));
+      const users = inIds('user_id', 'users', userIds);
       const result = await this.ch.client.query({
-        query: splittable
-          ? `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN (SELECT arrayJoin(splitByChar('\\n', {users:String})))`
-          : `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND user_id IN {users:Array(String)}`,
-        query_params: { project: projectId, users: splittable ? userIds.join('\n') : userIds },
+        query: `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND ${users.condition}`,
+        query_params: { project: projectId, users: users.value },
         format: 'JSONEachRow',
       });
       for (const row of await result.json<StateRow>()) {
@@ -52,24 +58,14 @@ export class AudienceWriter {
     }
   }
 
-  /**
-   * Which of these `<datasource>:<event id>` keys are already stored. The ids are bound as one
-   * String, newline-joined, and split by the statement: binding an Array(String) of a run's
-   * ids cost about a fifth more CPU per id on chdb (docs/benchmarks.md, 2026-11-27). Event ids
-   * hold no control characters (core/ingest/values.ts idProblem); a group with a newline in an
-   * id anyway (a message from an older validation) is bound as the array, so the answer stays exact.
-   */
+  /** Which of these `<datasource>:<event id>` keys are already stored. */
   async storedEventKeys(keys: ReadonlyArray<{ datasourceId: string; eventId: string }>): Promise<Set<string>> {
     const stored = new Set<string>();
     for (const [datasourceId, group] of groupBy(keys, (k) => k.datasourceId)) {
-      const ids = group.map((k) => k.eventId);
-      const joined = ids.join('\n');
-      const splittable = !ids.some((id) => id.includes('\n'));
+      const ids = inIds('event_id', 'ids', group.map((k) => k.eventId));
       const result = await this.ch.client.query({
-        query: splittable
-          ? `SELECT event_id FROM ${this.ch.table('event_keys')} WHERE datasource_id = {ds:String} AND event_id IN (SELECT arrayJoin(splitByChar('\\n', {ids:String})))`
-          : `SELECT event_id FROM ${this.ch.table('event_keys')} WHERE datasource_id = {ds:String} AND event_id IN {ids:Array(String)}`,
-        query_params: { ds: datasourceId, ids: splittable ? joined : ids },
+        query: `SELECT event_id FROM ${this.ch.table('event_keys')} WHERE datasource_id = {ds:String} AND ${ids.condition}`,
+        query_params: { ds: datasourceId, ids: ids.value },
         format: 'JSONEachRow',
       });
       for (const row of await result.json<{ event_id: string }>()) stored.add(`${datasourceId}:${row.event_id}`);
