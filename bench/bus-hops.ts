@@ -8,14 +8,14 @@
 // writes bench/results/bus-hops-<date>-<commit>.json.
 // Usage: npm run bench:bus-hops [-- --seconds 5] [--connections 64] [--bulk-messages 5000] [--timeout 120] [--out <file>]
 import autocannon from 'autocannon';
-import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { benchArgs } from './cli-args';
 import { startStack } from '../support/stack';
+import { PIPELINE_STACK_ENV } from './support/pipeline-stack';
 import { createTenantAt } from './support/tenant';
-import { loadAverage, writeResult } from './support/results';
+import { benchCommit, loadAverage, writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -91,10 +91,7 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const port = (receiver.address() as { port: number }).port;
-  const stack = await startStack({
-    LOG_LEVEL: 'error', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800', RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_RETRY_INITIAL_MS: '1000', WEBHOOK_RETRY_MAX_MS: '60000',
-  }, (l) => process.stderr.write(l));
+  const stack = await startStack({ ...PIPELINE_STACK_ENV }, (l) => process.stderr.write(l));
   const results: Array<{ phase: string; accepted: number; streams: StreamCost[] }> = [];
   try {
     const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl, `http://127.0.0.1:${port}/product`);
@@ -135,8 +132,7 @@ async function main(): Promise<void> {
     await stack.stop();
     receiver.close();
   }
-  let commit = 'unknown';
-  try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { /* not a checkout */ }
+  const commit = benchCommit();
   const out = values.out ?? `bus-hops-${new Date().toISOString().slice(0, 10)}-${commit}.json`;
   say(`written to ${writeResult(out, { at: new Date().toISOString(), commit, load: loadAverage(), phases: results })}`);
 }

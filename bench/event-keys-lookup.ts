@@ -7,12 +7,11 @@
 // datasource. Medians of --rounds lookups per size, wall and process CPU.
 // Printed and written to bench/results/event-keys-lookup-<date>-<commit>.json.
 // Usage: npm run bench:event-keys [-- --sizes 100000,1000000,5000000 --ids 1000 --rounds 7 --out <file>]
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { openEmbeddedClickHouse } from '../support/embedded-clickhouse';
 import { AudienceWriter } from '../stores/audience-writer';
 import { benchArgs } from './cli-args';
-import { loadAverage, writeResult } from './support/results';
+import { benchCommit, loadAverage, writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -65,8 +64,7 @@ async function main(): Promise<void> {
   } finally {
     await engine.close();
   }
-  let commit = 'unknown';
-  try { commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { /* not a checkout */ }
+  const commit = benchCommit();
   const out = values.out ?? `event-keys-lookup-${new Date().toISOString().slice(0, 10)}-${commit}.json`;
   say(`written to ${writeResult(out, { at: new Date().toISOString(), commit, load: loadAverage(), idsPerLookup: idCount, rounds, rows })}`);
 }

@@ -10,7 +10,6 @@
 //   no-distinct          migration 0021's MATERIALIZED client_tags_distinct dropped;
 //   no-lowcard           migration 0020's LowCardinality columns back to String;
 //   bare-audience        all three of the above;
-//   no-optimize          optimize_on_insert = 0 on the audience and ds_contacts inserts;
 //   no-parallel-parse    input_format_parallel_parsing = 0 on those inserts;
 //   compact-parts        audience and ds_contacts parts compact (min_bytes_for_wide_part 1 GiB);
 //   no-state             ds_contacts' state written as '' (what parsing and storing the JSON costs; not exact;
@@ -35,7 +34,7 @@ const { values } = benchArgs({
     runs: { type: 'string', default: '6' },
     warmup: { type: 'string', default: '1' },
     messages: { type: 'string', default: '500' },
-    variants: { type: 'string', default: 'base,no-bloom,no-distinct,no-lowcard,no-optimize,no-parallel-parse,compact-parts,no-state' },
+    variants: { type: 'string', default: 'base,no-bloom,no-distinct,no-lowcard,no-parallel-parse,compact-parts,no-state' },
     out: { type: 'string', default: 'ingest-write-phase.json' },
   },
 });
@@ -53,7 +52,6 @@ const SCHEMA: Record<string, string[]> = {
 };
 SCHEMA['bare-audience'] = [...(SCHEMA['no-bloom'] ?? []), ...(SCHEMA['no-distinct'] ?? []), ...(SCHEMA['no-lowcard'] ?? [])];
 const SETTINGS: Record<string, Record<string, number>> = {
-  'no-optimize': { optimize_on_insert: 0 },
   'no-parallel-parse': { input_format_parallel_parsing: 0 },
 };
 

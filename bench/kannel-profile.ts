@@ -19,6 +19,7 @@ import { loadavg } from 'node:os';
 import { benchArgs } from './cli-args';
 import { freePort } from '../infra/local-engines';
 import { startStack } from '../support/stack';
+import { PIPELINE_STACK_ENV } from './support/pipeline-stack';
 import { createTenantAt } from './support/tenant';
 import { roleProcessName, roleProcessPids } from './support/cpu';
 
@@ -97,10 +98,7 @@ async function main(): Promise<void> {
   const receiver = createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(200).end('ok')); });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const port = (receiver.address() as { port: number }).port;
-  const stack = await startStack({
-    LOG_LEVEL: 'error', SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800', RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_RETRY_INITIAL_MS: '1000', WEBHOOK_RETRY_MAX_MS: '60000',
-  }, (l) => process.stderr.write(l));
+  const stack = await startStack({ ...PIPELINE_STACK_ENV }, (l) => process.stderr.write(l));
   try {
     const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl, `http://127.0.0.1:${port}/product`);
     const opts = {

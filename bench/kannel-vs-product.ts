@@ -40,8 +40,9 @@ import { adminAt, startStack, type RunningStack } from '../support/stack';
 import { ownCpuMs, roleProcessName, roleProcessPids } from './support/cpu';
 import { natsServerPid } from './support/nats-cost';
 import { temporalServerPid } from './support/temporal-cost';
+import { PIPELINE_STACK_ENV } from './support/pipeline-stack';
 import { createTenantAt } from './support/tenant';
-import { loadAverage, percentile, writeResult } from './support/results';
+import { benchCommit, loadAverage, percentile, writeResult } from './support/results';
 
 const { values } = benchArgs({
   options: {
@@ -281,12 +282,7 @@ async function startKannel(smscPort: number, dlrBase: string, dir: string): Prom
 
 async function startProduct(smscPort: number, dlrBase: string): Promise<System> {
   const route = { name: 'bench-smsc', host: '127.0.0.1', port: smscPort, systemId: 'connector', password: 'simulatr', prefixes: [''], window: 64 };
-  const stack: RunningStack = await startStack({
-    LOG_LEVEL: 'error', CARRIER_ROUTES: JSON.stringify([route]), SIMULATOR_LATENCY_MS: '0', MESSAGE_VALIDITY_SECONDS: '172800',
-    RATE_LIMIT_PER_MINUTE: '1000000000', RATE_LIMIT_BULK_PER_MINUTE: '1000000000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    // The product's default webhook timeout and retry schedule (the test stack shortens them).
-    WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_RETRY_INITIAL_MS: '1000', WEBHOOK_RETRY_MAX_MS: '60000',
-  }, (l) => process.stderr.write(l));
+  const stack: RunningStack = await startStack({ ...PIPELINE_STACK_ENV, CARRIER_ROUTES: JSON.stringify([route]) }, (l) => process.stderr.write(l));
   const tenant = await createTenantAt(stack.info.natsUrl, stack.info.httpUrl, `${dlrBase}/product`);
   const natsPid = natsServerPid(stack.info.natsUrl.split(':').at(-1) ?? '');
   const temporalPid = temporalServerPid(stack.info.temporalAddress.split(':').at(-1) ?? '');
@@ -504,10 +500,6 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
 
 // ---------------------------------------------------------------------------------------------
 
-function commit(): string {
-  try { return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim(); } catch { return 'unknown'; }
-}
-
 function leftovers(pids: number[]): string[] {
   const out: string[] = [];
   for (const name of ['bearerbox', 'smsbox']) {
@@ -562,7 +554,7 @@ function markdown(results: PhaseResult[], meta: { at: string; commit: string }):
 
 async function main(): Promise<void> {
   const at = new Date().toISOString();
-  const rev = commit();
+  const rev = benchCommit();
   const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean).length;
   const { server, base } = await startReceiver();
   const seenPids: number[] = [];

@@ -1,11 +1,17 @@
 // A benchmark's result file: a name under bench/results/, or an absolute path; written as
 // indented JSON. Returns the path to print ("written to …"). And the figures the benchmarks
 // print with it: a percentile of samples, the load average.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
 const RESULTS_DIR = join(__dirname, '..', 'results');
+
+/** The checkout's commit (short), for result files; `unknown` outside a git checkout. */
+export function benchCommit(): string {
+  try { return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: join(__dirname, '..', '..'), encoding: 'utf8' }).trim(); } catch { return 'unknown'; }
+}
 
 export function writeResult(out: string, data: unknown): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
