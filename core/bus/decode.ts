@@ -36,15 +36,18 @@ export function checkPayload<K extends keyof BusPayloads>(kind: K, value: unknow
   return value as BusPayloads[K];
 }
 
-/** Parses and checks the bytes of a stream message or KV value. */
-export function decode<K extends keyof BusPayloads>(kind: K, data: Uint8Array): BusPayloads[K] {
-  let parsed: unknown;
+/** The JSON value of the bytes; `kind` names the payload in the error when they are not JSON. */
+function parseJson(kind: string, data: Uint8Array): unknown {
   try {
-    parsed = JSON.parse(utf8.decode(data));
+    return JSON.parse(utf8.decode(data));
   } catch (err) {
     throw new UnreadableBusMessageError(`${kind} payload is not JSON`, { cause: err });
   }
-  return checkPayload(kind, parsed);
+}
+
+/** Parses and checks the bytes of a stream message or KV value. */
+export function decode<K extends keyof BusPayloads>(kind: K, data: Uint8Array): BusPayloads[K] {
+  return checkPayload(kind, parseJson(kind, data));
 }
 
 /**
@@ -52,12 +55,7 @@ export function decode<K extends keyof BusPayloads>(kind: K, data: Uint8Array): 
  * connector writes it, or the one bare event a message of an earlier release holds.
  */
 export function decodeCarrierEvents(data: Uint8Array): readonly CarrierEvent[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(utf8.decode(data));
-  } catch (err) {
-    throw new UnreadableBusMessageError('carrierEvents payload is not JSON', { cause: err });
-  }
+  const parsed = parseJson('carrierEvents', data);
   const batch = typeof parsed === 'object' && parsed !== null && 'events' in parsed;
   return batch ? checkPayload('carrierEvents', parsed).events : [checkPayload('carrierEvent', parsed)];
 }
