@@ -258,6 +258,19 @@ export const ingestWriterPhase = new Histogram({
   registers: [registry],
 });
 
+export const ingestDedupeIds = new Counter({
+  name: 'ingest_dedupe_ids_total',
+  help: 'Event ids the ingest writer checked for an earlier copy, by what answered: the in-memory filter (new for certain), or event_keys (the filter was not ready, over its memory, or could not rule the id out)',
+  labelNames: ['answered_by'] as const,
+  registers: [registry],
+});
+
+export const ingestDedupeFilterBytes = new Gauge({
+  name: 'ingest_dedupe_filter_bytes',
+  help: 'Memory of the ingest writer\'s filters of stored event ids (at most INGEST_DEDUPE_FILTER_MB)',
+  registers: [registry],
+});
+
 // --- SMPP customer server ---
 
 export const smppSessionsBound = new Gauge({

@@ -15,6 +15,8 @@ import { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
 import { AudienceWriter } from '../stores/audience-writer';
+import { StoredEventIds } from '../stores/stored-event-ids';
+import { loadIdHash } from '../core/ingest/event-id-filter';
 import { observeLag } from './history-metrics';
 
 export const INGEST_CONSUMER = 'ingest-writer';
@@ -27,7 +29,12 @@ export interface IngestWriter {
   stop(): Promise<void>;
 }
 
-export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger): Promise<IngestWriter> {
+export interface IngestWriterOptions {
+  /** Memory for the filters of stored event ids (INGEST_DEDUPE_FILTER_MB); 0: every lookup reads event_keys. */
+  readonly dedupeFilterBytes: number;
+}
+
+export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger, options: IngestWriterOptions): Promise<IngestWriter> {
   await ensureDurable(nats.jsm, {
     stream: STREAMS.ingest.name,
     name: INGEST_CONSUMER,
@@ -38,6 +45,8 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
   });
   await redeliverHeld(nats, log);
   const writer = new AudienceWriter(ch);
+  await loadIdHash();
+  const storedIds = new StoredEventIds(ch, writer, log, { budgetBytes: options.dedupeFilterBytes });
   // Automation triggers go out through the bus's home (infra/bus/), over the pipelined client.
   const bus = new PipelinedBus(nats.pipeline);
   const states: ContactStates = new Map();
@@ -63,7 +72,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     phase('decode');
     const needs = touched(messages);
     await writer.loadStates(states, needs.users);
-    const stored = await writer.storedEventKeys(needs.eventKeys);
+    const stored = await storedIds.stored(needs.eventKeys);
     const eventsOfDeleted = needs.deleted.length > 0 ? await writer.eventsOf(needs.deleted) : undefined;
     phase('load');
     const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`), eventsOfDeleted });
@@ -71,6 +80,8 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger)
     // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
     await Promise.all(plan.triggers.map((t) => bus.publishBytes(SUBJECTS.automationTrigger(t.project), t.data, t.msgId)));
     phase('triggers');
+    // Before the insert: a filter being built must not miss an id its scan of event_keys passed already.
+    storedIds.recordStored(plan.events);
     const written = await writer.write(plan, states);
     phase('write');
     clickhouseRowsWritten.inc({ table: 'audience' }, written.contacts);

@@ -1,0 +1,58 @@
+// The ingest writer's filter of a datasource's stored event ids (core/ingest/event-id-filter.ts):
+// it may answer "maybe" for an id never added (a lookup in event_keys decides), never "no" for
+// one that was (spec 2 §2.2: a repeated _event_id is a duplicate, so a missed one would be stored twice).
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { EventIdFilter, idHash, loadIdHash, MIN_SEGMENT_IDS } from '../../core/ingest/event-id-filter';
+
+describe('event id filter', () => {
+  test('idHash refuses to run before the hash is loaded, naming what to call', () => {
+    expect(() => idHash('evt-1')).toThrow(/loadIdHash/);
+  });
+
+  describe('loaded', () => {
+    beforeAll(async () => {
+      await loadIdHash();
+    });
+
+    test('XXH64 of the id, split into its 32-bit halves (the values ClickHouse xxHash64 gives)', () => {
+      // xxHash64('evt-1') = 4096269724203834812 = 0x38D8_6A64_0C46_DDBC, as chdb computes it (test/integration/stored-event-ids.test.ts checks the engine).
+      const h = 4096269724203834812n;
+      expect(idHash('evt-1')).toEqual({ lo: Number(h & 0xffffffffn), hi: Number(h >> 32n) });
+      expect(idHash('')).not.toEqual(idHash(' '));
+    });
+
+    test('never rules out an id it was given (property)', () => {
+      fc.assert(fc.property(fc.array(fc.string({ unit: 'binary' }), { maxLength: 300 }), (ids) => {
+        const filter = new EventIdFilter();
+        for (const id of ids) filter.add(idHash(id));
+        return ids.every((id) => filter.mightHold(idHash(id)));
+      }), { numRuns: 200 });
+    });
+
+    test('grows past its capacity with every id still held, and rules out at least 98 % of ids never added', () => {
+      const filter = new EventIdFilter();
+      const firstBytes = filter.bytes;
+      const added = Array.from({ length: MIN_SEGMENT_IDS * 3 }, () => randomUUID());
+      let grewAt = -1;
+      added.forEach((id, i) => {
+        if (grewAt < 0 && filter.growthBytes > 0) grewAt = i;
+        filter.add(idHash(id));
+      });
+      expect(grewAt).toBeGreaterThanOrEqual(MIN_SEGMENT_IDS);
+      expect(filter.bytes).toBeGreaterThan(firstBytes);
+      expect(filter.count).toBe(added.length);
+      expect(added.every((id) => filter.mightHold(idHash(id)))).toBe(true);
+      const others = Array.from({ length: 100_000 }, () => randomUUID());
+      const falsePositives = others.filter((id) => filter.mightHold(idHash(id))).length;
+      expect(falsePositives / others.length).toBeLessThan(0.02);
+    });
+
+    test('a filter sized for its ids holds them in one segment of about 1.2 bytes per id', () => {
+      const filter = new EventIdFilter(1_000_000);
+      expect(filter.growthBytes).toBe(0);
+      expect(filter.bytes).toBeGreaterThanOrEqual(1_000_000 * 1.2);
+      expect(filter.bytes).toBeLessThanOrEqual(1_000_000 * 2.4);
+    });
+  });
+});
