@@ -122,9 +122,10 @@ export class StoredEventIds {
     for (;;) {
       const page = await this.hashPage(datasourceId, after);
       if (this.filters.get(datasourceId) !== state) return; // turned off meanwhile
-      for (let i = 0; i < page.lo.length; i += 1) {
-        if (!this.makeRoom(datasourceId, filter)) return;
-        filter.add({ lo: page.lo[i] as number, hi: page.hi[i] as number });
+      const { lo, hi } = page;
+      for (let i = 0; i < lo.length; i += 1) {
+        if (filter.growthBytes > 0 && !this.makeRoom(datasourceId, filter)) return;
+        filter.addHalves(lo[i] as number, hi[i] as number);
       }
       if (page.lo.length < this.pageIds) break;
       after = page.last;

@@ -33,22 +33,33 @@ export function idHash(id: string): IdHash {
 const FIRST_FALSE_POSITIVE_RATE = 0.01;
 /** The fewest ids a segment holds. */
 export const MIN_SEGMENT_IDS = 1 << 16;
-/** Bits of one segment at most (2^31: its positions stay within 32-bit arithmetic). */
+/** Bits of one segment at most (256 MiB). */
 const MAX_SEGMENT_BITS = 2 ** 31;
 
+/** Bits of one block: a cache line (64 bytes), so an id costs one memory miss, not one per probe. */
+const BLOCK_BITS = 512;
+const BLOCK_WORDS = BLOCK_BITS / 32;
+
+/**
+ * A blocked Bloom filter (Putze, Sanders, Singler, "Cache-, hash- and space-efficient Bloom
+ * filters", 2007): `lo` picks the id's block, its probes fall inside it by double
+ * hashing over `hi`. Random probes over a filter of megabytes cost a cache miss each (0.6 µs per
+ * id measured at 3 M ids); in one block they cost one.
+ */
 class Segment {
   readonly capacity: number;
   readonly probes: number;
-  private readonly mask: number;
+  private readonly blocks: number;
   private readonly words: Uint32Array;
   count = 0;
 
   constructor(capacity: number, falsePositiveRate: number) {
-    const bitsPerId = -Math.log(falsePositiveRate) / Math.LN2 ** 2;
-    const bits = Math.min(MAX_SEGMENT_BITS, 2 ** Math.ceil(Math.log2(capacity * bitsPerId)));
+    // Blocking raises the rate a little over the unblocked formula's; one bit more per id covers it.
+    const bitsPerId = -Math.log(falsePositiveRate) / Math.LN2 ** 2 + 1;
+    const bits = Math.min(MAX_SEGMENT_BITS, Math.max(1, Math.ceil((capacity * bitsPerId) / BLOCK_BITS)) * BLOCK_BITS);
     this.capacity = Math.floor(bits / bitsPerId);
-    this.probes = Math.max(1, Math.round(bitsPerId * Math.LN2));
-    this.mask = bits - 1;
+    this.probes = Math.max(1, Math.round((bitsPerId - 1) * Math.LN2));
+    this.blocks = bits / BLOCK_BITS;
     this.words = new Uint32Array(bits / 32);
   }
 
@@ -56,22 +67,29 @@ class Segment {
     return this.words.byteLength;
   }
 
-  // Double hashing (Kirsch and Mitzenmacher): probe i is lo + i·hi, hi made odd so the probes
-  // of a power-of-two table never repeat a cycle early.
-  add({ lo, hi }: IdHash): void {
-    const step = hi | 1;
+  /** The block of `lo`: its top 22 bits scaled to the block count (at most 2^22 blocks of 512 bits). */
+  private blockOf(lo: number): number {
+    return Math.floor(((lo >>> 10) * this.blocks) / 4_194_304);
+  }
+
+  // Probe i is (hi + i·step) mod 512 inside the block, step odd so no probe repeats.
+  add(lo: number, hi: number): void {
+    const base = this.blockOf(lo) * BLOCK_WORDS;
+    const step = (hi >>> 9) | 1;
     for (let i = 0; i < this.probes; i += 1) {
-      const bit = (lo + Math.imul(i, step)) & this.mask;
-      this.words[bit >>> 5] = (this.words[bit >>> 5] as number) | (1 << (bit & 31));
+      const bit = (hi + Math.imul(i, step)) & (BLOCK_BITS - 1);
+      const w = base + (bit >>> 5);
+      this.words[w] = (this.words[w] as number) | (1 << (bit & 31));
     }
     this.count += 1;
   }
 
-  mightHold({ lo, hi }: IdHash): boolean {
-    const step = hi | 1;
+  mightHold(lo: number, hi: number): boolean {
+    const base = this.blockOf(lo) * BLOCK_WORDS;
+    const step = (hi >>> 9) | 1;
     for (let i = 0; i < this.probes; i += 1) {
-      const bit = (lo + Math.imul(i, step)) & this.mask;
-      if (((this.words[bit >>> 5] as number) & (1 << (bit & 31))) === 0) return false;
+      const bit = (hi + Math.imul(i, step)) & (BLOCK_BITS - 1);
+      if (((this.words[base + (bit >>> 5)] as number) & (1 << (bit & 31))) === 0) return false;
     }
     return true;
   }
@@ -103,17 +121,22 @@ export class EventIdFilter {
   }
 
   add(hash: IdHash): void {
+    this.addHalves(hash.lo, hash.hi);
+  }
+
+  /** `add` of a hash given as its two halves (a build adds millions: no object each). */
+  addHalves(lo: number, hi: number): void {
     let last = this.segments.at(-1) as Segment;
     if (last.count >= last.capacity) {
       last = new Segment(last.capacity * 2, FIRST_FALSE_POSITIVE_RATE / 2 ** this.segments.length);
       this.segments.push(last);
     }
-    last.add(hash);
+    last.add(lo, hi);
   }
 
   /** False: the id was never added. True: it may have been. */
-  mightHold(hash: IdHash): boolean {
-    for (let i = this.segments.length - 1; i >= 0; i -= 1) if ((this.segments[i] as Segment).mightHold(hash)) return true;
+  mightHold({ lo, hi }: IdHash): boolean {
+    for (let i = this.segments.length - 1; i >= 0; i -= 1) if ((this.segments[i] as Segment).mightHold(lo, hi)) return true;
     return false;
   }
 }

@@ -48,7 +48,7 @@ describe('event id filter', () => {
       expect(falsePositives / others.length).toBeLessThan(0.02);
     });
 
-    test('a filter sized for its ids holds them in one segment of about 1.2 bytes per id', () => {
+    test('a filter sized for its ids holds them in one segment of about 1.3 bytes per id', () => {
       const filter = new EventIdFilter(1_000_000);
       expect(filter.growthBytes).toBe(0);
       expect(filter.bytes).toBeGreaterThanOrEqual(1_000_000 * 1.2);
