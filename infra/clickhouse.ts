@@ -27,7 +27,7 @@ export interface ClickHouse {
    * The in-process engine only: inserts `body` (rows in `format`) into the table `name` of this
    * database by handing the bytes to chdb's parser as they are. Through the client, chdb turns
    * the body into a string and appends it to the statement's text (two copies on the JavaScript
-   * thread, then the SQL path); this skips both (docs/acceptance.md, session 9). Undefined for a
+   * thread, then the SQL path); this skips both (docs/acceptance.md, "2026-11-24 02:36–04:50 UTC"). Undefined for a
    * server and for the chdb of another process: use the client there.
    */
   readonly insertRaw?: (name: string, body: Buffer, format: 'JSONEachRow' | 'JSONCompactEachRow', settings: Record<string, number | string>, columns?: readonly string[]) => Promise<void>;

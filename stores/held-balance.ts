@@ -3,7 +3,7 @@
 // message is not yet stored (tens to hundreds of holds), and the value is rewritten with each
 // coalesced batch of charges: copying a plain object of holds (dictionary-mode after its first
 // delete) and serializing it whole cost 129 µs per batch at 60 holds; a Map copy and the holds'
-// kept texts cost 11 (bench/balance-holds.ts, docs/acceptance.md session 9).
+// kept texts cost 11 (bench/balance-holds.ts, docs/acceptance.md, "2026-11-24 02:36–04:50 UTC").
 import type { Balance, ChargeHold, PendingRefund } from '../core/accounts';
 
 /** One change to an organization's balance, applied with whatever else is queued for it. */

@@ -59,7 +59,7 @@ function rawResponse(code: ErrorCode, format: ErrorFormatter, rateHeaders: Recor
  * Object.setPrototypeOf as it starts handling it; done to objects Node made with its own, that
  * change of shape sent V8 off its fast paths in node:http for the rest of the request (an
  * Express endpoint mounted as ours serves half the requests a second it serves with these
- * classes: `npm run bench:express-shapes`, docs/acceptance.md session 9). Made with them,
+ * classes: `npm run bench:express-shapes`, docs/acceptance.md, "2026-11-24 02:36–04:50 UTC"). Made with them,
  * Express's setPrototypeOf finds the prototype already in place and changes nothing.
  */
 export function appMessageClasses(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {

@@ -82,7 +82,7 @@ describe('clientId claims orphaned by a dead request', () => {
     expect(await balanceMicros(t.orgId)).toBe(1_000_000 - 4 * PRICE_MICROS);
   });
 
-  test('a young claim whose message the charge settler canceled and refunded, not yet released: the retry is accepted as a new message (reliability run of session 9)', async () => {
+  test('a young claim whose message the charge settler canceled and refunded, not yet released: the retry is accepted as a new message (found by a reliability run)', async () => {
     const t = await createTenant({ balance: 1 });
     // What the settler leaves between its cancel and its release: a young claim (the settler refunds
     // holds from 30 s on; a claim is taken over from 60 s) naming a canceled, uncharged message.
