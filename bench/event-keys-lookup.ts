@@ -13,7 +13,7 @@
 // Usage: npm run bench:event-keys [-- --sizes 100000,1000000,5000000 --ids 1000 --rounds 7 --out <file>]
 import { randomUUID } from 'node:crypto';
 import { openEmbeddedClickHouse } from '../support/embedded-clickhouse';
-import { loadIdHash } from '../core/ingest/event-id-filter';
+import { loadIdHash } from '../core/ingest';
 import { createLogger } from '../infra/logger';
 import { AudienceWriter } from '../stores/audience-writer';
 import { StoredEventIds, type EventKey } from '../stores/stored-event-ids';

@@ -6,7 +6,7 @@
 // its events already stored, and publishes its triggers again under the same msgID, which
 // the AUTOMATION stream's duplicate window drops.
 import type { JsMsg } from '@nats-io/jetstream';
-import { decodeIngest, planWrites, touched, type ContactStates, type WriterMessage } from '../core/ingest';
+import { decodeIngest, loadIdHash, planWrites, touched, type ContactStates, type WriterMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
@@ -16,7 +16,6 @@ import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
 import { AudienceWriter } from '../stores/audience-writer';
 import { StoredEventIds } from '../stores/stored-event-ids';
-import { loadIdHash } from '../core/ingest/event-id-filter';
 import { observeLag } from './history-metrics';
 
 export const INGEST_CONSUMER = 'ingest-writer';

@@ -12,7 +12,7 @@
 // writer of events (one per deployment: docs/ingestion.md), so nothing else adds ids behind the
 // filter's back. Ids released by a contact deletion stay in the filter: a false positive, which
 // the table answers.
-import { EventIdFilter, idHash, type IdHash } from '../core/ingest/event-id-filter';
+import { EventIdFilter, idHash, type IdHash } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { ingestDedupeFilterBytes, ingestDedupeIds } from '../infra/metrics';
