@@ -57,7 +57,7 @@ export const ENV_VARS: readonly EnvVarSpec[] = [
   { name: 'AUDIENCE_HEAVY_NICE', type: 'integer', default: 19, description: 'ClickHouse `os_thread_priority` (nice, 1-19) of a heavy organization\'s statements; 0 = unchanged. Applied only when the process has CAP_SYS_NICE (ClickHouse skips it otherwise).' },
   { name: 'AUDIENCE_HEAVY_MAX_THREADS', type: 'integer', default: 0, description: 'ClickHouse `max_threads` of a heavy organization\'s statements; 0 = unchanged.' },
   { name: 'INGEST_RATE_LIMIT_PER_MINUTE', type: 'integer', default: 6000, description: 'Default requests per minute per datasource per ingestion endpoint (one batch counts once).' },
-  { name: 'INGEST_DEDUPE_FILTER_MB', type: 'integer', default: 256, description: 'Memory (MiB) the ingest writer may give its in-memory filters of stored event ids (about 1.7 bytes per stored id); a datasource whose filter does not fit has its ids looked up in event_keys on every run. 0: no filters.' },
+  { name: 'INGEST_KEY_FILTER_MB', type: 'integer', default: 256, description: 'Memory (MiB) the ingest writer may give its in-memory filters of stored keys (event ids per datasource, contacts per project; about 1.7 bytes per key); a datasource or project whose filter does not fit is looked up in the table on every run. 0: no filters.' },
   { name: 'INGEST_MAX_LAG_SECONDS', type: 'integer', default: 10, description: 'Past this lag of the ingest writer (seconds), ingestion batches are answered 429 with Retry-After; 0: never.' },
   { name: 'MESSAGE_STATE_TTL_HOURS', type: 'integer', default: 168, description: 'How long the current state of a message stays in NATS KV (older ones are read from ClickHouse).' },
   { name: 'CHARGE_HOLD_REFUND_SECONDS', type: 'integer', default: 60, description: 'A charge whose messages (or lookup) never reached the stream, because the process taking it died, is refunded by the charge settler once the stream has moved this far past it (at least 30: a request gives up within 30 s).' },
@@ -97,7 +97,7 @@ export interface Config {
   /** Restarts in a row of an embedded engine or role process that keeps exiting, after which `npm start` stops (infra/restart-policy.ts). */
   readonly restartGiveUpAfter: number;
   readonly rateLimits: { readonly perMinute: number; readonly bulkPerMinute: number };
-  readonly ingest: { readonly basePath: string; readonly ratePerMinute: number; readonly maxLagSeconds: number; readonly dedupeFilterBytes: number };
+  readonly ingest: { readonly basePath: string; readonly ratePerMinute: number; readonly maxLagSeconds: number; readonly keyFilterBytes: number };
   readonly audience: { readonly basePath: string; readonly fairness: AudienceFairness };
   readonly messageStateTtlHours: number;
   readonly chargeHoldRefundSeconds: number;
@@ -239,7 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backgroundNice: niceValue('BACKGROUND_NICE', num('BACKGROUND_NICE'), "background processes at the gateways' priority"),
     restartGiveUpAfter: atLeast('RESTART_GIVE_UP_AFTER', num('RESTART_GIVE_UP_AFTER'), 1),
     rateLimits: { perMinute: num('RATE_LIMIT_PER_MINUTE'), bulkPerMinute: num('RATE_LIMIT_BULK_PER_MINUTE') },
-    ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE'), maxLagSeconds: num('INGEST_MAX_LAG_SECONDS'), dedupeFilterBytes: atLeast('INGEST_DEDUPE_FILTER_MB', num('INGEST_DEDUPE_FILTER_MB'), 0) * 1024 * 1024 },
+    ingest: { basePath: basePath('INGEST_BASE_PATH', str('INGEST_BASE_PATH')), ratePerMinute: num('INGEST_RATE_LIMIT_PER_MINUTE'), maxLagSeconds: num('INGEST_MAX_LAG_SECONDS'), keyFilterBytes: atLeast('INGEST_KEY_FILTER_MB', num('INGEST_KEY_FILTER_MB'), 0) * 1024 * 1024 },
     audience: {
       basePath: basePath('AUDIENCE_BASE_PATH', str('AUDIENCE_BASE_PATH')),
       fairness: {

@@ -258,16 +258,17 @@ export const ingestWriterPhase = new Histogram({
   registers: [registry],
 });
 
-export const ingestDedupeIds = new Counter({
-  name: 'ingest_dedupe_ids_total',
-  help: 'Event ids the ingest writer checked for an earlier copy, by what answered: the in-memory filter (new for certain), or event_keys (the filter was not ready, over its memory, or could not rule the id out)',
-  labelNames: ['answered_by'] as const,
+export const ingestKeyFilterChecks = new Counter({
+  name: 'ingest_key_filter_checks_total',
+  help: 'Keys the ingest writer checked before a run (event ids for an earlier copy, contacts for a stored state), by what answered: the in-memory filter (none stored, certainly) or the table (the filter was not ready, over INGEST_KEY_FILTER_MB, or could not rule the key out)',
+  labelNames: ['keys', 'answered_by'] as const,
   registers: [registry],
 });
 
-export const ingestDedupeFilterBytes = new Gauge({
-  name: 'ingest_dedupe_filter_bytes',
-  help: 'Memory of the ingest writer\'s filters of stored event ids (at most INGEST_DEDUPE_FILTER_MB)',
+export const ingestKeyFilterBytes = new Gauge({
+  name: 'ingest_key_filter_bytes',
+  help: 'Memory of the ingest writer\'s key filters, by keys (event_ids, contacts); all together at most INGEST_KEY_FILTER_MB',
+  labelNames: ['keys'] as const,
   registers: [registry],
 });
 

@@ -15,7 +15,7 @@ import { INGEST_STATE_KEYS, STREAMS, SUBJECTS } from '../core/bus/names';
 import { consumeBatches, ensureDurable } from '../infra/consumer';
 import type { Nats } from '../infra/nats';
 import { AudienceWriter } from '../stores/audience-writer';
-import { StoredEventIds } from '../stores/stored-event-ids';
+import { CONTACT_KEYS, EVENT_KEYS, KeyFilterMemory, StoredKeys } from '../stores/key-filters';
 import { observeLag } from './history-metrics';
 
 export const INGEST_CONSUMER = 'ingest-writer';
@@ -29,8 +29,8 @@ export interface IngestWriter {
 }
 
 export interface IngestWriterOptions {
-  /** Memory for the filters of stored event ids (INGEST_DEDUPE_FILTER_MB); 0: every lookup reads event_keys. */
-  readonly dedupeFilterBytes: number;
+  /** Memory for the filters of stored keys (INGEST_KEY_FILTER_MB); 0: every lookup reads the tables. */
+  readonly keyFilterBytes: number;
 }
 
 export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger, options: IngestWriterOptions): Promise<IngestWriter> {
@@ -43,9 +43,9 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger,
     ackWaitMs: 60_000,
   });
   await redeliverHeld(nats, log);
-  const writer = new AudienceWriter(ch);
   await loadIdHash();
-  const storedIds = new StoredEventIds(ch, writer, log, { budgetBytes: options.dedupeFilterBytes });
+  const memory = new KeyFilterMemory(options.keyFilterBytes);
+  const writer = new AudienceWriter(ch, { events: new StoredKeys(ch, EVENT_KEYS, memory, log), contacts: new StoredKeys(ch, CONTACT_KEYS, memory, log) });
   // Automation triggers go out through the bus's home (infra/bus/), over the pipelined client.
   const bus = new PipelinedBus(nats.pipeline);
   const states: ContactStates = new Map();
@@ -71,7 +71,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger,
     phase('decode');
     const needs = touched(messages);
     await writer.loadStates(states, needs.users);
-    const stored = await storedIds.stored(needs.eventKeys);
+    const stored = await writer.storedEventKeys(needs.eventKeys);
     const eventsOfDeleted = needs.deleted.length > 0 ? await writer.eventsOf(needs.deleted) : undefined;
     phase('load');
     const plan = planWrites({ messages, states, storedBefore: (ds, id) => stored.has(`${ds}:${id}`), eventsOfDeleted });
@@ -79,8 +79,6 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger,
     // Triggers first: if the rows below fail, the replay publishes them again under the same msgID.
     await Promise.all(plan.triggers.map((t) => bus.publishBytes(SUBJECTS.automationTrigger(t.project), t.data, t.msgId)));
     phase('triggers');
-    // Before the insert: a filter being built must not miss an id its scan of event_keys passed already.
-    storedIds.recordStored(plan.events);
     const written = await writer.write(plan, states);
     phase('write');
     clickhouseRowsWritten.inc({ table: 'audience' }, written.contacts);

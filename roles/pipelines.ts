@@ -45,7 +45,7 @@ export async function startHistory(engines: Pick<Engines, 'nats' | 'clickhouse'>
  */
 export async function startDeploymentJobs(engines: Pick<Engines, 'nats' | 'clickhouse' | 'balances'>, config: Config, log: Logger, running: Stoppable[]): Promise<void> {
   const { nats } = engines;
-  if (engines.clickhouse) running.push(await startIngestWriter(nats, engines.clickhouse, log, { dedupeFilterBytes: config.ingest.dedupeFilterBytes }));
+  if (engines.clickhouse) running.push(await startIngestWriter(nats, engines.clickhouse, log, { keyFilterBytes: config.ingest.keyFilterBytes }));
   if (engines.clickhouse) running.push(startStatsRollup({ rollup: new StatsRollup(engines.clickhouse), log }));
   running.push(await startPipelineMetrics(nats, log));
   running.push(await startChargeSettler({

@@ -5,6 +5,7 @@ import { audienceId, bucketOf, deletedKey, emptyTypedMaps, EVENT_COLUMNS, mergeA
 import type { ClickHouse } from '../infra/clickhouse';
 import { toClickHouseTime } from './clickhouse-time';
 import { insertCompactRows, insertRowHeads } from './insert-rows';
+import type { StoredKeys } from './key-filters';
 
 interface StateRow {
   project_id: string;
@@ -37,15 +38,22 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   return groups;
 }
 
+/** Filters of the keys event_keys and ds_contacts hold (stores/key-filters.ts), asked before those tables. */
+export interface WriterKeyFilters {
+  readonly events?: StoredKeys;
+  readonly contacts?: StoredKeys;
+}
+
 export class AudienceWriter {
-  constructor(private readonly ch: ClickHouse) {}
+  constructor(private readonly ch: ClickHouse, private readonly keys: WriterKeyFilters = {}) {}
 
   /** Loads the datasource states of users not in `states` yet (a user with none gets an empty map). */
   async loadStates(states: ContactStates, users: ReadonlyArray<{ projectId: string; userId: string }>): Promise<void> {
     const missing = users.filter((u) => !states.has(userKey(u.projectId, u.userId)));
-    for (const [projectId, group] of groupBy(missing, (u) => u.projectId)) {
+    for (const u of missing) states.set(userKey(u.projectId, u.userId), new Map());
+    const toRead = this.keys.contacts ? this.keys.contacts.toLookUp(missing, (u) => u.projectId, (u) => u.userId) : missing;
+    for (const [projectId, group] of groupBy(toRead, (u) => u.projectId)) {
       const userIds = group.map((u) => u.userId);
-      for (const u of group) states.set(userKey(projectId, u.userId), new Map());
       const users = inIds('user_id', 'users', userIds);
       const result = await this.ch.client.query({
         query: `SELECT project_id, user_id, datasource_id, state FROM ${this.ch.table('ds_contacts')} FINAL WHERE project_id = {project:String} AND ${users.condition}`,
@@ -61,7 +69,8 @@ export class AudienceWriter {
   /** Which of these `<datasource>:<event id>` keys are already stored. */
   async storedEventKeys(keys: ReadonlyArray<{ datasourceId: string; eventId: string }>): Promise<Set<string>> {
     const stored = new Set<string>();
-    for (const [datasourceId, group] of groupBy(keys, (k) => k.datasourceId)) {
+    const toLook = this.keys.events ? this.keys.events.toLookUp(keys, (k) => k.datasourceId, (k) => k.eventId) : keys;
+    for (const [datasourceId, group] of groupBy(toLook, (k) => k.datasourceId)) {
       const ids = inIds('event_id', 'ids', group.map((k) => k.eventId));
       const result = await this.ch.client.query({
         query: `SELECT event_id FROM ${this.ch.table('event_keys')} WHERE datasource_id = {ds:String} AND ${ids.condition}`,
@@ -94,6 +103,9 @@ export class AudienceWriter {
   }
 
   async write(plan: WritePlan, states: ContactStates): Promise<{ contacts: number; events: number }> {
+    // Before any insert: a filter being built must not miss a key its scan of the table passed already.
+    for (const e of plan.events) this.keys.events?.record(e.datasourceId, e.eventId);
+    for (const changed of plan.changedUsers.values()) this.keys.contacts?.record(changed.projectId, changed.userId);
     // Before the events' insert: an id released here and stored again by this plan keeps its new key.
     for (const [datasourceId, group] of groupBy(plan.releasedKeys, (k) => k.datasourceId)) {
       await this.ch.client.command({
