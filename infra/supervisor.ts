@@ -11,7 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from './logger';
 import { lowerPriority } from './priority';
 import { INITIAL_RESTART_STATE, decideRestart, giveUpMessage, type RestartPolicy, type RestartState } from './restart-policy';
@@ -276,6 +276,8 @@ interface PidRecord {
   /** It leads its own process group (the engines: spawned detached); killed as a group. */
   readonly group: boolean;
   readonly ports: readonly number[];
+  /** The run that started it (its main process): while that runs, the process is not left behind. */
+  readonly owner?: { readonly pid: number; readonly startTime: string };
 }
 
 /** A reaped process still alive this long after its SIGKILL fails the start, naming it. */
@@ -286,8 +288,12 @@ export const REAP_TIMEOUT_MS = 10_000;
  * kill -9 of this one can find it, tell it from an unrelated process that got its pid since,
  * and stop it. Written after spawn, which returns once the child has exec'd its command.
  */
-export function recordProcess(runDir: string, name: string, pid: number, options: { group: boolean; ports?: readonly number[] }): void {
-  const record: PidRecord = { pid, startTime: readStartTime(pid) ?? '', cmdline: readCmdline(pid) ?? '', group: options.group, ports: options.ports ?? [] };
+export function recordProcess(runDir: string, name: string, pid: number, options: { group: boolean; ports?: readonly number[]; owner?: number }): void {
+  const ownerPid = options.owner ?? process.pid;
+  const record: PidRecord = {
+    pid, startTime: readStartTime(pid) ?? '', cmdline: readCmdline(pid) ?? '', group: options.group, ports: options.ports ?? [],
+    owner: { pid: ownerPid, startTime: readStartTime(ownerPid) ?? '' },
+  };
   writeFileSync(join(runDir, `${name}.pid`), `${JSON.stringify(record)}\n`);
 }
 
@@ -306,8 +312,18 @@ export function forgetProcess(runDir: string, name: string, pid: number): void {
  */
 export async function reapStale(runDir: string, log: Logger, timeoutMs = REAP_TIMEOUT_MS): Promise<void> {
   if (!existsSync(runDir)) return;
+  const files = readdirSync(runDir).filter((f) => f.endsWith('.pid'));
+  // A run still alive owns what it recorded: a second start on the same data directory must not take its engines away.
+  for (const file of files) {
+    const name = file.replace(/\.pid$/, '');
+    const record = readRecord(join(runDir, file), name);
+    const owner = record?.owner;
+    if (record && owner && owner.pid !== process.pid && processRunning(owner.pid, owner.startTime) && isRecorded(record)) {
+      throw new ChildStartError(`another run of the product (pid ${owner.pid}) is using ${dirname(runDir)}: its ${name} is pid ${record.pid}. Stop it first (Ctrl-C where it runs, or kill ${owner.pid}), or start this one with another DATA_DIR`);
+    }
+  }
   const killed: Array<{ readonly name: string; readonly record: PidRecord }> = [];
-  for (const file of readdirSync(runDir).filter((f) => f.endsWith('.pid'))) {
+  for (const file of files) {
     const name = file.replace(/\.pid$/, '');
     const record = readRecord(join(runDir, file), name);
     if (record && isRecorded(record)) {
@@ -349,7 +365,9 @@ function readRecord(file: string, name: string): PidRecord | undefined {
   try {
     const record = JSON.parse(text) as Partial<PidRecord>;
     if (typeof record.pid !== 'number' || !Number.isInteger(record.pid) || record.pid <= 0 || typeof record.startTime !== 'string' || record.startTime === '' || typeof record.cmdline !== 'string') return undefined;
-    return { pid: record.pid, startTime: record.startTime, cmdline: record.cmdline, group: record.group === true, ports: Array.isArray(record.ports) ? record.ports.filter((p) => Number.isInteger(p)) : [] };
+    const owner = record.owner !== undefined && Number.isInteger(record.owner.pid) && record.owner.pid > 0 && typeof record.owner.startTime === 'string' && record.owner.startTime !== ''
+      ? { owner: { pid: record.owner.pid, startTime: record.owner.startTime } } : {};
+    return { pid: record.pid, startTime: record.startTime, cmdline: record.cmdline, group: record.group === true, ports: Array.isArray(record.ports) ? record.ports.filter((p) => Number.isInteger(p)) : [], ...owner };
   } catch {
     return undefined;
   }

@@ -114,6 +114,26 @@ describe('reapStale (infra/supervisor.ts): what a killed run left behind', () =>
     await exited;
   });
 
+  test('a second start while the run that recorded them still runs stops nothing: it fails naming that run, and leaves its processes and pid files', async () => {
+    const liveRun = orphan(false);
+    const engine = orphan(true);
+    const role = orphan(false);
+    await Promise.all([execd(liveRun), execd(engine), execd(role)]);
+    recordProcess(runDir, 'nats-server', engine, { group: true, ports: [], owner: liveRun });
+    recordProcess(runDir, 'role-carrier', role, { group: false, owner: liveRun });
+    const failure = reapStale(runDir, log);
+    await expect(failure).rejects.toThrow(ChildStartError);
+    await expect(failure).rejects.toThrow(new RegExp(`another run of the product \\(pid ${liveRun}\\) is using .*kill ${liveRun}.*another DATA_DIR`));
+    expect({ engine: running(engine), role: running(role) }).toEqual({ engine: true, role: true });
+    expect(readdirSync(runDir).sort()).toEqual(['nats-server.pid', 'role-carrier.pid']);
+    // Once that run is gone (killed with -9: its children outlive it), the next start reaps them.
+    process.kill(liveRun, 'SIGKILL');
+    await eventually(() => !running(liveRun), { what: `pid ${liveRun} to exit`, timeoutMs: 5000, intervalMs: 10 });
+    await reapStale(runDir, log);
+    expect({ engine: running(engine), role: running(role) }).toEqual({ engine: false, role: false });
+    expect(readdirSync(runDir)).toEqual([]);
+  });
+
   test('no run directory (a first start): nothing to do', async () => {
     await expect(reapStale(join(runDir, 'absent'), log)).resolves.toBeUndefined();
   });
