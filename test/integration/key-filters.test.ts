@@ -196,7 +196,7 @@ describe('key filters in front of event_keys and ds_contacts (spec 2 §2.2, §3)
     await writer.storedEventKeys(keys('ds-e', ['x']));
     await ids.settled('ds-e');
     expect(ids.status('ds-e')).toBe('ready');
-    // The first segment (sized for MIN_SEGMENT_IDS) holds about 87,000 ids.
+    // The first segment (sized for MIN_SEGMENT_IDS) holds about 65,000 ids.
     const many = Array.from({ length: 100_000 }, (_, i) => `grow-${i}`);
     await store(writer, 7, 'ds-e', many);
     expect(ids.status('ds-e')).toBe('off');
