@@ -312,21 +312,21 @@ export function forgetProcess(runDir: string, name: string, pid: number): void {
  */
 export async function reapStale(runDir: string, log: Logger, timeoutMs = REAP_TIMEOUT_MS): Promise<void> {
   if (!existsSync(runDir)) return;
-  const files = readdirSync(runDir).filter((f) => f.endsWith('.pid'));
-  // A run still alive owns what it recorded: a second start on the same data directory must not take its engines away.
-  for (const file of files) {
+  const found = readdirSync(runDir).filter((f) => f.endsWith('.pid')).map((file) => {
     const name = file.replace(/\.pid$/, '');
     const record = readRecord(join(runDir, file), name);
+    return { file, name, record: record && isRecorded(record) ? record : undefined };
+  });
+  // A run still alive owns what it recorded: a second start on the same data directory must not take its engines away.
+  for (const { name, record } of found) {
     const owner = record?.owner;
-    if (record && owner && owner.pid !== process.pid && processRunning(owner.pid, owner.startTime) && isRecorded(record)) {
+    if (record && owner && owner.pid !== process.pid && processRunning(owner.pid, owner.startTime)) {
       throw new ChildStartError(`another run of the product (pid ${owner.pid}) is using ${dirname(runDir)}: its ${name} is pid ${record.pid}. Stop it first (Ctrl-C where it runs, or kill ${owner.pid}), or start this one with another DATA_DIR`);
     }
   }
   const killed: Array<{ readonly name: string; readonly record: PidRecord }> = [];
-  for (const file of files) {
-    const name = file.replace(/\.pid$/, '');
-    const record = readRecord(join(runDir, file), name);
-    if (record && isRecorded(record)) {
+  for (const { file, name, record } of found) {
+    if (record) {
       log.warn({ pid: record.pid, child: name, ports: record.ports }, 'stopping a process left behind by an earlier run');
       kill(record, 'SIGKILL');
       killed.push({ name, record });
