@@ -6,6 +6,7 @@
 import { planWrites, type ContactStates, type IngestMessage } from '../../core/ingest';
 import { AudienceWriter } from '../../stores/audience-writer';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
+import { boundParams } from '../support/bound-params';
 
 jest.setTimeout(120_000);
 
@@ -72,18 +73,10 @@ describe('stored event ids are looked up exactly (spec 2 §2.2 duplicates)', () 
   });
 
   test('the ids of a datasource are bound as one String parameter, as an array only when an id holds a newline', async () => {
-    const seen: unknown[] = [];
-    const query = engine.ch.client.query.bind(engine.ch.client);
-    const spy = jest.spyOn(engine.ch.client, 'query').mockImplementation((params) => {
-      seen.push((params.query_params as { ids?: unknown } | undefined)?.ids);
-      return query(params);
-    });
-    try {
+    const seen = await boundParams(engine.ch, 'ids', async () => {
       await writer.storedEventKeys(keys('ds-a', ['plain', 'evt-0']));
       await writer.storedEventKeys(keys('ds-a', ['plain', withNewline]));
-    } finally {
-      spy.mockRestore();
-    }
+    });
     expect(seen).toEqual(['plain\nevt-0', ['plain', withNewline]]);
   });
 });

@@ -5,6 +5,7 @@
 import { planWrites, userKey, type ContactStates, type IngestMessage } from '../../core/ingest';
 import { AudienceWriter } from '../../stores/audience-writer';
 import { openEmbeddedClickHouse, type EmbeddedClickHouse } from '../../support/embedded-clickhouse';
+import { boundParams } from '../support/bound-params';
 
 jest.setTimeout(120_000);
 
@@ -53,18 +54,10 @@ describe('the writer reloads exactly the stored states of the users a run touche
   });
 
   test('the ids of a project are bound as one String, as an array only when an id holds a newline', async () => {
-    const seen: unknown[] = [];
-    const query = engine.ch.client.query.bind(engine.ch.client);
-    const spy = jest.spyOn(engine.ch.client, 'query').mockImplementation((params) => {
-      seen.push((params.query_params as { users?: unknown } | undefined)?.users);
-      return query(params);
-    });
-    try {
+    const seen = await boundParams(engine.ch, 'users', async () => {
       await writer.loadStates(new Map(), [{ projectId: 'q', userId: 'plain' }, { projectId: 'q', userId: 'x' }]);
       await writer.loadStates(new Map(), [{ projectId: 'q', userId: 'plain' }, { projectId: 'q', userId: withNewline }]);
-    } finally {
-      spy.mockRestore();
-    }
+    });
     expect(seen).toEqual(['plain\nx', ['plain', withNewline]]);
   });
 });
