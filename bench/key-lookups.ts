@@ -13,7 +13,7 @@
 // Printed and written to bench/results/key-lookups-<table>-<date>-<commit>.json.
 // Usage: npm run bench:key-lookups [-- --table event_keys|ds_contacts --sizes 100000,1000000,5000000 --ids 1000 --rounds 7 --out <file>]
 import { randomUUID } from 'node:crypto';
-import { loadIdHash, type ContactStates } from '../core/ingest';
+import { loadKeyHash, type ContactStates } from '../core/ingest';
 import { createLogger } from '../infra/logger';
 import { AudienceWriter } from '../stores/audience-writer';
 import { CONTACT_KEYS, EVENT_KEYS, KeyFilterMemory, StoredKeys } from '../stores/key-filters';
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   const idCount = Number(values.ids);
   const rounds = Number(values.rounds);
   if (sizes.some((n) => !Number.isInteger(n) || n < idCount) || !Number.isInteger(idCount) || idCount < 2) throw new Error('--sizes: integers of at least --ids; --ids: an integer ≥ 2');
-  await loadIdHash();
+  await loadKeyHash();
   const engine = await openEmbeddedClickHouse(DATABASE);
   const tableName = engine.ch.table(table);
   const plain = new AudienceWriter(engine.ch);

@@ -6,7 +6,7 @@
 // its events already stored, and publishes its triggers again under the same msgID, which
 // the AUTOMATION stream's duplicate window drops.
 import type { JsMsg } from '@nats-io/jetstream';
-import { decodeIngest, loadIdHash, planWrites, touched, type ContactStates, type WriterMessage } from '../core/ingest';
+import { decodeIngest, loadKeyHash, planWrites, touched, type ContactStates, type WriterMessage } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import { PipelinedBus } from '../infra/bus/event-bus';
 import type { Logger } from '../infra/logger';
@@ -43,7 +43,7 @@ export async function startIngestWriter(nats: Nats, ch: ClickHouse, log: Logger,
     ackWaitMs: 60_000,
   });
   await redeliverHeld(nats, log);
-  await loadIdHash();
+  await loadKeyHash();
   const memory = new KeyFilterMemory(options.keyFilterBytes);
   const writer = new AudienceWriter(ch, { events: new StoredKeys(ch, EVENT_KEYS, memory, log), contacts: new StoredKeys(ch, CONTACT_KEYS, memory, log) });
   // Automation triggers go out through the bus's home (infra/bus/), over the pipelined client.

@@ -1,5 +1,5 @@
 // The keys a table holds per scope (event ids per datasource in event_keys, contacts per project in
-// ds_contacts), as in-memory filters (core/ingest/event-id-filter.ts) that the ingest writer asks
+// ds_contacts), as in-memory filters (core/ingest/key-filter.ts) that the ingest writer asks
 // before it reads the table: a key a filter rules out has no row, certainly, so the writer skips
 // the statement for it. Without them each run's lookup grows with what the scope has stored, since
 // random keys each touch their own granule (docs/ingestion.md "Lookups before a run").
@@ -11,7 +11,7 @@
 // writer of these tables (one per deployment: docs/ingestion.md), so nothing adds keys behind the
 // filter's back. Keys whose rows are deleted stay in the filter: a false positive, which the
 // table answers.
-import { EventIdFilter, idHash, type IdHash } from '../core/ingest';
+import { KeyFilter, keyHash, type KeyHash } from '../core/ingest';
 import type { ClickHouse } from '../infra/clickhouse';
 import type { Logger } from '../infra/logger';
 import { ingestKeyFilterBytes, ingestKeyFilterChecks } from '../infra/metrics';
@@ -46,8 +46,8 @@ export class KeyFilterMemory {
 }
 
 type FilterState =
-  | { readonly kind: 'building'; filter: EventIdFilter | null; readonly early: IdHash[]; readonly built: Promise<void> }
-  | { readonly kind: 'ready'; readonly filter: EventIdFilter }
+  | { readonly kind: 'building'; filter: KeyFilter | null; readonly early: KeyHash[]; readonly built: Promise<void> }
+  | { readonly kind: 'ready'; readonly filter: KeyFilter }
   | { readonly kind: 'off' };
 
 const PAGE_KEYS = 100_000;
@@ -68,9 +68,9 @@ export class StoredKeys {
   }
 
   /** False: the scope has no row with this key, certainly. True: it may have one (or its filter is not ready). */
-  mayHold(scope: string, key: string): boolean {
+  private mayHold(scope: string, key: string): boolean {
     const state = this.stateOf(scope);
-    return state.kind !== 'ready' || state.filter.mightHold(idHash(key));
+    return state.kind !== 'ready' || state.filter.mightHold(keyHash(key));
   }
 
   /** Of these keys of one scope, the ones the table must be asked about; counts both answers. */
@@ -86,9 +86,9 @@ export class StoredKeys {
   record(scope: string, key: string): void {
     const state = this.filters.get(scope);
     if (!state || state.kind === 'off') return;
-    const hash = idHash(key);
+    const hash = keyHash(key);
     if (state.kind === 'building' && !state.filter) state.early.push(hash);
-    else if (this.makeRoom(scope, state.filter as EventIdFilter)) (state.filter as EventIdFilter).add(hash);
+    else if (this.makeRoom(scope, state.filter as KeyFilter)) (state.filter as KeyFilter).add(hash);
   }
 
   /** Where a scope's filter stands (for tests and logs). */
@@ -131,7 +131,7 @@ export class StoredKeys {
   private async build(scope: string, state: Extract<FilterState, { kind: 'building' }>): Promise<void> {
     const started = performance.now();
     const rows = await this.countRows(scope);
-    const filter = new EventIdFilter(rows + Math.ceil(rows / 4));
+    const filter = new KeyFilter(rows + Math.ceil(rows / 4));
     if (this.memory.usedBytes() + filter.bytes > this.memory.budgetBytes) {
       this.log.warn({ keys: this.source.name, scope, rows, filterBytes: filter.bytes, budgetBytes: this.memory.budgetBytes }, 'ingest writer: no room for this scope\'s key filter (INGEST_KEY_FILTER_MB); its keys are looked up in the table');
       this.turnOff(scope);
@@ -157,7 +157,7 @@ export class StoredKeys {
   }
 
   /** Whether the filter may take its next key within the budget; turns the scope off if not. */
-  private makeRoom(scope: string, filter: EventIdFilter): boolean {
+  private makeRoom(scope: string, filter: KeyFilter): boolean {
     const growth = filter.growthBytes;
     if (growth === 0 || this.memory.usedBytes() + growth <= this.memory.budgetBytes) {
       if (growth > 0) queueMicrotask(() => this.updateBytes());

@@ -2,7 +2,7 @@
 export { automationWindowHolds } from './automation';
 export { audienceId, bucketOf, universalSearchText, BUCKETS } from './audience-identity';
 export { decodeIngest, encodeEventRows, eventTextsOf, framedEvents, triggersPayload, emptyTypedMaps, putTyped, EVENT_COLUMNS, type EventRowItem, type EventTexts, type SharedColumns, type IngestEventRowsMessage, type TypedMaps, type WriterMessage } from './event-rows';
-export { EventIdFilter, idHash, loadIdHash, type IdHash } from './event-id-filter';
+export { KeyFilter, keyHash, loadKeyHash, type KeyHash } from './key-filter';
 export { packParts } from './parts';
 export { deletedKey, planWrites, touched, userKey, type ContactStates, type StoredEvent, type UsageDelta, type WritePlan } from './apply';
 export { type AutomationTrigger, type IngestContactsMessage, type IngestDeleteMessage, type IngestEventsMessage, type IngestMessage, type IngestRejectedMessage } from '../bus/ingest';

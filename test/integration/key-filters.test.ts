@@ -2,7 +2,7 @@
 // docs/ingestion.md "Lookups before a run"), on embedded chdb. Spec 2 §2.2: an _event_id already
 // stored is a duplicate, and a contact's stored state decides its merge; a filter may send a new
 // key to the table, never let a stored one through.
-import { idHash, loadIdHash, planWrites, userKey, type ContactStates, type IngestMessage } from '../../core/ingest';
+import { keyHash, loadKeyHash, planWrites, userKey, type ContactStates, type IngestMessage } from '../../core/ingest';
 import { createLogger } from '../../infra/logger';
 import { ingestKeyFilterChecks } from '../../infra/metrics';
 import { AudienceWriter } from '../../stores/audience-writer';
@@ -59,7 +59,7 @@ describe('key filters in front of event_keys and ds_contacts (spec 2 §2.2, §3)
   const stored = Array.from({ length: 3_000 }, (_, i) => `stored-${i}`);
   const fresh = Array.from({ length: 3_000 }, (_, i) => `fresh-${i}`);
   beforeAll(async () => {
-    await loadIdHash();
+    await loadKeyHash();
     engine = await openEmbeddedClickHouse('key_filters');
     plain = new AudienceWriter(engine.ch);
     await store(plain, 1, 'ds-a', [...stored, ...hostile], 1_000);
@@ -69,14 +69,14 @@ describe('key filters in front of event_keys and ds_contacts (spec 2 §2.2, §3)
     await engine.close();
   });
 
-  test('idHash equals ClickHouse xxHash64 of the same key, hostile keys included', async () => {
+  test('keyHash equals ClickHouse xxHash64 of the same key, hostile keys included', async () => {
     const result = await engine.ch.client.query({
       query: 'SELECT id, toUInt32(bitAnd(xxHash64(id), 4294967295)) AS lo, toUInt32(bitShiftRight(xxHash64(id), 32)) AS hi FROM (SELECT arrayJoin({ids:Array(String)}) AS id)',
       query_params: { ids: hostile }, format: 'JSONEachRow',
     });
     const rows = await result.json<{ id: string; lo: number; hi: number }>();
     expect(rows).toHaveLength(hostile.length);
-    for (const row of rows) expect(idHash(row.id)).toEqual({ lo: row.lo, hi: row.hi });
+    for (const row of rows) expect(keyHash(row.id)).toEqual({ lo: row.lo, hi: row.hi });
   });
 
   test('event ids, built from the table after a restart (pages of 500): stored ids are found, and the table is asked about few of the new ones', async () => {
@@ -196,7 +196,7 @@ describe('key filters in front of event_keys and ds_contacts (spec 2 §2.2, §3)
     await writer.storedEventKeys(keys('ds-e', ['x']));
     await ids.settled('ds-e');
     expect(ids.status('ds-e')).toBe('ready');
-    // The first segment (sized for MIN_SEGMENT_IDS) holds about 65,000 ids.
+    // The first segment (sized for MIN_SEGMENT_KEYS) holds about 65,000 ids.
     const many = Array.from({ length: 100_000 }, (_, i) => `grow-${i}`);
     await store(writer, 7, 'ds-e', many);
     expect(ids.status('ds-e')).toBe('off');
