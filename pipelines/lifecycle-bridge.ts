@@ -62,13 +62,13 @@ function fingerprint(ids: readonly string[]): string {
 /** Workflow task timeout of the per-message and scheduled lifecycle workflows (the server's default is 10 s). */
 const LIFECYCLE_WORKFLOW_TASK_TIMEOUT = '60 seconds';
 /**
- * Workflow task timeout of a batch lifecycle: the server's default. Under load the Temporal
+ * Workflow task timeout of a batch lifecycle: the server's default. Under load a Temporal
  * server can record a workflow task as started and never deliver it to the worker (its History
- * answers Matching after Matching's deadline: temporalio/temporal#11733); with the lifecycle's
- * CPU changes (1e15fac, 19ed8c7) one or more batches lose a task that way in about half of
- * bench:kannel's singles runs, and wait for this timeout to get it again (docs/decisions.md,
- * 2026-11-27): 10 s bounds that wait. A settle that runs longer keeps its task through the
- * worker's heartbeat at 80 % of it, as with 60 s.
+ * answers Matching after Matching's 1 s deadline: temporalio/temporal#11733), and the batch waits
+ * for this timeout to get it again: 10 s bounds that wait (docs/decisions.md, 2026-11-27). The
+ * embedded dev server is built with that deadline at 10 s (scripts/temporal-patch.mjs); a
+ * deployment's own Temporal server may not be. A settle that runs longer keeps its task through
+ * the worker's heartbeat at 80 % of it, as with 60 s.
  */
 const BATCH_WORKFLOW_TASK_TIMEOUT = '10 seconds';
 

