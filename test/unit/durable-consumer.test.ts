@@ -93,6 +93,49 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
     await running.stop();
   });
 
+  test('gathering with quietMs: a lone message goes at the first tick with nothing new, not after maxWaitMs', async () => {
+    const stream = new FakeStream();
+    const batches: Array<{ subjects: string[]; at: number }> = [];
+    const started = Date.now();
+    const running = consumeBatches({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, quietMs: 100,
+      handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); },
+    });
+    await pass(10);
+    stream.push('a');
+    await pass(150); // the tick at 100 saw 'a' arrive; the one at 200 has not come yet
+    expect(batches).toEqual([]);
+    await pass(60);
+    expect(batches).toEqual([{ subjects: ['a'], at: 200 }]);
+    await running.stop();
+  });
+
+  test('gathering with quietMs: messages that keep coming are gathered until the oldest would wait past maxWaitMs', async () => {
+    const stream = new FakeStream();
+    const batches: Array<{ subjects: string[]; at: number }> = [];
+    const started = Date.now();
+    const running = consumeBatches({
+      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, quietMs: 100,
+      handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); },
+    });
+    const pushed: string[] = [];
+    for (let i = 0; i < 14; i++) {
+      await pass(i === 0 ? 10 : 70);
+      pushed.push(`m${i}`);
+      stream.push(`m${i}`);
+    }
+    // Every tick so far saw a new message: nothing handed over yet, m0 (at 10) has waited 910.
+    expect(batches).toEqual([]);
+    await pass(100); // by the tick at 1,000 it has waited 990 and would wait past 1,000 by the next
+    expect(batches).toEqual([{ subjects: pushed, at: 1000 }]);
+    await pass(20);
+    stream.push('last');
+    await pass(200); // the tick at 1,100 saw it arrive, the one at 1,200 nothing new
+    expect(batches.map((b) => b.subjects)).toEqual([pushed, ['last']]);
+    expect(batches[1]?.at).toBe(1200);
+    await running.stop();
+  });
+
   test('gathering: stopping drains every buffered message, a partial batch after a full one included', async () => {
     const stream = new FakeStream();
     const batches: string[][] = [];
