@@ -211,7 +211,7 @@ interface System {
   /** What the system says of a message whose `delivered` DLR never came (its status), for the report. */
   explain?(id: string): Promise<string>;
   /** Workflow tasks that timed out so far (every workflow's history): a stalled lifecycle, even one whose shorter timeout recovers it within --idle. */
-  taskTimeouts?(): Promise<{ count: number; workflows: string[] }>;
+  taskTimeouts?(): Promise<{ count: number; workflows: string[]; runs?: number; historyEvents?: number }>;
   stop(): Promise<void>;
 }
 
@@ -330,10 +330,12 @@ async function startProduct(smscPort: number, dlrBase: string): Promise<System> 
         const runs: Array<{ workflowId: string; runId: string }> = [];
         for await (const w of client.workflow.list()) runs.push({ workflowId: w.workflowId, runId: w.runId });
         let count = 0;
+        let historyEvents = 0;
         const workflows: string[] = [];
         for (let i = 0; i < runs.length; i += 32) {
           await Promise.all(runs.slice(i, i + 32).map(async (r) => {
             const history = await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory();
+            historyEvents += history.events?.length ?? 0;
             const n = (history.events ?? []).filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT).length;
             if (n > 0) {
               count += n;
@@ -346,7 +348,7 @@ async function startProduct(smscPort: number, dlrBase: string): Promise<System> 
             }
           }));
         }
-        return { count, workflows };
+        return { count, workflows, runs: runs.length, historyEvents };
       } finally {
         await connection.close();
       }
@@ -378,7 +380,8 @@ interface PhaseResult {
   /** The slowest delivered DLR, and how many came later than 5 s after their accept (a lifecycle's stalled workflow task shows here even when it recovers within --idle). */
   deliveredLatencyMaxMs: number;
   /** Workflow task timeouts in every workflow's history at the phase's end (cumulative over phases; the product only). */
-  workflowTaskTimeouts?: { count: number; workflows: string[] };
+  /** Timed-out workflow tasks; with the workflow runs and their history events so far (every phase of this system until now). */
+  workflowTaskTimeouts?: { count: number; workflows: string[]; runs?: number; historyEvents?: number };
   deliveredLaterThan5s: number;
   dlrsExpected: number;
   dlrsReceived: number;
@@ -480,8 +483,8 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
       say(`  ${system.name} ${phase}: no delivered DLR for ${told}`);
     }
   }
-  const workflowTaskTimeouts = system.taskTimeouts ? await system.taskTimeouts().catch((err: unknown) => ({ count: -1, workflows: [String(err).slice(0, 200)] })) : undefined;
-  if (workflowTaskTimeouts) say(`  ${system.name} ${phase}: workflow tasks timed out so far ${workflowTaskTimeouts.count} ${JSON.stringify(workflowTaskTimeouts.workflows.slice(0, 10))}`);
+  const workflowTaskTimeouts = system.taskTimeouts ? await system.taskTimeouts().catch((err: unknown): { count: number; workflows: string[]; runs?: number; historyEvents?: number } => ({ count: -1, workflows: [String(err).slice(0, 200)] })) : undefined;
+  if (workflowTaskTimeouts) say(`  ${system.name} ${phase}: workflow runs so far ${workflowTaskTimeouts.runs ?? '?'} (${workflowTaskTimeouts.historyEvents ?? '?'} history events); workflow tasks timed out so far ${workflowTaskTimeouts.count} ${JSON.stringify(workflowTaskTimeouts.workflows.slice(0, 10))}`);
   const latencies = [...done.entries()].map(([id, at]) => at - (accepted.get(id) ?? at));
   const result: PhaseResult = {
     system: system.name, phase, shape,
