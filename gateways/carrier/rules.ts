@@ -27,8 +27,12 @@ export function pickRoute(routes: readonly CarrierRoute[], to: string): CarrierR
   return best?.route;
 }
 
+const SAFE_ID = /^[A-Za-z0-9_-]+$/;
+
 /** carrierIds key: the route, then the SMSC's id with every byte outside [A-Za-z0-9_-] as =XX. */
 export function carrierIdKey(route: string, carrierMessageId: string): string {
+  // Most SMSCs' ids need no escaping (hex, decimal, UUIDs): one test instead of one per byte.
+  if (SAFE_ID.test(carrierMessageId)) return `${route}.${carrierMessageId}`;
   let safe = '';
   for (const byte of Buffer.from(carrierMessageId, 'utf8')) {
     const ch = String.fromCharCode(byte);

@@ -89,6 +89,8 @@ describe('docs/carrier.md connector: deliver_sm', () => {
 
   test('carrierIds keys are valid KV keys whatever the SMSC id looks like', () => {
     expect(carrierIdKey('sim', 'a1b2c3')).toBe('sim.a1b2c3');
+    expect(carrierIdKey('sim', 'A_b-9')).toBe('sim.A_b-9');
+    expect(carrierIdKey('sim', 'A_b-9.')).toBe('sim.A_b-9=2E');
     expect(carrierIdKey('sim', '12.34/x y')).toBe('sim.12=2E34=2Fx=20y');
     expect(carrierIdKey('sim', '')).toBe('sim.=00');
     expect(carrierIdKey('sim', 'é')).toMatch(/^sim\.(=[0-9A-F]{2})+$/);
