@@ -5,10 +5,10 @@
 //  - consumeBatches: one batch at a time, in stream order. With `maxWaitMs` 0 a batch is
 //    whatever arrived while the previous one was handled (no batching delay on a quiet system);
 //    otherwise messages gather until `maxBatch` or every `maxWaitMs` (large inserts): at most
-//    one partial batch per tick, however busy the stream. With `quietMs` as well, a partial
-//    batch goes at the first tick (every `quietMs`) with nothing new since the tick before, and
-//    at the latest once its oldest message has waited `maxWaitMs`: short waits when messages
-//    come one by one, few large batches while they keep coming.
+//    one partial batch per tick, however busy the stream. With `tickMs` and `lightBytes`, the
+//    ticks come every `tickMs`, and a partial batch whose payloads hold `lightBytes` or more
+//    keeps gathering until its oldest message would wait past `maxWaitMs`: a light stream is
+//    handed over every tick, a busy one in few large batches.
 //  - consumeEach: every message handled as it arrives, concurrently.
 import { AckPolicy, DeliverPolicy, type ConsumerConfig, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { Logger } from './logger';
@@ -123,8 +123,10 @@ export interface BatchOptions extends PullOptions {
   readonly maxBatch: number;
   /** 0: hand over whatever arrived as soon as the previous batch is done; else gather up to this long. */
   readonly maxWaitMs: number;
-  /** Gathering: hand a partial batch over earlier, at a tick of this period with no message since the tick before. */
-  readonly quietMs?: number;
+  /** Gathering: ticks this often instead of every `maxWaitMs` (with `lightBatch`). */
+  readonly tickMs?: number;
+  /** Gathering with `tickMs`: a partial batch whose payloads hold this many bytes or more waits for later ticks, up to `maxWaitMs`; a lighter one goes at the tick. */
+  readonly lightBytes?: number;
   /** Handles a batch; `stopping` is aborted once stop() is called. Must settle every message (or leave it for redelivery). */
   readonly handle: (msgs: JsMsg[], stopping: AbortSignal) => Promise<void>;
   /** Handle what is still buffered when stopping (writers); otherwise it is redelivered later. */
@@ -138,9 +140,9 @@ export interface RunningConsumer {
 export function consumeBatches(options: BatchOptions): RunningConsumer {
   const stopping = new AbortController();
   let buffer: JsMsg[] = [];
-  /** When each buffered message arrived (with `quietMs`). */
+  /** When each buffered message arrived, and the buffer's payload bytes (with `tickMs`). */
   let arrivals: number[] = [];
-  let arrivedSinceTick = false;
+  let bufferedBytes = 0;
   let chain: Promise<void> = Promise.resolve();
   let queued = false;
 
@@ -156,7 +158,10 @@ export function consumeBatches(options: BatchOptions): RunningConsumer {
       if (gathering && !draining && handled > 0 && buffer.length < options.maxBatch) break;
       handled += 1;
       const batch = buffer.splice(0, options.maxBatch);
-      arrivals.splice(0, batch.length);
+      if (arrivals.length > 0) {
+        arrivals.splice(0, batch.length);
+        for (const msg of batch) bufferedBytes -= msg.data.length;
+      }
       try {
         await options.handle(batch, stopping.signal);
       } catch (err) {
@@ -170,25 +175,21 @@ export function consumeBatches(options: BatchOptions): RunningConsumer {
     chain = chain.then(flush);
     return chain;
   };
-  const quietMs = gathering && options.quietMs !== undefined && options.quietMs < options.maxWaitMs ? options.quietMs : undefined;
+  const tickMs = gathering && options.tickMs !== undefined && options.tickMs < options.maxWaitMs ? options.tickMs : undefined;
+  const lightBytes = options.lightBytes ?? Number.POSITIVE_INFINITY;
   const tick = (): void => {
-    if (quietMs === undefined) {
-      void schedule();
-      return;
-    }
-    const quiet = !arrivedSinceTick;
-    arrivedSinceTick = false;
     const oldest = arrivals[0];
-    // By the next tick the oldest would have waited longer than maxWaitMs.
-    if (oldest !== undefined && (quiet || Date.now() - oldest >= options.maxWaitMs - quietMs)) void schedule();
+    if (tickMs === undefined) void schedule();
+    // Light, or by the next tick the oldest would have waited longer than maxWaitMs.
+    else if (oldest !== undefined && (bufferedBytes < lightBytes || Date.now() - oldest >= options.maxWaitMs - tickMs)) void schedule();
   };
-  const timer = gathering ? setInterval(tick, quietMs ?? options.maxWaitMs) : undefined;
+  const timer = gathering ? setInterval(tick, tickMs ?? options.maxWaitMs) : undefined;
 
   const puller = pullLoop(options, async (msg) => {
     buffer.push(msg);
-    if (quietMs !== undefined) {
+    if (tickMs !== undefined) {
       arrivals.push(Date.now());
-      arrivedSinceTick = true;
+      bufferedBytes += msg.data.length;
     }
     if (options.maxWaitMs === 0) void schedule();
     // Gathering: a full batch holds the reader until it is handled (back-pressure).
@@ -208,6 +209,7 @@ export function consumeBatches(options: BatchOptions): RunningConsumer {
       else {
         buffer = [];
         arrivals = [];
+        bufferedBytes = 0;
         await chain;
       }
     },

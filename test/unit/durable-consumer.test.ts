@@ -23,7 +23,7 @@ class FakeStream {
   seq = 0;
 
   push(...subjects: string[]): void {
-    for (const subject of subjects) this.queue.push({ subject, seq: ++this.seq } as unknown as JsMsg);
+    for (const subject of subjects) this.queue.push({ subject, seq: ++this.seq, data: new Uint8Array(10) } as unknown as JsMsg); // 10 bytes each
     this.wake?.();
   }
 
@@ -93,46 +93,42 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
     await running.stop();
   });
 
-  test('gathering with quietMs: a lone message goes at the first tick with nothing new, not after maxWaitMs', async () => {
+  test('gathering with tickMs and lightBytes: a light batch goes at the first tick, not after maxWaitMs', async () => {
     const stream = new FakeStream();
     const batches: Array<{ subjects: string[]; at: number }> = [];
     const started = Date.now();
     const running = consumeBatches({
-      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, quietMs: 100,
+      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, tickMs: 100, lightBytes: 30,
       handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); },
     });
     await pass(10);
-    stream.push('a');
-    await pass(150); // the tick at 100 saw 'a' arrive; the one at 200 has not come yet
+    stream.push('a', 'b');
+    await pass(80);
     expect(batches).toEqual([]);
-    await pass(60);
-    expect(batches).toEqual([{ subjects: ['a'], at: 200 }]);
+    await pass(20);
+    expect(batches).toEqual([{ subjects: ['a', 'b'], at: 100 }]);
     await running.stop();
   });
 
-  test('gathering with quietMs: messages that keep coming are gathered until the oldest would wait past maxWaitMs', async () => {
+  test('gathering with tickMs and lightBytes: a busy stream gathers until the oldest would wait past maxWaitMs', async () => {
     const stream = new FakeStream();
     const batches: Array<{ subjects: string[]; at: number }> = [];
     const started = Date.now();
     const running = consumeBatches({
-      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, quietMs: 100,
+      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, tickMs: 100, lightBytes: 30,
       handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); },
     });
-    const pushed: string[] = [];
-    for (let i = 0; i < 14; i++) {
-      await pass(i === 0 ? 10 : 70);
-      pushed.push(`m${i}`);
-      stream.push(`m${i}`);
-    }
-    // Every tick so far saw a new message: nothing handed over yet, m0 (at 10) has waited 910.
+    await pass(10);
+    stream.push('a', 'b', 'c'); // 30 bytes, as many as lightBytes: they wait for more
+    await pass(300);
+    stream.push('d');
+    await pass(580); // 890: the ticks up to 800 left them; a gets to 990 by the tick at 1,000, which would be the last within 1,000
     expect(batches).toEqual([]);
-    await pass(100); // by the tick at 1,000 it has waited 990 and would wait past 1,000 by the next
-    expect(batches).toEqual([{ subjects: pushed, at: 1000 }]);
-    await pass(20);
-    stream.push('last');
-    await pass(200); // the tick at 1,100 saw it arrive, the one at 1,200 nothing new
-    expect(batches.map((b) => b.subjects)).toEqual([pushed, ['last']]);
-    expect(batches[1]?.at).toBe(1200);
+    await pass(110);
+    expect(batches).toEqual([{ subjects: ['a', 'b', 'c', 'd'], at: 1000 }]);
+    stream.push('e'); // light again: the next tick
+    await pass(100);
+    expect(batches).toEqual([{ subjects: ['a', 'b', 'c', 'd'], at: 1000 }, { subjects: ['e'], at: 1100 }]);
     await running.stop();
   });
 
