@@ -2,7 +2,7 @@
 // server (testcontainers when a Docker engine answers, otherwise the local binaries in
 // .tools/bin, infra/local-engines.ts), then the product itself as a child process (every role,
 // embedded chdb) pointed at them. test/support/global-setup.ts starts it for the integration run.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,49 +104,69 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
   const { backgroundNice } = loadConfig({ BACKGROUND_NICE: env['BACKGROUND_NICE'] ?? process.env['BACKGROUND_NICE'] });
   const engines = containers ? await startContainerEngines() : await startLocalEngines(dir, createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { component: 'test-stack' }), { backgroundNice });
 
-  const httpPort = await freePort();
   const productDir = join(dir, 'product');
-  const productEnv: Record<string, string | undefined> = {
-    ...process.env,
-    DATA_DIR: productDir,
-    NATS_URL: engines.natsUrl,
-    TEMPORAL_ADDRESS: engines.temporalAddress,
-    TEMPORAL_NAMESPACE: 'default',
-    HTTP_PORT: String(httpPort),
-    HTTP_HOST: '127.0.0.1',
-    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
-    RATE_LIMIT_PER_MINUTE: '100000',
-    RATE_LIMIT_BULK_PER_MINUTE: '100000',
-    SIMULATOR_PORT: String(await freePort()),
-    SMPP_PORT: String(await freePort()),
-    SIMULATOR_LATENCY_MS: '30',
-    // Short schedules so that expiry and webhook retries are observable within a test.
-    MESSAGE_VALIDITY_SECONDS: '15',
-    WEBHOOK_RETRY_INITIAL_MS: '1000',
-    WEBHOOK_RETRY_MAX_MS: '4000',
-    WEBHOOK_TIMEOUT_MS: '2000',
-    // The suites' and benchmarks' webhook receivers listen on 127.0.0.1 over http.
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    ...env,
-  };
-  const output: string[] = [];
-  const product = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, ...productNodeFlags(), ensureBuilt({ emitOnError: true }), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  const remember = (chunk: Buffer): void => {
-    output.push(chunk.toString('utf8'));
-    if (output.length > 200) output.shift();
-    if (process.env['TEST_LOG_LEVEL']) process.stderr.write(chunk);
-  };
-  product.stdout.on('data', remember);
-  product.stderr.on('data', remember);
-  const httpUrl = `http://127.0.0.1:${httpPort}`;
-  try {
-    await waitForHealth(httpUrl, product, output, 120_000);
-  } catch (err) {
-    product.kill('SIGKILL');
-    await engines.stop();
-    removeData(dir, log);
-    throw err;
+  // Ports are picked free, then bound seconds later by the product: another process (a parallel
+  // suite's stack, an engine) can take one in between. A start that fails on a taken port is
+  // made again on new ports, up to PORT_ATTEMPTS times.
+  let attempt = 0;
+  for (;;) {
+    attempt += 1;
+    const httpPort = await freePort();
+    const productEnv: Record<string, string | undefined> = {
+      ...process.env,
+      DATA_DIR: productDir,
+      NATS_URL: engines.natsUrl,
+      TEMPORAL_ADDRESS: engines.temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      HTTP_PORT: String(httpPort),
+      HTTP_HOST: '127.0.0.1',
+      LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'warn',
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_BULK_PER_MINUTE: '100000',
+      SIMULATOR_PORT: String(await freePort()),
+      SMPP_PORT: String(await freePort()),
+      SIMULATOR_LATENCY_MS: '30',
+      // Short schedules so that expiry and webhook retries are observable within a test.
+      MESSAGE_VALIDITY_SECONDS: '15',
+      WEBHOOK_RETRY_INITIAL_MS: '1000',
+      WEBHOOK_RETRY_MAX_MS: '4000',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      // The suites' and benchmarks' webhook receivers listen on 127.0.0.1 over http.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      ...env,
+    };
+    const output: string[] = [];
+    const product = spawn(process.execPath, [...PRODUCT_NODE_FLAGS, ...productNodeFlags(), ensureBuilt({ emitOnError: true }), ...roles.map((r) => `--role=${r}`)], { cwd: ROOT, env: productEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const remember = (chunk: Buffer): void => {
+      output.push(chunk.toString('utf8'));
+      if (output.length > 200) output.shift();
+      if (process.env['TEST_LOG_LEVEL']) process.stderr.write(chunk);
+    };
+    product.stdout.on('data', remember);
+    product.stderr.on('data', remember);
+    const httpUrl = `http://127.0.0.1:${httpPort}`;
+    try {
+      await waitForHealth(httpUrl, product, output, 120_000);
+    } catch (err) {
+      product.kill('SIGKILL');
+      const portTaken = product.exitCode !== null && output.join('').includes('EADDRINUSE');
+      if (portTaken && attempt < PORT_ATTEMPTS && !env['HTTP_PORT'] && !env['SMPP_PORT'] && !env['SIMULATOR_PORT']) {
+        log(`[test stack] a port was taken before the product bound it; starting again on new ports (${attempt + 1} of ${PORT_ATTEMPTS})\n`);
+        continue;
+      }
+      await engines.stop();
+      removeData(dir, log);
+      throw err;
+    }
+    return running(started, dir, engines, product, productDir, productEnv, httpUrl, log);
   }
+}
+
+/** PORT_ATTEMPTS: how many times startStack starts the product on fresh ports when one was taken. */
+const PORT_ATTEMPTS = 3;
+
+/** The stack once its product answers /health. */
+function running(started: number, dir: string, engines: { readonly natsUrl: string; readonly temporalAddress: string; stop(): Promise<void> }, product: ChildProcess, productDir: string, productEnv: Record<string, string | undefined>, httpUrl: string, log: (line: string) => void): RunningStack {
   const info: StackInfo = { httpUrl, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, namespace: 'default', taskQueue: 'sms', dataDir: dir, productDataDir: productDir, productEnv };
   log(`[test stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${httpUrl}\n`);
   return {
