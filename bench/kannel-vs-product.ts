@@ -201,6 +201,14 @@ async function startSmsc(): Promise<{ child: ChildProcess; port: number }> {
 // ---------------------------------------------------------------------------------------------
 // The two systems.
 
+/** Timed-out workflow tasks (count, and the events around each), with the workflow runs and their history events so far. */
+interface TaskTimeouts {
+  readonly count: number;
+  readonly workflows: string[];
+  readonly runs?: number;
+  readonly historyEvents?: number;
+}
+
 interface System {
   readonly name: SystemName;
   /** Role processes by name → pid, read at each snapshot (a restarted role process gets a new pid). */
@@ -211,7 +219,7 @@ interface System {
   /** What the system says of a message whose `delivered` DLR never came (its status), for the report. */
   explain?(id: string): Promise<string>;
   /** Workflow tasks that timed out so far (every workflow's history): a stalled lifecycle, even one whose shorter timeout recovers it within --idle. */
-  taskTimeouts?(): Promise<{ count: number; workflows: string[]; runs?: number; historyEvents?: number }>;
+  taskTimeouts?(): Promise<TaskTimeouts>;
   stop(): Promise<void>;
 }
 
@@ -381,7 +389,7 @@ interface PhaseResult {
   deliveredLatencyMaxMs: number;
   /** Workflow task timeouts in every workflow's history at the phase's end (cumulative over phases; the product only). */
   /** Timed-out workflow tasks; with the workflow runs and their history events so far (every phase of this system until now). */
-  workflowTaskTimeouts?: { count: number; workflows: string[]; runs?: number; historyEvents?: number };
+  workflowTaskTimeouts?: TaskTimeouts;
   deliveredLaterThan5s: number;
   dlrsExpected: number;
   dlrsReceived: number;
@@ -483,7 +491,7 @@ async function runPhase(system: System, phase: AnyPhase, smscPid: number): Promi
       say(`  ${system.name} ${phase}: no delivered DLR for ${told}`);
     }
   }
-  const workflowTaskTimeouts = system.taskTimeouts ? await system.taskTimeouts().catch((err: unknown): { count: number; workflows: string[]; runs?: number; historyEvents?: number } => ({ count: -1, workflows: [String(err).slice(0, 200)] })) : undefined;
+  const workflowTaskTimeouts = system.taskTimeouts ? await system.taskTimeouts().catch((err: unknown): TaskTimeouts => ({ count: -1, workflows: [String(err).slice(0, 200)] })) : undefined;
   if (workflowTaskTimeouts) say(`  ${system.name} ${phase}: workflow runs so far ${workflowTaskTimeouts.runs ?? '?'} (${workflowTaskTimeouts.historyEvents ?? '?'} history events); workflow tasks timed out so far ${workflowTaskTimeouts.count} ${JSON.stringify(workflowTaskTimeouts.workflows.slice(0, 10))}`);
   const latencies = [...done.entries()].map(([id, at]) => at - (accepted.get(id) ?? at));
   const result: PhaseResult = {

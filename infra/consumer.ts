@@ -123,7 +123,7 @@ export interface BatchOptions extends PullOptions {
   readonly maxBatch: number;
   /** 0: hand over whatever arrived as soon as the previous batch is done; else gather up to this long. */
   readonly maxWaitMs: number;
-  /** Gathering: ticks this often instead of every `maxWaitMs` (with `lightBatch`). */
+  /** Gathering: ticks this often instead of every `maxWaitMs` (with `lightBytes`). */
   readonly tickMs?: number;
   /** Gathering with `tickMs`: a partial batch whose payloads hold this many bytes or more waits for later ticks, up to `maxWaitMs`; a lighter one goes at the tick. */
   readonly lightBytes?: number;

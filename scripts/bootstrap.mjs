@@ -119,11 +119,12 @@ async function ensureGoTool(name) {
 }
 
 async function buildPatched(name) {
-  const { version, patched } = TOOLS[name];
+  const { module, version, patched } = TOOLS[name];
   const started = Date.now();
   try {
     const code = await buildPatchedGoTool({
-      ...patched, version, workDir: join(root, '.tools', 'build', name), out: join(toolsBin, name),
+      // The package to build, inside the copy of its module (github.com/temporalio/cli/cmd/temporal → ./cmd/temporal).
+      ...patched, pkg: `.${module.slice(patched.mainModule.length)}`, version, workDir: join(root, '.tools', 'build', name), out: join(toolsBin, name),
       run: async (cmd, args, opts) => (await run(cmd, args, { ...opts, label: `go build ${name}` })).code,
     });
     return { code, seconds: (Date.now() - started) / 1000 };

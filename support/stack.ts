@@ -87,30 +87,26 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-/**
- * Starts engines (testcontainers or local binaries) and the product (every role, embedded chdb)
- * on free ports; `env` adds to or overrides the product's environment. Used by the jest global
- * setup and by the benchmarks.
- */
 /** Extra node flags for the product process (profiling: PRODUCT_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"). */
 const productNodeFlags = (): string[] => (process.env['PRODUCT_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
 
-export async function startStack(env: Record<string, string> = {}, log: (line: string) => void = (l) => process.stderr.write(l), roles: readonly string[] = []): Promise<RunningStack> {
-  const started = Date.now();
-  const dir = mkdtempSync(join(tmpdir(), 'sms-platform-test-'));
-  const containers = await dockerAnswers();
-  log(`\n[test stack] engines from ${containers ? 'testcontainers' : 'local binaries (.tools/bin) and chdb'}; data in ${dir}\n`);
-  // The Temporal dev server at the product's BACKGROUND_NICE, as `npm start` runs it (roles/engines.ts).
-  const { backgroundNice } = loadConfig({ BACKGROUND_NICE: env['BACKGROUND_NICE'] ?? process.env['BACKGROUND_NICE'] });
-  const engines = containers ? await startContainerEngines() : await startLocalEngines(dir, createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { component: 'test-stack' }), { backgroundNice });
+/** How many times the product is started on fresh ports when one it was given was taken. */
+const PORT_ATTEMPTS = 3;
 
-  const productDir = join(dir, 'product');
-  // Ports are picked free, then bound seconds later by the product: another process (a parallel
-  // suite's stack, an engine) can take one in between. A start that fails on a taken port is
-  // made again on new ports, up to PORT_ATTEMPTS times.
-  let attempt = 0;
-  for (;;) {
-    attempt += 1;
+interface StartedProduct {
+  readonly product: ChildProcess;
+  readonly productEnv: Record<string, string | undefined>;
+  readonly httpUrl: string;
+}
+
+/**
+ * The product (its `roles`, every one by default) on free ports, healthy. Ports are picked free,
+ * then bound seconds later by the product: another process (a parallel suite's stack, an engine)
+ * can take one in between, so a start that fails on a taken port is made again on new ports, up
+ * to PORT_ATTEMPTS times (never when `env` names the ports). Any other failure kills it and throws.
+ */
+async function startProduct(engines: { readonly natsUrl: string; readonly temporalAddress: string }, productDir: string, env: Record<string, string>, roles: readonly string[], log: (line: string) => void): Promise<StartedProduct> {
+  for (let attempt = 1; ; attempt++) {
     const httpPort = await freePort();
     const productEnv: Record<string, string | undefined> = {
       ...process.env,
@@ -147,26 +143,36 @@ export async function startStack(env: Record<string, string> = {}, log: (line: s
     const httpUrl = `http://127.0.0.1:${httpPort}`;
     try {
       await waitForHealth(httpUrl, product, output, 120_000);
+      return { product, productEnv, httpUrl };
     } catch (err) {
       product.kill('SIGKILL');
       const portTaken = product.exitCode !== null && output.join('').includes('EADDRINUSE');
-      if (portTaken && attempt < PORT_ATTEMPTS && !env['HTTP_PORT'] && !env['SMPP_PORT'] && !env['SIMULATOR_PORT']) {
-        log(`[test stack] a port was taken before the product bound it; starting again on new ports (${attempt + 1} of ${PORT_ATTEMPTS})\n`);
-        continue;
-      }
-      await engines.stop();
-      removeData(dir, log);
-      throw err;
+      if (!portTaken || attempt >= PORT_ATTEMPTS || env['HTTP_PORT'] || env['SMPP_PORT'] || env['SIMULATOR_PORT']) throw err;
+      log(`[test stack] a port was taken before the product bound it; starting again on new ports (${attempt + 1} of ${PORT_ATTEMPTS})\n`);
     }
-    return running(started, dir, engines, product, productDir, productEnv, httpUrl, log);
   }
 }
 
-/** PORT_ATTEMPTS: how many times startStack starts the product on fresh ports when one was taken. */
-const PORT_ATTEMPTS = 3;
+/**
+ * Starts engines (testcontainers or local binaries) and the product (every role, embedded chdb)
+ * on free ports; `env` adds to or overrides the product's environment. Used by the jest global
+ * setup and by the benchmarks.
+ */
+export async function startStack(env: Record<string, string> = {}, log: (line: string) => void = (l) => process.stderr.write(l), roles: readonly string[] = []): Promise<RunningStack> {
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'sms-platform-test-'));
+  const containers = await dockerAnswers();
+  log(`\n[test stack] engines from ${containers ? 'testcontainers' : 'local binaries (.tools/bin) and chdb'}; data in ${dir}\n`);
+  // The Temporal dev server at the product's BACKGROUND_NICE, as `npm start` runs it (roles/engines.ts).
+  const { backgroundNice } = loadConfig({ BACKGROUND_NICE: env['BACKGROUND_NICE'] ?? process.env['BACKGROUND_NICE'] });
+  const engines = containers ? await startContainerEngines() : await startLocalEngines(dir, createLogger(process.env['TEST_LOG_LEVEL'] ?? 'warn', { component: 'test-stack' }), { backgroundNice });
 
-/** The stack once its product answers /health. */
-function running(started: number, dir: string, engines: { readonly natsUrl: string; readonly temporalAddress: string; stop(): Promise<void> }, product: ChildProcess, productDir: string, productEnv: Record<string, string | undefined>, httpUrl: string, log: (line: string) => void): RunningStack {
+  const productDir = join(dir, 'product');
+  const { product, productEnv, httpUrl } = await startProduct(engines, productDir, env, roles, log).catch(async (err: unknown) => {
+    await engines.stop();
+    removeData(dir, log);
+    throw err;
+  });
   const info: StackInfo = { httpUrl, natsUrl: engines.natsUrl, temporalAddress: engines.temporalAddress, namespace: 'default', taskQueue: 'sms', dataDir: dir, productDataDir: productDir, productEnv };
   log(`[test stack] ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${httpUrl}\n`);
   return {

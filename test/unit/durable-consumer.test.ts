@@ -58,6 +58,21 @@ function pull(fake: FakeStream): { stop(): void; [Symbol.asyncIterator](): Async
 
 const subjects = (batches: JsMsg[][]): string[][] => batches.map((b) => b.map((m) => m.subject));
 
+/**
+ * A gathering consumer that ticks every 100 ms, holds a batch of 30 bytes (3 FakeStream messages)
+ * or more for up to 1 s, and records each batch with the ms since it started.
+ */
+function tickingConsumer(): { stream: FakeStream; batches: Array<{ subjects: string[]; at: number }>; running: { stop(): Promise<void> } } {
+  const stream = new FakeStream();
+  const batches: Array<{ subjects: string[]; at: number }> = [];
+  const started = Date.now();
+  const running = consumeBatches({
+    js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, tickMs: 100, lightBytes: 30,
+    handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); },
+  });
+  return { stream, batches, running };
+}
+
 describe('durable consumer loop (infra/consumer.ts)', () => {
   test('gathering: a full batch goes at once, a partial one after maxWaitMs, in stream order', async () => {
     const stream = new FakeStream();
@@ -94,13 +109,7 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
   });
 
   test('gathering with tickMs and lightBytes: a light batch goes at the first tick, not after maxWaitMs', async () => {
-    const stream = new FakeStream();
-    const batches: Array<{ subjects: string[]; at: number }> = [];
-    const started = Date.now();
-    const running = consumeBatches({
-      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, tickMs: 100, lightBytes: 30,
-      handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); },
-    });
+    const { stream, batches, running } = tickingConsumer();
     await pass(10);
     stream.push('a', 'b');
     await pass(80);
@@ -111,13 +120,7 @@ describe('durable consumer loop (infra/consumer.ts)', () => {
   });
 
   test('gathering with tickMs and lightBytes: a busy stream gathers until the oldest would wait past maxWaitMs', async () => {
-    const stream = new FakeStream();
-    const batches: Array<{ subjects: string[]; at: number }> = [];
-    const started = Date.now();
-    const running = consumeBatches({
-      js: stream.js(), stream: 'S', durable: 'd', pull: 100, log, maxBatch: 100, maxWaitMs: 1000, tickMs: 100, lightBytes: 30,
-      handle: async (msgs) => { batches.push({ subjects: msgs.map((m) => m.subject), at: Date.now() - started }); },
-    });
+    const { stream, batches, running } = tickingConsumer();
     await pass(10);
     stream.push('a', 'b', 'c'); // 30 bytes, as many as lightBytes: they wait for more
     await pass(300);
